@@ -1,7 +1,29 @@
 package io.weir;
 
+import io.weir.controlplane.ControlPlaneApplication;
+import java.util.Arrays;
+
+/**
+ * The one executable, several roles.
+ *
+ * <pre>
+ * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
+ * </pre>
+ */
 public final class Main {
+
+    private Main() {
+    }
+
     public static void main(String[] args) {
-        System.out.println("weir");
+        String role = args.length > 0 && !args[0].startsWith("-") ? args[0] : "controlplane";
+        String[] rest = args.length > 0 && !args[0].startsWith("-") ? Arrays.copyOfRange(args, 1, args.length) : args;
+        switch (role) {
+            case "controlplane" -> ControlPlaneApplication.main(rest);
+            default -> {
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane");
+                System.exit(2);
+            }
+        }
     }
 }

@@ -1,0 +1,57 @@
+package io.weir.controlplane.config;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * The global configuration revision: one monotonic counter that every change to what a data
+ * node enforces bumps, in the same transaction as the change.
+ *
+ * <h2>Ordering</h2>
+ * {@link #bump()} is a single {@code UPDATE ... RETURNING} on a one-row table. The row lock it
+ * takes is held until the surrounding transaction ends, so concurrent writers are serialised
+ * from their bump to their commit: revision N+1 can only commit after revision N has committed
+ * or rolled back. A rolled-back bump leaves a gap, never a reuse, and the counter survives
+ * restarts because it is an ordinary durable row.
+ *
+ * <h2>Fan-out</h2>
+ * The bump also issues {@code pg_notify('weir_config_revision', N)}; PostgreSQL delivers it on
+ * commit only. Listeners treat it as a hint and poll {@link #current()} as the source of truth.
+ */
+@Service
+public class ConfigRevisions {
+
+    /** The LISTEN/NOTIFY channel that carries "revision N was committed" hints. */
+    public static final String NOTIFY_CHANNEL = "weir_config_revision";
+
+    private final JdbcClient jdbc;
+
+    ConfigRevisions(JdbcClient jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    /**
+     * Increments the revision and returns the new value. Must run inside the transaction that
+     * makes the change it stands for.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public long bump() {
+        long revision = jdbc.sql("UPDATE config_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision")
+                .query(Long.class)
+                .single();
+        jdbc.sql("SELECT pg_notify(?, ?)")
+                .param(NOTIFY_CHANNEL)
+                .param(Long.toString(revision))
+                .query((rs, n) -> 1)
+                .list();
+        return revision;
+    }
+
+    /** The latest committed revision. */
+    @Transactional(readOnly = true)
+    public long current() {
+        return jdbc.sql("SELECT revision FROM config_revision WHERE id = 1").query(Long.class).single();
+    }
+}

@@ -1,0 +1,67 @@
+package io.weir.controlplane.database;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Id;
+import jakarta.persistence.MappedSuperclass;
+import jakarta.persistence.PrePersist;
+import jakarta.persistence.PreUpdate;
+import jakarta.persistence.Version;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.UUID;
+
+/**
+ * Base of every configuration entity: a server-generated UUID, the optimistic-lock version that
+ * the API exposes as the ETag, and creation and update times.
+ *
+ * <p>Times are truncated to microseconds, PostgreSQL's precision, so that what a create returns
+ * equals what a later read returns.
+ */
+@MappedSuperclass
+public abstract class VersionedEntity {
+
+    @Id
+    private UUID id;
+
+    /** Null until first persisted, which is how Spring Data tells a new entity from a stored one. */
+    @Version
+    @Column(nullable = false)
+    private Long version;
+
+    @Column(name = "created_at", nullable = false, updatable = false)
+    private Instant createdAt;
+
+    @Column(name = "updated_at", nullable = false)
+    private Instant updatedAt;
+
+    protected VersionedEntity() {
+        this.id = UUID.randomUUID();
+    }
+
+    @PrePersist
+    void onCreate() {
+        createdAt = Instant.now().truncatedTo(ChronoUnit.MICROS);
+        updatedAt = createdAt;
+    }
+
+    @PreUpdate
+    void onUpdate() {
+        updatedAt = Instant.now().truncatedTo(ChronoUnit.MICROS);
+    }
+
+    public UUID getId() {
+        return id;
+    }
+
+    public long getVersion() {
+        return version == null ? 0 : version;
+    }
+
+    public Instant getCreatedAt() {
+        return createdAt;
+    }
+
+    public Instant getUpdatedAt() {
+        return updatedAt;
+    }
+}

@@ -1,0 +1,91 @@
+package io.weir.controlplane.tenant;
+
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.JsonMergePatch;
+import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Paging;
+import jakarta.validation.Valid;
+import java.util.UUID;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PatchMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
+import tools.jackson.databind.JsonNode;
+
+@RestController
+@RequestMapping(path = "/api/v1/tenants", produces = MediaType.APPLICATION_JSON_VALUE)
+@Tag(name = "Tenants", description = "Tenants group volumes under one weight and aggregate limits.")
+class TenantController {
+
+    private final TenantService service;
+
+    TenantController(TenantService service) {
+        this.service = service;
+    }
+
+    @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Create a tenant")
+    ResponseEntity<TenantResponse> createTenant(@Valid @RequestBody TenantRequest request) {
+        TenantResponse created = service.create(request);
+        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
+                        .path("/{id}").buildAndExpand(created.id()).toUri())
+                .eTag(ETags.of(created.version()))
+                .body(created);
+    }
+
+    @GetMapping
+    @Operation(summary = "List tenants", description = "Pages of tenants in creation order.")
+    PageResponse<TenantResponse> listTenants(
+            @Parameter(description = "Only tenants whose name contains this text") @RequestParam(required = false) String name,
+            @RequestParam(defaultValue = "0") int page,
+            @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
+        return service.list(name, Paging.of(page, size));
+    }
+
+    @GetMapping("/{tenantId}")
+    @Operation(summary = "Get a tenant")
+    ResponseEntity<TenantResponse> getTenant(@PathVariable UUID tenantId) {
+        return withETag(service.get(tenantId));
+    }
+
+    @PutMapping(path = "/{tenantId}", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Replace a tenant", description = "Fields left out take their defaults.")
+    ResponseEntity<TenantResponse> replaceTenant(@PathVariable UUID tenantId,
+            @Valid @RequestBody TenantRequest request,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        return withETag(service.replace(tenantId, request, ifMatch));
+    }
+
+    @PatchMapping(path = "/{tenantId}", consumes = JsonMergePatch.MEDIA_TYPE)
+    @Operation(summary = "Update a tenant with a JSON merge patch (RFC 7396)")
+    ResponseEntity<TenantResponse> patchTenant(@PathVariable UUID tenantId, @RequestBody JsonNode patch,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        return withETag(service.patch(tenantId, patch, ifMatch));
+    }
+
+    @DeleteMapping("/{tenantId}")
+    @Operation(summary = "Delete a tenant", description = "Refused with 409 while volumes belong to it.")
+    ResponseEntity<Void> deleteTenant(@PathVariable UUID tenantId,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        service.delete(tenantId, ifMatch);
+        return ResponseEntity.noContent().build();
+    }
+
+    private static ResponseEntity<TenantResponse> withETag(TenantResponse body) {
+        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
+    }
+}

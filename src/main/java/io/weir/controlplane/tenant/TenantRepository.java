@@ -1,0 +1,15 @@
+package io.weir.controlplane.tenant;
+
+import java.util.UUID;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
+import org.springframework.data.jpa.repository.JpaRepository;
+
+interface TenantRepository extends JpaRepository<Tenant, UUID> {
+
+    boolean existsByName(String name);
+
+    boolean existsByNameAndIdNot(String name, UUID id);
+
+    Page<Tenant> findByNameContaining(String fragment, Pageable pageable);
+}

@@ -1,0 +1,23 @@
+package io.weir.controlplane.tenant;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.time.Instant;
+import java.util.UUID;
+
+@Schema(name = "Tenant", description = "A tenant: a folder of volumes sharing a weight and aggregate limits.")
+public record TenantResponse(
+        UUID id,
+        String name,
+        String displayName,
+        int weight,
+        @Schema(description = "Aggregate IOPS limit; null means unlimited.") Long maxIops,
+        @Schema(description = "Aggregate bytes/s limit; null means unlimited.") Long maxBytesPerSec,
+        @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    static TenantResponse from(Tenant t) {
+        return new TenantResponse(t.getId(), t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(),
+                t.getMaxBytesPerSec(), t.getVersion(), t.getCreatedAt(), t.getUpdatedAt());
+    }
+}

@@ -1,0 +1,109 @@
+package io.weir.controlplane.tenant;
+
+import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.web.ApiException;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.JsonMergePatch;
+import io.weir.controlplane.web.PageResponse;
+import java.util.Objects;
+import java.util.UUID;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Tenants: create, read, replace, patch and delete.
+ *
+ * <p>A change bumps the config revision only when it alters what a node enforces: the weight or
+ * a limit. The display name is for people and bumps nothing. A tenant can be deleted only while
+ * no volume belongs to it; the volume feature vetoes the delete through {@link TenantDeleting}.
+ */
+@Service
+public class TenantService {
+
+    private final TenantRepository tenants;
+    private final ConfigRevisions revisions;
+    private final JsonMergePatch mergePatch;
+    private final ApplicationEventPublisher events;
+
+    TenantService(TenantRepository tenants, ConfigRevisions revisions, JsonMergePatch mergePatch,
+            ApplicationEventPublisher events) {
+        this.tenants = tenants;
+        this.revisions = revisions;
+        this.mergePatch = mergePatch;
+        this.events = events;
+    }
+
+    /** The tenant with this id, or 404. */
+    @Transactional(readOnly = true)
+    public Tenant require(UUID id) {
+        return tenants.findById(id).orElseThrow(() -> ApiException.notFound("Tenant", id));
+    }
+
+    @Transactional(readOnly = true)
+    public TenantResponse get(UUID id) {
+        return TenantResponse.from(require(id));
+    }
+
+    @Transactional(readOnly = true)
+    public PageResponse<TenantResponse> list(String nameContains, Pageable pageable) {
+        Page<Tenant> page = nameContains == null || nameContains.isEmpty()
+                ? tenants.findAll(pageable)
+                : tenants.findByNameContaining(nameContains, pageable);
+        return PageResponse.of(page, TenantResponse::from);
+    }
+
+    @Transactional
+    public TenantResponse create(TenantRequest request) {
+        if (tenants.existsByName(request.name())) {
+            throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
+        }
+        Tenant tenant = new Tenant(request.name());
+        apply(tenant, request);
+        return TenantResponse.from(tenants.saveAndFlush(tenant));
+    }
+
+    @Transactional
+    public TenantResponse replace(UUID id, TenantRequest request, String ifMatch) {
+        Tenant tenant = require(id);
+        ETags.checkIfMatch(ifMatch, tenant.getVersion());
+        if (!tenant.getName().equals(request.name()) && tenants.existsByNameAndIdNot(request.name(), id)) {
+            throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
+        }
+        boolean enforced = tenant.getWeight() != request.weightOrDefault()
+                || !Objects.equals(tenant.getMaxIops(), request.maxIops())
+                || !Objects.equals(tenant.getMaxBytesPerSec(), request.maxBytesPerSec());
+        tenant.setName(request.name());
+        apply(tenant, request);
+        if (enforced) {
+            revisions.bump();
+        }
+        return TenantResponse.from(tenants.saveAndFlush(tenant));
+    }
+
+    @Transactional
+    public TenantResponse patch(UUID id, JsonNode patch, String ifMatch) {
+        Tenant tenant = require(id);
+        ETags.checkIfMatch(ifMatch, tenant.getVersion());
+        TenantRequest merged = mergePatch.apply(TenantRequest.from(tenant), patch, TenantRequest.class);
+        return replace(id, merged, null);
+    }
+
+    @Transactional
+    public void delete(UUID id, String ifMatch) {
+        Tenant tenant = require(id);
+        ETags.checkIfMatch(ifMatch, tenant.getVersion());
+        events.publishEvent(new TenantDeleting(id, tenant.getName()));
+        tenants.delete(tenant);
+    }
+
+    private static void apply(Tenant tenant, TenantRequest request) {
+        tenant.setDisplayName(request.displayName());
+        tenant.setWeight(request.weightOrDefault());
+        tenant.setMaxIops(request.maxIops());
+        tenant.setMaxBytesPerSec(request.maxBytesPerSec());
+    }
+}

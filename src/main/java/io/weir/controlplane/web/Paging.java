@@ -1,0 +1,31 @@
+package io.weir.controlplane.web;
+
+import org.springframework.data.domain.PageRequest;
+import org.springframework.data.domain.Pageable;
+import org.springframework.data.domain.Sort;
+
+/** Validated paging parameters, always in the stable order of the list endpoints. */
+public final class Paging {
+
+    /** Page size when the caller gives none. */
+    public static final int DEFAULT_SIZE = 50;
+
+    /** Largest page size a caller may ask for; larger asks answer 400. */
+    public static final int MAX_SIZE = 500;
+
+    /** The stable order of every list: creation time, then id to break ties. */
+    public static final Sort STABLE_ORDER = Sort.by("createdAt", "id");
+
+    private Paging() {
+    }
+
+    public static Pageable of(int page, int size) {
+        if (page < 0) {
+            throw ApiException.badRequest("page must be 0 or more, was " + page);
+        }
+        if (size < 1 || size > MAX_SIZE) {
+            throw ApiException.badRequest("size must be between 1 and " + MAX_SIZE + ", was " + size);
+        }
+        return PageRequest.of(page, size, STABLE_ORDER);
+    }
+}

@@ -1,0 +1,60 @@
+package io.weir.controlplane.database;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.controlplane.support.IntegrationTest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+class EmbeddedPostgresDurabilityTest extends IntegrationTest {
+
+    @Autowired
+    DataSource dataSource;
+
+    @Test
+    void applicationDatabaseRunsWithFsyncAndSynchronousCommitOn() {
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        assertThat(jdbc.queryForObject("SHOW fsync", String.class)).isEqualTo("on");
+        assertThat(jdbc.queryForObject("SHOW synchronous_commit", String.class)).isEqualTo("on");
+        assertThat(jdbc.queryForObject("SELECT current_setting('server_version_num')::int / 10000", Integer.class))
+                .isEqualTo(17);
+    }
+
+    @Test
+    void embeddedServerKeepsItsDataAcrossRestarts(@TempDir Path dir) throws Exception {
+        // The default that `mvn spring-boot:run` uses, on a directory of its own: stop it, start
+        // it again on the same directory, and the data is still there.
+        try (EmbeddedPostgresServer first = EmbeddedPostgresServer.start(dir, 0);
+             Connection c = DriverManager.getConnection(first.jdbcUrl(), EmbeddedPostgresServer.USER, "");
+             Statement s = c.createStatement()) {
+            assertThat(show(s, "fsync")).isEqualTo("on");
+            assertThat(show(s, "synchronous_commit")).isEqualTo("on");
+            s.execute("CREATE TABLE survivor (v text)");
+            s.execute("INSERT INTO survivor VALUES ('still here')");
+        }
+        assertThat(Files.exists(dir.resolve("PG_VERSION"))).isTrue();
+        try (EmbeddedPostgresServer second = EmbeddedPostgresServer.start(dir, 0);
+             Connection c = DriverManager.getConnection(second.jdbcUrl(), EmbeddedPostgresServer.USER, "");
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT v FROM survivor")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo("still here");
+        }
+    }
+
+    private static String show(Statement s, String setting) throws Exception {
+        try (ResultSet rs = s.executeQuery("SHOW " + setting)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package io.weir.controlplane.support;
+
+import io.weir.controlplane.database.EmbeddedPostgresServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+
+/**
+ * The one real PostgreSQL server of a test JVM.
+ *
+ * <p>With a reachable Docker engine it is a Testcontainers {@code postgres:17} container;
+ * without one, the same embedded PostgreSQL 17 server the application starts by default
+ * ({@link EmbeddedPostgresServer}, with fsync and synchronous commit on), in a temporary data
+ * directory removed when the JVM exits. Either way it is started once and shared by every
+ * Spring context of the run.
+ */
+public final class TestDatabase {
+
+    /** Connection coordinates of the shared server. */
+    public record Coordinates(String jdbcUrl, String username, String password, String kind) {
+    }
+
+    private static Coordinates coordinates;
+
+    private TestDatabase() {
+    }
+
+    public static synchronized Coordinates get() {
+        if (coordinates == null) {
+            coordinates = dockerAvailable() ? startContainer() : startEmbedded();
+        }
+        return coordinates;
+    }
+
+    private static boolean dockerAvailable() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    @SuppressWarnings("resource") // stopped by Testcontainers' reaper when the JVM exits
+    private static Coordinates startContainer() {
+        PostgreSQLContainer container = new PostgreSQLContainer("postgres:17")
+                .withCommand("postgres", "-c", "fsync=on", "-c", "synchronous_commit=on");
+        container.start();
+        return new Coordinates(container.getJdbcUrl(), container.getUsername(), container.getPassword(), "testcontainers");
+    }
+
+    private static Coordinates startEmbedded() {
+        try {
+            Path dir = Files.createTempDirectory("weir-test-pg");
+            EmbeddedPostgresServer server = EmbeddedPostgresServer.start(dir, 0);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                server.close();
+                deleteRecursively(dir);
+            }, "weir-test-pg-shutdown"));
+            return new Coordinates(server.jdbcUrl(), EmbeddedPostgresServer.USER, "", "embedded");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // best effort: a temp directory left behind is harmless
+        }
+    }
+}
