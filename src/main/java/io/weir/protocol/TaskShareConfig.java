@@ -1,0 +1,32 @@
+package io.weir.protocol;
+
+/**
+ * The CPU share of one scheduler task (foreground, gc, flush, replication, scrub, ...).
+ *
+ * @param name task name
+ * @param share static CPU share, 1-10000; the root scheduler runs the task with the lowest
+ *     CPU time divided by share
+ * @param dynamic optional curve that makes the share follow a utilization signal; null for a
+ *     static share
+ */
+public record TaskShareConfig(String name, int share, DynamicShare dynamic) {
+
+    /**
+     * A share that follows a utilization signal u in [0, 1] supplied by the data node: {@code low}
+     * while u &lt; t1, {@code high} while u &gt; t2, and a ramp between.
+     *
+     * @param t1 threshold below which the share is {@code low}
+     * @param t2 threshold above which the share is {@code high}; t1 &lt; t2
+     * @param low share at or below t1
+     * @param high share at or above t2
+     * @param curve shape of the ramp between t1 and t2
+     */
+    public record DynamicShare(double t1, double t2, int low, int high, Curve curve) {
+    }
+
+    /** Shape of a dynamic share's ramp. JSON form: {@code linear} or {@code exponential}. */
+    public enum Curve {
+        linear,
+        exponential
+    }
+}
