@@ -1,0 +1,62 @@
+package io.weir;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+/**
+ * The package boundaries of DESIGN.md section 2: what each top-level package may depend on.
+ * Only the control plane sees Spring, so the agent (scheduler, protocol, agent) embeds in a data
+ * node without it.
+ */
+@AnalyzeClasses(packages = "io.weir", importOptions = ImportOption.DoNotIncludeTests.class)
+class ArchitectureTest {
+
+    private static final String[] JDK = {"java..", "javax.."};
+
+    @ArchTest
+    static final ArchRule protocolDependsOnJdkAndJacksonOnly = classes()
+            .that().resideInAPackage("io.weir.protocol..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(
+                    concat(JDK, "io.weir.protocol..", "tools.jackson..", "com.fasterxml.jackson.annotation.."))
+            .allowEmptyShould(true);
+
+    @ArchTest
+    static final ArchRule agentDependsOnSchedulerProtocolJdkAndJacksonOnly = classes()
+            .that().resideInAPackage("io.weir.agent..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(concat(JDK, "io.weir.agent..",
+                    "io.weir.scheduler..", "io.weir.protocol..", "tools.jackson..",
+                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram.."))
+            .allowEmptyShould(true);
+
+    @ArchTest
+    static final ArchRule datanodeDoesNotSeeTheControlPlane = noClasses()
+            .that().resideInAPackage("io.weir.datanode..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane..", "org.springframework..")
+            .allowEmptyShould(true);
+
+    @ArchTest
+    static final ArchRule onlyTheControlPlaneSeesSpring = noClasses()
+            .that().resideInAnyPackage("io.weir.scheduler..", "io.weir.protocol..", "io.weir.agent..",
+                    "io.weir.datanode..")
+            .should().dependOnClassesThat().resideInAnyPackage("org.springframework..", "jakarta.persistence..")
+            .allowEmptyShould(true);
+
+    @ArchTest
+    static final ArchRule controlPlaneReachesDataNodesOnlyThroughTheProtocol = noClasses()
+            .that().resideInAPackage("io.weir.controlplane..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.weir.agent..", "io.weir.datanode..",
+                    "io.weir.scheduler..")
+            .allowEmptyShould(true);
+
+    private static String[] concat(String[] head, String... tail) {
+        String[] all = new String[head.length + tail.length];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(tail, 0, all, head.length, tail.length);
+        return all;
+    }
+}
