@@ -65,8 +65,20 @@ public final class HttpApi {
     }
 
     public Response send(String method, String path, String contentType, String body, Map<String, String> headers) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        return exchange(method, path, contentType,
+                body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body), headers);
+    }
+
+    /** Sends {@code body} without a Content-Length, as a chunked stream of unknown length. */
+    public Response sendStreaming(String method, String path, String contentType, String body) {
+        byte[] bytes = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return exchange(method, path, contentType,
+                HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(bytes)), Map.of());
+    }
+
+    private Response exchange(String method, String path, String contentType, HttpRequest.BodyPublisher body,
+            Map<String, String> headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).method(method, body);
         if (contentType != null) {
             request.header("Content-Type", contentType);
         }
