@@ -1,0 +1,132 @@
+package io.weir.controlplane.volume;
+
+import io.weir.controlplane.database.VersionedEntity;
+import jakarta.persistence.CollectionTable;
+import jakarta.persistence.Column;
+import jakarta.persistence.ElementCollection;
+import jakarta.persistence.Entity;
+import jakarta.persistence.JoinColumn;
+import jakarta.persistence.Table;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.hibernate.annotations.BatchSize;
+import org.hibernate.annotations.OptimisticLock;
+
+/**
+ * A volume: one flow of the foreground task and one NBD export on each node it is placed on.
+ *
+ * <p>The override columns hold per-volume replacements for members of the policy; null means
+ * "inherit from the policy". Placement lives in {@code volume_placement}; changing it counts as a
+ * change of the volume, so it increments the version (and so the ETag).
+ */
+@Entity
+@Table(name = "volume")
+public class Volume extends VersionedEntity {
+
+    @Column(name = "tenant_id", nullable = false, updatable = false)
+    private UUID tenantId;
+
+    @Column(nullable = false, length = 63)
+    private String name;
+
+    @Column(name = "size_bytes", nullable = false)
+    private long sizeBytes;
+
+    @Column(name = "policy_id", nullable = false)
+    private UUID policyId;
+
+    @Column(name = "weight")
+    private Integer weight;
+
+    @Column(name = "min_iops")
+    private Long minIops;
+
+    @Column(name = "max_iops")
+    private Long maxIops;
+
+    @Column(name = "burst_iops")
+    private Long burstIops;
+
+    @Column(name = "max_bytes_per_sec")
+    private Long maxBytesPerSec;
+
+    @Column(name = "burst_bytes_per_sec")
+    private Long burstBytesPerSec;
+
+    /**
+     * The data nodes that serve this volume. Batched so that a page of volumes loads in one query.
+     * Excluded from Hibernate's automatic version increment, which would also fire (with an extra
+     * UPDATE) when a new volume is inserted with nodes; {@link VolumeService} increments the version
+     * itself when only the placement changes.
+     */
+    @ElementCollection
+    @OptimisticLock(excluded = true)
+    @CollectionTable(name = "volume_placement", joinColumns = @JoinColumn(name = "volume_id"))
+    @Column(name = "node_id", nullable = false)
+    @BatchSize(size = 100)
+    private Set<UUID> nodeIds = new HashSet<>();
+
+    protected Volume() {
+    }
+
+    Volume(UUID tenantId, String name) {
+        this.tenantId = tenantId;
+        this.name = name;
+    }
+
+    public UUID getTenantId() {
+        return tenantId;
+    }
+
+    public String getName() {
+        return name;
+    }
+
+    void setName(String name) {
+        this.name = name;
+    }
+
+    public long getSizeBytes() {
+        return sizeBytes;
+    }
+
+    void setSizeBytes(long sizeBytes) {
+        this.sizeBytes = sizeBytes;
+    }
+
+    public UUID getPolicyId() {
+        return policyId;
+    }
+
+    void setPolicyId(UUID policyId) {
+        this.policyId = policyId;
+    }
+
+    /** The per-volume overrides; a null member inherits from the policy. */
+    public VolumeOverrides getOverrides() {
+        return new VolumeOverrides(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec);
+    }
+
+    void setOverrides(VolumeOverrides o) {
+        this.weight = o.weight();
+        this.minIops = o.minIops();
+        this.maxIops = o.maxIops();
+        this.burstIops = o.burstIops();
+        this.maxBytesPerSec = o.maxBytesPerSec();
+        this.burstBytesPerSec = o.burstBytesPerSec();
+    }
+
+    /** The ids of the nodes this volume is placed on, sorted so that responses are stable. */
+    public List<UUID> getNodeIds() {
+        return nodeIds.stream().sorted().toList();
+    }
+
+    void setNodeIds(Collection<UUID> ids) {
+        // Edit the managed collection in place so that Hibernate writes only the difference.
+        nodeIds.retainAll(ids);
+        nodeIds.addAll(ids);
+    }
+}

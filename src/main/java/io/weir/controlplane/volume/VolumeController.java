@@ -1,0 +1,105 @@
+package io.weir.controlplane.volume;
+
+import io.swagger.v3.oas.annotations.Operation;
+import io.swagger.v3.oas.annotations.Parameter;
+import io.swagger.v3.oas.annotations.tags.Tag;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.JsonMergePatch;
+import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Paging;
+import jakarta.validation.Valid;
+import java.util.UUID;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PatchMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
+import tools.jackson.databind.JsonNode;
+
+@RestController
+@RequestMapping(path = "/api/v1", produces = MediaType.APPLICATION_JSON_VALUE)
+@Tag(name = "Volumes", description = "Volumes: the flows of a tenant, with a QoS policy, overrides and placement on data nodes.")
+class VolumeController {
+
+    private final VolumeService service;
+
+    VolumeController(VolumeService service) {
+        this.service = service;
+    }
+
+    @PostMapping(path = "/tenants/{tenantId}/volumes", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Create a volume in a tenant",
+            description = "404 if the tenant does not exist; 400 if the policy or a node does not. Without policyId the "
+                    + "volume gets the built-in 'standard' policy.")
+    ResponseEntity<VolumeResponse> createVolume(@PathVariable UUID tenantId, @Valid @RequestBody VolumeRequest request) {
+        VolumeResponse created = service.create(tenantId, request);
+        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentContextPath()
+                        .path("/api/v1/volumes/{id}").buildAndExpand(created.id()).toUri())
+                .eTag(ETags.of(created.version()))
+                .body(created);
+    }
+
+    @GetMapping("/tenants/{tenantId}/volumes")
+    @Operation(summary = "List a tenant's volumes", description = "Pages of the tenant's volumes in creation order.")
+    PageResponse<VolumeResponse> listTenantVolumes(@PathVariable UUID tenantId,
+            @Parameter(description = "Only volumes whose name contains this text") @RequestParam(required = false) String name,
+            @RequestParam(defaultValue = "0") int page,
+            @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
+        return service.listForTenant(tenantId, name, Paging.of(page, size));
+    }
+
+    @GetMapping("/volumes")
+    @Operation(summary = "List volumes", description = "Pages of all volumes in creation order; the filters combine.")
+    PageResponse<VolumeResponse> listVolumes(
+            @Parameter(description = "Only volumes of this tenant") @RequestParam(required = false) UUID tenantId,
+            @Parameter(description = "Only volumes placed on this data node") @RequestParam(required = false) UUID nodeId,
+            @RequestParam(defaultValue = "0") int page,
+            @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
+        return service.list(tenantId, nodeId, Paging.of(page, size));
+    }
+
+    @GetMapping("/volumes/{volumeId}")
+    @Operation(summary = "Get a volume")
+    ResponseEntity<VolumeResponse> getVolume(@PathVariable UUID volumeId) {
+        return withETag(service.get(volumeId));
+    }
+
+    @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @Operation(summary = "Replace a volume",
+            description = "Fields left out take their defaults: the 'standard' policy, no overrides, no placement. "
+                    + "sizeBytes may grow but not shrink.")
+    ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        return withETag(service.replace(volumeId, request, ifMatch));
+    }
+
+    @PatchMapping(path = "/volumes/{volumeId}", consumes = JsonMergePatch.MEDIA_TYPE)
+    @Operation(summary = "Update a volume with a JSON merge patch (RFC 7396)",
+            description = "Setting an override member to null resets it to the policy's value; \"overrides\": null resets all.")
+    ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        return withETag(service.patch(volumeId, patch, ifMatch));
+    }
+
+    @DeleteMapping("/volumes/{volumeId}")
+    @Operation(summary = "Delete a volume", description = "The nodes that served it drop its export.")
+    ResponseEntity<Void> deleteVolume(@PathVariable UUID volumeId,
+            @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        service.delete(volumeId, ifMatch);
+        return ResponseEntity.noContent().build();
+    }
+
+    private static ResponseEntity<VolumeResponse> withETag(VolumeResponse body) {
+        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
+    }
+}

@@ -1,0 +1,47 @@
+package io.weir.controlplane.volume;
+
+import java.util.List;
+import java.util.UUID;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
+import org.springframework.data.jpa.repository.JpaRepository;
+import org.springframework.data.jpa.repository.Query;
+import org.springframework.data.repository.query.Param;
+
+interface VolumeRepository extends JpaRepository<Volume, UUID> {
+
+    boolean existsByTenantIdAndName(UUID tenantId, String name);
+
+    boolean existsByTenantIdAndNameAndIdNot(UUID tenantId, String name, UUID id);
+
+    Page<Volume> findByTenantId(UUID tenantId, Pageable pageable);
+
+    Page<Volume> findByTenantIdAndNameContaining(UUID tenantId, String fragment, Pageable pageable);
+
+    Page<Volume> findByNodeIdsContaining(UUID nodeId, Pageable pageable);
+
+    Page<Volume> findByTenantIdAndNodeIdsContaining(UUID tenantId, UUID nodeId, Pageable pageable);
+
+    List<Volume> findByNodeIdsContainingOrderByTenantIdAscNameAscIdAsc(UUID nodeId);
+
+    // Blockers of deletes elsewhere: a bounded list of names plus the full count.
+
+    List<Volume> findTop100ByTenantIdOrderByNameAscIdAsc(UUID tenantId);
+
+    long countByTenantId(UUID tenantId);
+
+    List<Volume> findTop100ByPolicyIdOrderByNameAscIdAsc(UUID policyId);
+
+    long countByPolicyId(UUID policyId);
+
+    List<Volume> findTop100ByNodeIdsContainingOrderByNameAscIdAsc(UUID nodeId);
+
+    long countByNodeIdsContaining(UUID nodeId);
+
+    /** Volumes of a policy that override a limit: the only ones a change of the policy's limits can upset. */
+    @Query("""
+            select v from Volume v where v.policyId = :policyId and (v.minIops is not null or v.maxIops is not null
+              or v.burstIops is not null or v.maxBytesPerSec is not null or v.burstBytesPerSec is not null)
+            order by v.name, v.id""")
+    List<Volume> findByPolicyIdWithLimitOverrides(@Param("policyId") UUID policyId);
+}

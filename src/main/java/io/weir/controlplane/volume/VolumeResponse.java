@@ -1,0 +1,29 @@
+package io.weir.controlplane.volume;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.weir.protocol.EffectivePolicy;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+@Schema(name = "Volume", description = "A volume: one flow of its tenant, with a policy, overrides and placement.")
+public record VolumeResponse(
+        UUID id,
+        UUID tenantId,
+        String name,
+        @Schema(description = "Size in bytes, a multiple of 4096.") long sizeBytes,
+        UUID policyId,
+        @Schema(description = "Per-volume overrides; a null member inherits from the policy.") VolumeOverrides overrides,
+        @Schema(description = "Ids of the data nodes that serve the volume, sorted.") List<UUID> nodeIds,
+        @Schema(description = "What the data nodes enforce: each override if set, else the policy's value; "
+                + "minChargeBytes comes from the policy's cost model.", accessMode = Schema.AccessMode.READ_ONLY)
+        EffectivePolicy effectivePolicy,
+        @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    static VolumeResponse from(Volume v, EffectivePolicy effective) {
+        return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
+                v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt());
+    }
+}

@@ -1,0 +1,248 @@
+package io.weir.controlplane.volume;
+
+import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.policy.PolicyService;
+import io.weir.controlplane.policy.QosPolicy;
+import io.weir.controlplane.tenant.TenantService;
+import io.weir.controlplane.web.ApiException;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.FieldError;
+import io.weir.controlplane.web.JsonMergePatch;
+import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.RequestValidationException;
+import io.weir.protocol.EffectivePolicy;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
+import org.springframework.http.HttpStatus;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Volumes: create, read, list, replace, patch and delete.
+ *
+ * <h2>What a write checks</h2>
+ * The tenant in the path must exist (404). The name must be free within the tenant (409). The
+ * policy, if named, and every node must exist, and the policy combined with the overrides must be
+ * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
+ * grow but never shrink.
+ *
+ * <h2>Revisions</h2>
+ * Everything about a volume is enforced by the nodes that serve it (export name and size, effective
+ * policy, placement), so create, delete and any update that changes one of these bumps the config
+ * revision once. An update that changes only the policy reference while the effective values stay
+ * the same bumps nothing. The bump comes before the volume row is flushed, so that concurrent
+ * writers queue on the revision row first and cannot deadlock.
+ */
+@Service
+public class VolumeService {
+
+    private final VolumeRepository volumes;
+    private final TenantService tenants;
+    private final PolicyService policies;
+    private final NodeService nodes;
+    private final ConfigRevisions revisions;
+    private final JsonMergePatch mergePatch;
+    private final EntityManager entityManager;
+
+    VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
+            ConfigRevisions revisions, JsonMergePatch mergePatch, EntityManager entityManager) {
+        this.volumes = volumes;
+        this.tenants = tenants;
+        this.policies = policies;
+        this.nodes = nodes;
+        this.revisions = revisions;
+        this.mergePatch = mergePatch;
+        this.entityManager = entityManager;
+    }
+
+    /** The volume with this id, or 404. */
+    @Transactional(readOnly = true)
+    public Volume require(UUID id) {
+        return volumes.findById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
+    }
+
+    @Transactional(readOnly = true)
+    public VolumeResponse get(UUID id) {
+        Volume volume = require(id);
+        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
+    }
+
+    /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
+    @Transactional(readOnly = true)
+    public PageResponse<VolumeResponse> listForTenant(UUID tenantId, String nameContains, Pageable pageable) {
+        tenants.require(tenantId);
+        Page<Volume> page = nameContains == null || nameContains.isEmpty()
+                ? volumes.findByTenantId(tenantId, pageable)
+                : volumes.findByTenantIdAndNameContaining(tenantId, nameContains, pageable);
+        return toPage(page);
+    }
+
+    /** All volumes, optionally only a tenant's and/or only those placed on a node. */
+    @Transactional(readOnly = true)
+    public PageResponse<VolumeResponse> list(UUID tenantId, UUID nodeId, Pageable pageable) {
+        Page<Volume> page;
+        if (tenantId != null && nodeId != null) {
+            page = volumes.findByTenantIdAndNodeIdsContaining(tenantId, nodeId, pageable);
+        } else if (tenantId != null) {
+            page = volumes.findByTenantId(tenantId, pageable);
+        } else if (nodeId != null) {
+            page = volumes.findByNodeIdsContaining(nodeId, pageable);
+        } else {
+            page = volumes.findAll(pageable);
+        }
+        return toPage(page);
+    }
+
+    @Transactional
+    public VolumeResponse create(UUID tenantId, VolumeRequest request) {
+        tenants.require(tenantId);
+        if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
+            throw duplicate(request.name());
+        }
+        Resolved resolved = resolve(request, new ArrayList<>());
+        Volume volume = new Volume(tenantId, request.name());
+        apply(volume, request, resolved.policyId());
+        revisions.bump();
+        return VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+    }
+
+    @Transactional
+    public VolumeResponse replace(UUID id, VolumeRequest request, String ifMatch) {
+        Volume volume = require(id);
+        ETags.checkIfMatch(ifMatch, volume.getVersion());
+        if (!volume.getName().equals(request.name())
+                && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
+            throw duplicate(request.name());
+        }
+        List<FieldError> errors = new ArrayList<>();
+        if (request.sizeBytes() < volume.getSizeBytes()) {
+            errors.add(new FieldError("sizeBytes",
+                    "volumes cannot shrink: the current size is " + volume.getSizeBytes() + " bytes"));
+        }
+        Resolved resolved = resolve(request, errors);
+        EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
+        boolean placementChanged = !volume.getNodeIds().equals(request.nodeIdsOrNone().stream().sorted().toList());
+        boolean columnsChanged = !volume.getName().equals(request.name())
+                || volume.getSizeBytes() != request.sizeBytes()
+                || !volume.getPolicyId().equals(resolved.policyId())
+                || !volume.getOverrides().equals(request.overridesOrNone());
+        boolean enforced = placementChanged || !volume.getName().equals(request.name())
+                || volume.getSizeBytes() != request.sizeBytes()
+                || !before.equals(resolved.effective());
+        apply(volume, request, resolved.policyId());
+        if (enforced) {
+            revisions.bump();
+        }
+        if (placementChanged && !columnsChanged) {
+            // The placement collection does not version the volume by itself (see Volume#nodeIds);
+            // this increments the version now, with a version check, exactly once.
+            entityManager.lock(volume, LockModeType.PESSIMISTIC_FORCE_INCREMENT);
+        }
+        return VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+    }
+
+    @Transactional
+    public VolumeResponse patch(UUID id, JsonNode patch, String ifMatch) {
+        Volume volume = require(id);
+        ETags.checkIfMatch(ifMatch, volume.getVersion());
+        VolumeRequest merged = mergePatch.apply(VolumeRequest.from(volume), patch, VolumeRequest.class);
+        return replace(id, merged, null);
+    }
+
+    @Transactional
+    public void delete(UUID id, String ifMatch) {
+        Volume volume = require(id);
+        ETags.checkIfMatch(ifMatch, volume.getVersion());
+        revisions.bump();
+        volumes.delete(volume);
+        volumes.flush();
+    }
+
+    /**
+     * A function from each of {@code batch} to its effective policy, loading each distinct policy
+     * once.
+     */
+    Function<Volume, EffectivePolicy> effectiveOf(Collection<Volume> batch) {
+        Map<UUID, QosPolicy> byId = policies.findAll(batch.stream().map(Volume::getPolicyId).distinct().toList());
+        return v -> {
+            // The foreign key and the PolicyDeleting veto keep every referenced policy in place.
+            QosPolicy policy = Objects.requireNonNull(byId.get(v.getPolicyId()), "policy of volume " + v.getId());
+            return EffectivePolicies.combine(policy.enforced(), v.getOverrides());
+        };
+    }
+
+    private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
+        Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
+        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v)));
+    }
+
+    private record Resolved(UUID policyId, EffectivePolicy effective) {
+    }
+
+    /**
+     * Checks the references and the effective policy of {@code request}, adding to
+     * {@code errors} (which may already hold some), and throws one 400 listing all of them.
+     */
+    private Resolved resolve(VolumeRequest request, List<FieldError> errors) {
+        UUID policyId = request.policyId() != null ? request.policyId() : PolicyService.STANDARD_POLICY_ID;
+        Optional<QosPolicy> policy = policies.find(policyId);
+        EffectivePolicy effective = null;
+        if (policy.isEmpty()) {
+            errors.add(new FieldError("policyId", request.policyId() != null
+                    ? "no such policy: " + policyId
+                    : "required, because the default policy 'standard' no longer exists"));
+        } else {
+            effective = EffectivePolicies.combine(policy.get().enforced(), request.overridesOrNone());
+            errors.addAll(EffectivePolicies.violations(effective, request.overridesOrNone()));
+        }
+        for (UUID nodeId : request.nodeIdsOrNone()) {
+            if (!nodeExists(nodeId)) {
+                errors.add(new FieldError("nodeIds", "no such node: " + nodeId));
+            }
+        }
+        if (!errors.isEmpty()) {
+            throw new RequestValidationException(errors);
+        }
+        return new Resolved(policyId, effective);
+    }
+
+    /**
+     * Whether the node exists. {@link NodeService#require} marks the transaction rollback-only
+     * when it throws, which is harmless here: a missing node always ends in a 400.
+     */
+    private boolean nodeExists(UUID nodeId) {
+        try {
+            nodes.require(nodeId);
+            return true;
+        } catch (ApiException e) {
+            if (e.status() == HttpStatus.NOT_FOUND) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private static ApiException duplicate(String name) {
+        return ApiException.conflict("The tenant already has a volume named '" + name + "'");
+    }
+
+    private static void apply(Volume volume, VolumeRequest request, UUID policyId) {
+        volume.setName(request.name());
+        volume.setSizeBytes(request.sizeBytes());
+        volume.setPolicyId(policyId);
+        volume.setOverrides(request.overridesOrNone());
+        volume.setNodeIds(request.nodeIdsOrNone());
+    }
+}

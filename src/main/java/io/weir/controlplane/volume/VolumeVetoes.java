@@ -1,0 +1,79 @@
+package io.weir.controlplane.volume;
+
+import io.weir.controlplane.node.NodeDeleting;
+import io.weir.controlplane.policy.PolicyChanging;
+import io.weir.controlplane.policy.PolicyDeleting;
+import io.weir.controlplane.tenant.TenantDeleting;
+import io.weir.controlplane.web.ApiException;
+import java.util.List;
+import java.util.Map;
+import org.springframework.context.event.EventListener;
+import org.springframework.stereotype.Component;
+
+/**
+ * Refuses, with 409, changes elsewhere that would leave a volume without its tenant, policy or
+ * node, or with a policy its overrides no longer fit. Each listener runs inside the transaction of
+ * the change; the problem lists the blocking volumes under {@code volumes} (names, first
+ * {@value #MAX_LISTED}) and {@code volumeIds} (the same volumes, since names repeat across
+ * tenants). A volume created concurrently with such a delete is caught by the foreign key instead.
+ */
+@Component
+class VolumeVetoes {
+
+    /** Most blocking volumes named in one problem; the detail gives the full count. */
+    static final int MAX_LISTED = 100;
+
+    private final VolumeRepository volumes;
+
+    VolumeVetoes(VolumeRepository volumes) {
+        this.volumes = volumes;
+    }
+
+    @EventListener
+    void onTenantDeleting(TenantDeleting event) {
+        long count = volumes.countByTenantId(event.tenantId());
+        if (count > 0) {
+            throw blocked("Tenant '" + event.tenantName() + "' still has " + count + " volume(s); delete them first",
+                    volumes.findTop100ByTenantIdOrderByNameAscIdAsc(event.tenantId()));
+        }
+    }
+
+    @EventListener
+    void onPolicyDeleting(PolicyDeleting event) {
+        long count = volumes.countByPolicyId(event.policyId());
+        if (count > 0) {
+            throw blocked("Policy '" + event.policyName() + "' is used by " + count
+                            + " volume(s); move them to another policy first",
+                    volumes.findTop100ByPolicyIdOrderByNameAscIdAsc(event.policyId()));
+        }
+    }
+
+    @EventListener
+    void onNodeDeleting(NodeDeleting event) {
+        long count = volumes.countByNodeIdsContaining(event.nodeId());
+        if (count > 0) {
+            throw blocked("Node '" + event.nodeName() + "' still serves " + count
+                            + " volume(s); remove it from their nodeIds first",
+                    volumes.findTop100ByNodeIdsContainingOrderByNameAscIdAsc(event.nodeId()));
+        }
+    }
+
+    @EventListener
+    void onPolicyChanging(PolicyChanging event) {
+        List<Volume> broken = volumes.findByPolicyIdWithLimitOverrides(event.policyId()).stream()
+                .filter(v -> !EffectivePolicies.violations(
+                        EffectivePolicies.combine(event.enforced(), v.getOverrides()), v.getOverrides()).isEmpty())
+                .toList();
+        if (!broken.isEmpty()) {
+            throw blocked("The new limits of policy '" + event.policyName() + "' contradict the overrides of "
+                    + broken.size() + " volume(s) (for example a reservation above an overridden maximum); "
+                    + "change their overrides first", broken.stream().limit(MAX_LISTED).toList());
+        }
+    }
+
+    private static ApiException blocked(String detail, List<Volume> blockers) {
+        return ApiException.conflict(detail, Map.of(
+                "volumes", blockers.stream().map(Volume::getName).toList(),
+                "volumeIds", blockers.stream().map(Volume::getId).toList()));
+    }
+}
