@@ -71,8 +71,10 @@ import org.HdrHistogram.IntCountsHistogram;
  * reservation still sees the reservation phase, but its counter is charged for that service,
  * leaving its total at {@code max(reservation, fair share)}. When reservations exceed capacity,
  * earliest-tag-first serves each volume in proportion to its {@code minIops}.
- * <b>Deviation:</b> a tag lags {@code now} by at most {@link #RESERVATION_MAX_LAG_NANOS}, so a
- * volume that was denied its reservation (infeasible) catches up at most that much afterwards.
+ * <b>Deviation:</b> the earliest tag lags {@code now} by at most {@link #RESERVATION_MAX_LAG_NANOS}:
+ * when it would lag more, all tags move forward together (one shared offset, {@code O(1)}), which
+ * keeps their order, so proportional degradation is preserved while the reservation service owed
+ * after an infeasible period is bounded by that much time's worth.
  * <b>Deviation:</b> the reservation phase ignores the tenant's limits but charges them; config
  * validation guarantees a tenant's {@code maxIops} covers the sum of its volumes' minimums.
  *
@@ -113,6 +115,11 @@ public final class HierarchicalScheduler<R> {
     private long fgVtime;
     private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(IndexedHeap.TIMER);
     private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(IndexedHeap.RESERVATION);
+    /**
+     * Added to every stored reservation tag before it is compared with the clock. Raising it moves
+     * all tags forward together, which bounds the lag without changing their order.
+     */
+    private long reservationShift;
 
     private Ticket<R> free;
     private int freeCount;
@@ -239,14 +246,22 @@ public final class HierarchicalScheduler<R> {
     }
 
     private boolean foregroundReady(long now) {
-        return !fgReady.isEmpty() || (!reservations.isEmpty() && reservations.peekKey() - now <= 0);
+        return !fgReady.isEmpty() || reservationDue(now);
+    }
+
+    private boolean reservationDue(long now) {
+        return !reservations.isEmpty() && reservations.peekKey() + reservationShift - now <= 0;
     }
 
     @SuppressWarnings("unchecked")
     private Ticket<R> dispatchForeground(long now) {
         FlowNode f;
         boolean reservationPhase;
-        if (!reservations.isEmpty() && reservations.peekKey() - now <= 0) {
+        if (reservationDue(now)) {
+            long lag = now - (reservations.peekKey() + reservationShift);
+            if (lag > RESERVATION_MAX_LAG_NANOS) {
+                reservationShift += lag - RESERVATION_MAX_LAG_NANOS;
+            }
             f = reservations.peek();
             reservationPhase = true;
         } else {
@@ -266,9 +281,7 @@ public final class HierarchicalScheduler<R> {
                 fgVtime = tn.counter;
             }
         } else {
-            long floor = now - RESERVATION_MAX_LAG_NANOS;
-            long base = f.reservationTag - floor < 0 ? floor : f.reservationTag;
-            f.reservationTag = base + f.reservationInterval;
+            f.reservationTag += f.reservationInterval;
         }
         t.reservationPhase = reservationPhase;
         f.chargeCounter(cost);
@@ -337,7 +350,7 @@ public final class HierarchicalScheduler<R> {
             any = true;
         }
         if (!reservations.isEmpty()) {
-            long r = reservations.peekKey();
+            long r = reservations.peekKey() + reservationShift;
             if (!any || r - best < 0) {
                 best = r;
             }
@@ -381,8 +394,8 @@ public final class HierarchicalScheduler<R> {
             f.rejoin(tn.vtime);
             tn.ready.add(f, f.counter);
             if (f.reservationInterval > 0) {
-                if (f.reservationTag - now < 0) {
-                    f.reservationTag = now;
+                if (f.reservationTag + reservationShift - now < 0) {
+                    f.reservationTag = now - reservationShift; // mClock: max(tag, now), no banked credit
                 }
                 reservations.add(f, f.reservationTag);
             }
@@ -507,7 +520,7 @@ public final class HierarchicalScheduler<R> {
             if (f == null) {
                 f = new FlowNode(s);
                 f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
-                f.reservationTag = now;
+                f.reservationTag = now - reservationShift;
                 f.tenant = tn;
                 tn.flows.add(f);
                 flows.put(s.id(), f);
