@@ -35,7 +35,7 @@ import java.util.function.Consumer;
  *
  * <h2>Running experiments</h2>
  * <pre>
- * mvn -q -o compile exec:java -Dexec.mainClass=io.weir.scheduler.sim.Simulator -Dexec.args="weights"
+ * mvn -q compile org.codehaus.mojo:exec-maven-plugin:3.5.0:java -Dexec.mainClass=io.weir.scheduler.sim.Simulator -Dexec.args="weights"
  * java -cp target/classes:$HOME/.m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar \
  *     io.weir.scheduler.sim.Simulator all 10 42
  * </pre>
