@@ -1,0 +1,62 @@
+package io.weir.scheduler;
+
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+
+/**
+ * A volume: one flow with an intrusive FIFO of {@link Ticket}s, a counter, limits and an optional
+ * reservation.
+ *
+ * <p>Not thread-safe; guarded by the scheduler lock.
+ */
+final class FlowNode extends SchedNode {
+
+    VolumeSpec spec;
+    TenantNode tenant;
+    CostModel costModel;
+    int capacity;
+
+    Ticket<?> head;
+    Ticket<?> tail;
+    int size;
+    int inFlight;
+
+    /** Reservation interval {@code 1e9 / minIops}, or 0 when the volume has no reservation. */
+    long reservationInterval;
+    /** mClock reservation tag of the head request: the time by which it is due. */
+    long reservationTag;
+
+    long readOps;
+    long writeOps;
+    long readBytes;
+    long writeBytes;
+    long rejected;
+    long cpuNanos;
+    final LatencyRecorder wait = new LatencyRecorder();
+    final LatencyRecorder service = new LatencyRecorder();
+
+    FlowNode(VolumeSpec spec) {
+        super(spec.id(), spec.weight());
+    }
+
+    void push(Ticket<?> t) {
+        t.next = null;
+        if (tail == null) {
+            head = t;
+        } else {
+            tail.next = t;
+        }
+        tail = t;
+        size++;
+    }
+
+    Ticket<?> poll() {
+        Ticket<?> t = head;
+        head = t.next;
+        if (head == null) {
+            tail = null;
+        }
+        t.next = null;
+        size--;
+        return t;
+    }
+}

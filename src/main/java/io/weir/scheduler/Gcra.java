@@ -1,0 +1,78 @@
+package io.weir.scheduler;
+
+/**
+ * One rate constraint in the form of the Generic Cell Rate Algorithm (virtual-scheduling form),
+ * the integer-exact equivalent of a token bucket.
+ *
+ * <h2>Implementation notes</h2>
+ *
+ * <h3>Model</h3>
+ * The state is the theoretical arrival time {@code tat}. A request may start when
+ * {@code now >= tat - tau}; starting a request of {@code units} moves
+ * {@code tat = max(tat, now) + units / rate}. The credit available at {@code now} is
+ * {@code (now + tau - max(tat, now)) * rate}: it grows at {@code rate - actualRate} while the flow
+ * runs below the rate and is capped at {@code tau * rate}, exactly SolidFire's burst-credit rule
+ * [1] when {@code tau = BURST_SECONDS * (burst - max) / max}.
+ *
+ * <h3>Exactness</h3>
+ * {@code units * 1e9 / rate} is carried with its remainder (Bresenham style), so rounding never
+ * accumulates: after any sequence of charges {@code tat} is within 1 ns of the exact rational
+ * value. Times compare by subtraction so {@code System.nanoTime()} wrap-around is harmless.
+ *
+ * <h3>Admission</h3>
+ * The test is made before the cost is added, so a request larger than the remaining credit may
+ * still start (one request of overdraft, paid back before the next one starts). Over any window
+ * of length {@code d}, the admitted units are therefore at most {@code rate * d + rate * tau +
+ * Lmax}. This keeps large requests from starving under small tolerances.
+ *
+ * <p>[1] NetApp, "How do burst credits work in the context of Element QoS", KB article.
+ *
+ * <p>Not thread-safe; guarded by the scheduler lock.
+ */
+final class Gcra {
+
+    private static final long NANOS_PER_SECOND = 1_000_000_000L;
+
+    final long rate;
+    final long tauNanos;
+    private long tat;
+    private long rem;
+
+    /**
+     * @param rate units per second, {@code > 0}
+     * @param tauNanos tolerance; the credit cap is {@code rate * tauNanos / 1e9}
+     * @param now creation time; the constraint starts with no credit
+     */
+    Gcra(long rate, long tauNanos, long now) {
+        if (rate <= 0) {
+            throw new IllegalArgumentException("rate must be > 0");
+        }
+        this.rate = rate;
+        this.tauNanos = tauNanos;
+        this.tat = now + tauNanos;
+    }
+
+    /** Earliest time at which the next request may start. */
+    long eligibleAt() {
+        return tat - tauNanos;
+    }
+
+    /** Records that a request of {@code units} started at {@code now}. */
+    void charge(long now, long units) {
+        long base = tat - now < 0 ? now : tat;
+        long num = units * NANOS_PER_SECOND + rem;
+        tat = base + num / rate;
+        rem = num % rate;
+    }
+
+    /** The burst credit available at {@code now}, in units. */
+    long credit(long now) {
+        long base = tat - now < 0 ? now : tat;
+        long slack = now + tauNanos - base;
+        return slack <= 0 ? 0 : (long) ((double) slack * rate / NANOS_PER_SECOND);
+    }
+
+    long tat() {
+        return tat;
+    }
+}

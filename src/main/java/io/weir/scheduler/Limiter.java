@@ -1,0 +1,120 @@
+package io.weir.scheduler;
+
+/**
+ * The limits of one node of the flow hierarchy (a volume or a tenant): maximum IOPS and maximum
+ * bytes/s, each optionally with SolidFire-style bursting.
+ *
+ * <h2>Implementation notes</h2>
+ * Each configured dimension is a pair of {@link Gcra} constraints:
+ * <ol>
+ *   <li>the <em>sustained</em> constraint at {@code max} with tolerance
+ *       {@code BURST_SECONDS * (burst - max) / max}, which holds the burst credit (capped at
+ *       {@value #BURST_SECONDS} s worth of bursting, as in Element OS);</li>
+ *   <li>the <em>peak</em> constraint at {@code burst} with tolerance
+ *       {@link #JITTER_TOLERANCE_NANOS}, which bounds the rate while credit is being spent.</li>
+ * </ol>
+ * Without a burst setting only the sustained constraint exists, with tolerance
+ * {@link #JITTER_TOLERANCE_NANOS}. A node is eligible when every constraint is.
+ *
+ * <p>Not thread-safe; guarded by the scheduler lock.
+ */
+final class Limiter {
+
+    /** Burst credit cap in seconds of bursting at {@code burst - max} (Element OS's fixed burstTime). */
+    static final long BURST_SECONDS = 60;
+
+    /**
+     * Tolerance of every constraint that carries no burst credit. It absorbs timer and wake-up
+     * jitter (a worker that wakes 1 ms late does not lose 1 ms of its cap) at the price of a
+     * micro-burst of at most this much time's worth of the rate.
+     */
+    static final long JITTER_TOLERANCE_NANOS = 2_000_000L;
+
+    static final Limiter UNLIMITED = new Limiter(null, null, null, null);
+
+    private final Gcra iops;
+    private final Gcra iopsPeak;
+    private final Gcra bytes;
+    private final Gcra bytesPeak;
+    final boolean unlimited;
+
+    private Limiter(Gcra iops, Gcra iopsPeak, Gcra bytes, Gcra bytesPeak) {
+        this.iops = iops;
+        this.iopsPeak = iopsPeak;
+        this.bytes = bytes;
+        this.bytesPeak = bytesPeak;
+        this.unlimited = iops == null && bytes == null;
+    }
+
+    static Limiter of(long maxIops, long burstIops, long maxBytes, long burstBytes, long now) {
+        if (maxIops == 0 && maxBytes == 0) {
+            return UNLIMITED;
+        }
+        return new Limiter(sustained(maxIops, burstIops, now), peak(burstIops, now),
+                sustained(maxBytes, burstBytes, now), peak(burstBytes, now));
+    }
+
+    private static Gcra sustained(long max, long burst, long now) {
+        if (max == 0) {
+            return null;
+        }
+        long tau = burst > max
+                ? (long) ((double) BURST_SECONDS * (burst - max) / max * 1e9)
+                : JITTER_TOLERANCE_NANOS;
+        return new Gcra(max, Math.max(tau, JITTER_TOLERANCE_NANOS), now);
+    }
+
+    private static Gcra peak(long burst, long now) {
+        return burst == 0 ? null : new Gcra(burst, JITTER_TOLERANCE_NANOS, now);
+    }
+
+    /** Earliest time at which the node may start its next request; any value {@code <= now} means now. */
+    long eligibleAt(long now) {
+        if (unlimited) {
+            return now;
+        }
+        long e = now;
+        e = later(e, iops);
+        e = later(e, iopsPeak);
+        e = later(e, bytes);
+        e = later(e, bytesPeak);
+        return e;
+    }
+
+    private static long later(long e, Gcra g) {
+        if (g == null) {
+            return e;
+        }
+        long x = g.eligibleAt();
+        return x - e > 0 ? x : e;
+    }
+
+    /** Records that a request of {@code nbytes} started at {@code now}. */
+    void charge(long now, long nbytes) {
+        if (unlimited) {
+            return;
+        }
+        if (iops != null) {
+            iops.charge(now, 1);
+        }
+        if (iopsPeak != null) {
+            iopsPeak.charge(now, 1);
+        }
+        if (bytes != null) {
+            bytes.charge(now, nbytes);
+        }
+        if (bytesPeak != null) {
+            bytesPeak.charge(now, nbytes);
+        }
+    }
+
+    /** Remaining IOPS burst credit (ops), or 0 when not configured. */
+    long iopsCredit(long now) {
+        return iopsPeak == null ? 0 : iops.credit(now);
+    }
+
+    /** Remaining bytes burst credit, or 0 when not configured. */
+    long bytesCredit(long now) {
+        return bytesPeak == null ? 0 : bytes.credit(now);
+    }
+}

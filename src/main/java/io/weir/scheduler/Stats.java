@@ -1,0 +1,42 @@
+package io.weir.scheduler;
+
+/**
+ * Counters of one volume, tenant or task at the moment of a {@link SchedulerSnapshot}.
+ *
+ * <p>Counts ({@code *Ops}, {@code *Bytes}, {@code rejected}, {@code throttledNanos},
+ * {@code cpuNanos}) are cumulative since the node was created, so a reporter takes differences
+ * between two snapshots. Latency percentiles cover the requests completed since the last snapshot
+ * taken with {@code resetLatencies = true} (or since creation). For tasks, {@code readOps} counts
+ * all completed requests and {@code writeOps}, {@code readBytes}, {@code writeBytes} are 0 for
+ * background tasks.
+ *
+ * @param id volume id, tenant id or task name
+ * @param readOps completed reads
+ * @param writeOps completed writes
+ * @param readBytes bytes of completed reads
+ * @param writeBytes bytes of completed writes
+ * @param queueDepth requests queued (not yet dispatched)
+ * @param inFlight requests dispatched and not yet completed
+ * @param rejected submits refused because the queue was full
+ * @param waitP50Nanos median time from enqueue to dispatch
+ * @param waitP99Nanos 99th percentile time from enqueue to dispatch
+ * @param serviceP50Nanos median time from dispatch to completion
+ * @param serviceP99Nanos 99th percentile time from dispatch to completion
+ * @param throttledNanos time spent backlogged but over a limit (for a tenant: at the tenant level)
+ * @param cpuNanos CPU time charged by completions
+ * @param share current CPU share (tasks only; 0 otherwise)
+ */
+public record Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
+        long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
+        long serviceP99Nanos, long throttledNanos, long cpuNanos, double share) {
+
+    /** Completed requests. */
+    public long ops() {
+        return readOps + writeOps;
+    }
+
+    /** Bytes of completed requests. */
+    public long bytes() {
+        return readBytes + writeBytes;
+    }
+}

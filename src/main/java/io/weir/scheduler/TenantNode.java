@@ -1,0 +1,26 @@
+package io.weir.scheduler;
+
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A tenant: the container level of the flow hierarchy. Holds the ready heap of its volumes and
+ * the virtual time of that level.
+ *
+ * <p>Not thread-safe; guarded by the scheduler lock.
+ */
+final class TenantNode extends SchedNode {
+
+    TenantSpec spec;
+    /** Volumes that are backlogged and within their limits, keyed by counter. */
+    final IndexedHeap<FlowNode> ready = new IndexedHeap<>(IndexedHeap.READY);
+    /** Virtual time of the volume level: the largest start counter dispatched so far. */
+    long vtime;
+    /** All volumes of this tenant, including draining ones. */
+    final List<FlowNode> flows = new ArrayList<>();
+
+    TenantNode(TenantSpec spec) {
+        super(spec.id(), spec.weight());
+    }
+}

@@ -1,0 +1,244 @@
+package io.weir.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.weir.scheduler.SchedulerConfig.Curve;
+import io.weir.scheduler.SchedulerConfig.DynamicShare;
+import io.weir.scheduler.SchedulerConfig.TaskSpec;
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class HierarchicalSchedulerTest {
+
+    private static final long MS = 1_000_000L;
+
+    private static SchedulerConfig twoVolumes(int w1, int w2) {
+        return SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("a", "t").withWeight(w1))
+                .volume(VolumeSpec.of("b", "t").withWeight(w2))
+                .build();
+    }
+
+    /** Runs {@code n} dispatches with instant completion, keeping every volume backlogged. */
+    private static Map<String, Long> runBacklogged(HierarchicalScheduler<String> s, String[] vols, long bytes, int n) {
+        Map<String, Long> served = new HashMap<>();
+        for (String v : vols) {
+            for (int i = 0; i < 4; i++) {
+                s.enqueue(v, IoKind.READ, bytes, v, 0);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            Ticket<String> t = s.next(0);
+            String v = t.volumeId();
+            served.merge(v, t.bytes(), Long::sum);
+            s.complete(t, 1000, 0);
+            s.enqueue(v, IoKind.READ, bytes, v, 0);
+        }
+        return served;
+    }
+
+    @Test
+    void backloggedVolumesAreServedInProportionToWeight() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 300), 0);
+        Map<String, Long> served = runBacklogged(s, new String[] {"a", "b"}, 4096, 4000);
+        assertThat(served.get("b")).isEqualTo(3 * served.get("a"));
+    }
+
+    @Test
+    void smallRequestsAreChargedTheMinimumChargeBytes() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        // a sends 512 B requests, b sends 4 KiB: with minChargeBytes 4096 they get equal op counts.
+        Map<String, Integer> ops = new HashMap<>();
+        for (int i = 0; i < 4; i++) {
+            s.enqueue("a", IoKind.READ, 512, "a", 0);
+            s.enqueue("b", IoKind.READ, 4096, "b", 0);
+        }
+        for (int i = 0; i < 1000; i++) {
+            Ticket<String> t = s.next(0);
+            ops.merge(t.volumeId(), 1, Integer::sum);
+            String v = t.volumeId();
+            long b = t.bytes();
+            s.complete(t, 0, 0);
+            s.enqueue(v, IoKind.READ, b, v, 0);
+        }
+        assertThat(ops.get("a")).isEqualTo(ops.get("b"));
+    }
+
+    @Test
+    void volumeReturningFromIdleStartsAtCurrentVirtualTimeWithoutBankedCredit() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        runBacklogged(s, new String[] {"a"}, 4096, 1000); // only a runs for a long time
+        // drain a's extra queue
+        for (Ticket<String> t; (t = s.next(0)) != null; ) {
+            s.complete(t, 0, 0);
+        }
+        Map<String, Long> served = runBacklogged(s, new String[] {"a", "b"}, 4096, 100);
+        // b banked nothing while idle: both now alternate; b is ahead by at most one request
+        assertThat(Math.abs(served.get("a") - served.get("b"))).isLessThanOrEqualTo(2 * 4096);
+    }
+
+    @Test
+    void throttledVolumeIsSkippedAndOthersTakeTheCapacity() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("capped", "t").withMaxIops(100))
+                .volume(VolumeSpec.of("free", "t"))
+                .build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        for (int i = 0; i < 50; i++) {
+            s.enqueue("capped", IoKind.WRITE, 4096, "c", 0);
+            s.enqueue("free", IoKind.WRITE, 4096, "f", 0);
+        }
+        int capped = 0, free = 0;
+        // 100 ms of time at 10 us per dispatch
+        for (long now = 0; now < 100 * MS; now += 10_000) {
+            Ticket<String> t = s.next(now);
+            if (t == null) {
+                continue;
+            }
+            if (t.volumeId().equals("capped")) {
+                capped++;
+            } else {
+                free++;
+                s.complete(t, 0, now);
+                s.enqueue("free", IoKind.WRITE, 4096, "f", now);
+                continue;
+            }
+            s.complete(t, 0, now);
+        }
+        // 100 IOPS over 100 ms = 10 ops, plus the jitter tolerance (2 ms -> 0.2 op) and one overdraft
+        assertThat(capped).isBetween(9, 11);
+        assertThat(free).isGreaterThan(9000);
+        assertThat(s.snapshot(100 * MS).volume("capped").throttledNanos()).isGreaterThan(80 * MS);
+    }
+
+    @Test
+    void nextEligibleTimeReportsWhenAThrottledVolumeMayGoAgain() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("v", "t").withMaxIops(1000))
+                .build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        s.enqueue("v", IoKind.READ, 4096, "1", 0);
+        s.enqueue("v", IoKind.READ, 4096, "2", 0);
+        assertThat(s.next(0)).isNotNull();
+        assertThat(s.next(0)).isNull();
+        long at = s.nextEligibleTime();
+        assertThat(at).isEqualTo(MS); // 1 ms per op; the 2 ms tolerance was consumed at creation
+        assertThat(s.next(at - 1)).isNull();
+        assertThat(s.next(at)).isNotNull();
+    }
+
+    @Test
+    void reservationIsServedBeforeWeightBasedChoice() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("reserved", "t").withWeight(1).withMinIops(1000))
+                .volume(VolumeSpec.of("heavy", "t").withWeight(10000))
+                .build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        for (int i = 0; i < 8; i++) {
+            s.enqueue("reserved", IoKind.READ, 4096, "r", 0);
+            s.enqueue("heavy", IoKind.READ, 4096, "h", 0);
+        }
+        int reserved = 0;
+        // one second, 10k dispatches
+        for (long now = 0; now < 1000 * MS; now += 100_000) {
+            Ticket<String> t = s.next(now);
+            String v = t.volumeId();
+            if (v.equals("reserved")) {
+                reserved++;
+            }
+            s.complete(t, 0, now);
+            s.enqueue(v, IoKind.READ, 4096, v.substring(0, 1), now);
+        }
+        // weight alone would give it ~1 op; the reservation gives it 1000/s
+        assertThat(reserved).isBetween(990, 1010);
+    }
+
+    @Test
+    void submitPastTheQueueBoundFailsAtOnceAndIsCounted() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("v", "t").withQueueCapacity(2))
+                .build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        s.enqueue("v", IoKind.READ, 1, "1", 0);
+        s.enqueue("v", IoKind.READ, 1, "2", 0);
+        assertThatThrownBy(() -> s.enqueue("v", IoKind.READ, 1, "3", 0))
+                .isInstanceOf(QueueFullException.class).hasMessageContaining("'v'");
+        assertThat(s.snapshot(0).volume("v").rejected()).isEqualTo(1);
+        assertThat(s.snapshot(0).volume("v").queueDepth()).isEqualTo(2);
+    }
+
+    @Test
+    void removedVolumeDrainsBeforeItDisappears() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        for (int i = 0; i < 5; i++) {
+            s.enqueue("a", IoKind.READ, 4096, "a" + i, 0);
+        }
+        Ticket<String> running = s.next(0);
+        SchedulerConfig without = twoVolumes(100, 100).toBuilder().removeVolume("a").build();
+        s.reconfigure(without, 0);
+        assertThat(s.hasVolume("a")).isFalse();
+        assertThatThrownBy(() -> s.enqueue("a", IoKind.READ, 1, "x", 0)).isInstanceOf(IllegalArgumentException.class);
+        Set<String> done = new HashSet<>();
+        done.add(running.request());
+        s.complete(running, 0, 0);
+        for (Ticket<String> t; (t = s.next(0)) != null; ) {
+            assertThat(done.add(t.request())).isTrue();
+            s.complete(t, 0, 0);
+        }
+        assertThat(done).containsExactlyInAnyOrder("a0", "a1", "a2", "a3", "a4");
+        assertThat(s.snapshot(0).volumes()).doesNotContainKey("a");
+    }
+
+    @Test
+    void rootSchedulerPicksTaskWithLowestCpuPerShare() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .task("foreground", 3).task("gc", 1)
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        Map<String, Long> cpu = new HashMap<>();
+        for (int i = 0; i < 4; i++) {
+            s.enqueue("v", IoKind.READ, 4096, "v", 0);
+            s.enqueueBackground("gc", "g", 0);
+        }
+        for (int i = 0; i < 4000; i++) {
+            Ticket<String> t = s.next(0);
+            String task = t.task();
+            long c1 = task.equals("gc") ? 50_000 : 10_000; // gc items cost 5x more CPU
+            cpu.merge(task, c1, Long::sum);
+            s.complete(t, c1, 0);
+            if (task.equals("gc")) {
+                s.enqueueBackground("gc", "g", 0);
+            } else {
+                s.enqueue("v", IoKind.READ, 4096, "v", 0);
+            }
+        }
+        double fg = cpu.get("foreground") / (double) (cpu.get("foreground") + cpu.get("gc"));
+        assertThat(fg).isBetween(0.74, 0.76);
+    }
+
+    @Test
+    void dynamicShareFollowsUtilizationBetweenThresholds() {
+        DynamicShare d = new DynamicShare(0.2, 0.8, 10, 40, Curve.LINEAR);
+        SchedulerConfig c = SchedulerConfig.builder().task("foreground", 50)
+                .task(TaskSpec.of("flush", 10).withDynamic(d)).build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        assertThat(s.share("flush")).isEqualTo(10);
+        s.setUtilization("flush", 0.5);
+        assertThat(s.share("flush")).isCloseTo(25.0, org.assertj.core.data.Offset.offset(1e-9));
+        s.setUtilization("flush", 0.95);
+        assertThat(s.share("flush")).isEqualTo(40);
+        DynamicShare e = new DynamicShare(0.2, 0.8, 10, 40, Curve.EXPONENTIAL);
+        assertThat(e.shareAt(0.5)).isCloseTo(20.0, org.assertj.core.data.Offset.offset(1e-9));
+    }
+}

@@ -1,0 +1,226 @@
+package io.weir.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+
+class QosExecutorTest {
+
+    private static SchedulerConfig config(int volumes, int capacity) {
+        SchedulerConfig.Builder b = SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"));
+        for (int i = 0; i < volumes; i++) {
+            b.volume(VolumeSpec.of("v" + i, "t").withQueueCapacity(capacity));
+        }
+        return b.build();
+    }
+
+    @Test
+    void manyConcurrentSubmittersGetEveryRequestCompletedExactlyOnce() throws Exception {
+        int submitters = 8, perSubmitter = 2_000, n = submitters * perSubmitter;
+        AtomicIntegerArray runs = new AtomicIntegerArray(n);
+        List<CompletableFuture<Integer>> futures = new ArrayList<>();
+        try (QosExecutor ex = QosExecutor.builder(config(4, n)).workers(2).build()) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            List<List<CompletableFuture<Integer>>> perThread = new ArrayList<>();
+            for (int s = 0; s < submitters; s++) {
+                int base = s * perSubmitter;
+                List<CompletableFuture<Integer>> mine = new ArrayList<>();
+                perThread.add(mine);
+                Thread t = new Thread(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    byte[] buf = new byte[4096];
+                    for (int i = 0; i < perSubmitter; i++) {
+                        int id = base + i;
+                        String vol = "v" + (id % 4);
+                        IoKind kind = id % 3 == 0 ? IoKind.WRITE : IoKind.READ;
+                        mine.add(ex.submit(vol, kind, buf.length, () -> {
+                            runs.incrementAndGet(id);
+                            CRC32C crc = new CRC32C();
+                            crc.update(buf);
+                            return id;
+                        }));
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            start.countDown();
+            for (Thread t : threads) {
+                t.join();
+            }
+            perThread.forEach(futures::addAll);
+            CompletableFuture.allOf(futures.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 0);
+            SchedulerSnapshot snap = ex.snapshot();
+            long ops = snap.volumes().values().stream().mapToLong(Stats::ops).sum();
+            assertThat(ops).isEqualTo(n);
+            assertThat(snap.tenant("t").writeOps()).isEqualTo((n + 2) / 3);
+        }
+        for (int i = 0; i < n; i++) {
+            assertThat(runs.get(i)).as("runs of request %d", i).isEqualTo(1);
+        }
+        for (int i = 0; i < n; i++) {
+            assertThat(futures.get(i)).isCompletedWithValue(i);
+        }
+    }
+
+    @Test
+    void closeDrainsQueuedWorkThenRejectsNewSubmissions() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        QosExecutor ex = QosExecutor.builder(config(1, 1000)).workers(1).build();
+        CompletableFuture<Integer> blocker = ex.submit("v0", IoKind.READ, 4096, () -> {
+            started.countDown();
+            release.await();
+            return -1;
+        });
+        started.await();
+        List<CompletableFuture<Integer>> queued = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            int id = i;
+            queued.add(ex.submit("v0", IoKind.READ, 4096, () -> id));
+        }
+        Thread closer = new Thread(ex::close);
+        closer.start();
+        await().atMost(Duration.ofSeconds(5)).until(ex::isClosed);
+        assertThatThrownBy(() -> ex.submit("v0", IoKind.READ, 1, () -> 0))
+                .isInstanceOf(RejectedExecutionException.class);
+        assertThat(queued).noneMatch(CompletableFuture::isDone);
+        release.countDown();
+        closer.join();
+        assertThat(blocker).isCompletedWithValue(-1);
+        for (int i = 0; i < 100; i++) {
+            assertThat(queued.get(i)).isCompletedWithValue(i);
+        }
+    }
+
+    @Test
+    void submitPastTheQueueBoundThrowsQueueFullAtOnceAndCountsIt() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        try (QosExecutor ex = QosExecutor.builder(config(1, 4)).workers(1).build()) {
+            ex.submit("v0", IoKind.WRITE, 4096, () -> {
+                started.countDown();
+                release.await();
+                return 0;
+            });
+            started.await();
+            for (int i = 0; i < 4; i++) {
+                ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
+            }
+            assertThatThrownBy(() -> ex.submit("v0", IoKind.WRITE, 4096, () -> 2))
+                    .isInstanceOf(QueueFullException.class)
+                    .hasMessageContaining("v0")
+                    .hasMessageContaining("capacity 4");
+            assertThat(ex.snapshot().volume("v0").rejected()).isEqualTo(1);
+            assertThat(ex.snapshot().volume("v0").queueDepth()).isEqualTo(4);
+            release.countDown();
+        }
+    }
+
+    @Test
+    void cpuTimeIsChargedToTheTaskThatBurnedItNotToTimeSpentBlocked() throws Exception {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        try (QosExecutor ex = QosExecutor.builder(config(1, 100)).workers(2).build()) {
+            List<CompletableFuture<?>> all = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                // gc burns ~5 ms of CPU per item
+                all.add(ex.submitBackground("gc", () -> {
+                    long end = mx.getCurrentThreadCpuTime() + 5_000_000L;
+                    long x = 0;
+                    while (mx.getCurrentThreadCpuTime() < end) {
+                        x++;
+                    }
+                    return x;
+                }));
+                // foreground items block for 5 ms (like waiting on a disk) and burn almost nothing
+                all.add(ex.submit("v0", IoKind.READ, 4096, () -> new CountDownLatch(1).await(5, TimeUnit.MILLISECONDS)));
+            }
+            CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(5)).until(() -> ex.pending() == 0);
+            SchedulerSnapshot snap = ex.snapshot();
+            assertThat(snap.task("gc").cpuNanos()).isGreaterThanOrEqualTo(10 * 5_000_000L);
+            assertThat(snap.task("gc").cpuNanos()).isLessThan(10 * 5_000_000L * 3);
+            assertThat(snap.task("foreground").cpuNanos()).isLessThan(10 * 5_000_000L / 2);
+            assertThat(snap.volume("v0").cpuNanos()).isEqualTo(snap.task("foreground").cpuNanos());
+            assertThat(snap.task("gc").ops()).isEqualTo(10);
+        }
+    }
+
+    @Test
+    void workThatThrowsCompletesItsFutureExceptionally() {
+        try (QosExecutor ex = QosExecutor.builder(config(1, 10)).workers(1).build()) {
+            CompletableFuture<Object> f = ex.submit("v0", IoKind.READ, 1, () -> {
+                throw new IllegalStateException("disk on fire");
+            });
+            await().atMost(Duration.ofSeconds(5)).until(f::isDone);
+            assertThatThrownBy(f::get).isInstanceOf(ExecutionException.class).hasRootCauseMessage("disk on fire");
+        }
+    }
+
+    @Test
+    void throttledWorkIsRunWhenItBecomesEligibleWithoutBusyWaiting() throws Exception {
+        SchedulerConfig c = SchedulerConfig.builder().tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("slow", "t").withMaxIops(200)).build();
+        try (QosExecutor ex = QosExecutor.builder(c).workers(2).build()) {
+            long t0 = System.nanoTime();
+            List<CompletableFuture<?>> all = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                all.add(ex.submit("slow", IoKind.READ, 4096, () -> 0));
+            }
+            CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
+            long elapsed = System.nanoTime() - t0;
+            // 20 ops at 200 IOPS: the first goes at once, the rest 5 ms apart (minus 2 ms tolerance)
+            assertThat(elapsed).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(80));
+            assertThat(ex.snapshot().volume("slow").throttledNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    @Test
+    void reconfigureWhileRequestsAreQueuedLosesNothing() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        try (QosExecutor ex = QosExecutor.builder(config(2, 1000)).workers(1).build()) {
+            ex.submit("v0", IoKind.READ, 1, () -> {
+                started.countDown();
+                release.await();
+                return 0;
+            });
+            started.await();
+            List<CompletableFuture<Integer>> fs = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                int id = i;
+                fs.add(ex.submit("v" + (i % 2), IoKind.READ, 4096, () -> id));
+            }
+            ex.reconfigure(config(2, 1000).toBuilder().removeVolume("v1")
+                    .volume(VolumeSpec.of("v0", "t").withWeight(500)).build());
+            release.countDown();
+            CompletableFuture.allOf(fs.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
+            for (int i = 0; i < 50; i++) {
+                assertThat(fs.get(i)).isCompletedWithValue(i);
+            }
+            await().atMost(Duration.ofSeconds(5)).until(() -> !ex.snapshot().volumes().containsKey("v1"));
+        }
+    }
+}
