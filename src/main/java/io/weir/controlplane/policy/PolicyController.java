@@ -77,7 +77,8 @@ class PolicyController {
         return withETag(service.patch(policyId, patch, ifMatch));
     }
 
-    @DeleteMapping("/{policyId}")
+    // No body on success: any Accept (such as problem+json alone) is fine.
+    @DeleteMapping(path = "/{policyId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Delete a QoS policy", description = "Refused with 409 while volumes use it; the response lists them under \"volumes\". Built-ins can be deleted too.")
     ResponseEntity<Void> deletePolicy(@PathVariable UUID policyId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {

@@ -77,7 +77,8 @@ class TenantController {
         return withETag(service.patch(tenantId, patch, ifMatch));
     }
 
-    @DeleteMapping("/{tenantId}")
+    // No body on success: any Accept (such as problem+json alone) is fine.
+    @DeleteMapping(path = "/{tenantId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Delete a tenant", description = "Refused with 409 while volumes belong to it.")
     ResponseEntity<Void> deleteTenant(@PathVariable UUID tenantId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {

@@ -91,7 +91,8 @@ class VolumeController {
         return withETag(service.patch(volumeId, patch, ifMatch));
     }
 
-    @DeleteMapping("/volumes/{volumeId}")
+    // No body on success: any Accept (such as problem+json alone) is fine.
+    @DeleteMapping(path = "/volumes/{volumeId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Delete a volume", description = "The nodes that served it drop its export.")
     ResponseEntity<Void> deleteVolume(@PathVariable UUID volumeId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {

@@ -44,6 +44,11 @@ public final class HttpApi {
         return base;
     }
 
+    /** The headers sent on every request, such as the bearer token. */
+    public Map<String, String> defaultHeaders() {
+        return Map.copyOf(defaultHeaders);
+    }
+
     public Response get(String path) {
         return send("GET", path, null, null, Map.of());
     }

@@ -1,0 +1,80 @@
+package io.weir.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.weir.client.api.PoliciesApi;
+import io.weir.client.api.TenantsApi;
+import io.weir.client.api.VolumesApi;
+import io.weir.client.model.CostModel;
+import io.weir.client.model.Policy;
+import io.weir.client.model.PolicyRequest;
+import io.weir.client.model.Tenant;
+import io.weir.client.model.TenantRequest;
+import io.weir.client.model.Volume;
+import io.weir.client.model.VolumeOverrides;
+import io.weir.client.model.VolumeRequest;
+import io.weir.controlplane.support.IntegrationTest;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Drives a live control plane through the Java client that the build generates from the
+ * committed OpenAPI spec, as automation would.
+ */
+class GeneratedClientTest extends IntegrationTest {
+
+    private TenantsApi tenants;
+    private PoliciesApi policies;
+    private VolumesApi volumes;
+
+    @BeforeEach
+    void client() {
+        ApiClient client = new ApiClient();
+        client.updateBaseUri(api.baseUrl());
+        client.setRequestInterceptor(request -> api.defaultHeaders().forEach(request::header));
+        tenants = new TenantsApi(client);
+        policies = new PoliciesApi(client);
+        volumes = new VolumesApi(client);
+    }
+
+    @Test
+    void automationCreatesReadsUpdatesAndDeletesThroughTheGeneratedClient() throws Exception {
+        Tenant tenant = tenants.createTenant(new TenantRequest().name(unique("gen")).weight(300));
+        Policy policy = policies.createPolicy(new PolicyRequest().name(unique("gold"))
+                .weight(500).minIops(100L).maxIops(2000L).burstIops(4000L)
+                .costModel(new CostModel().minChargeBytes(8192)));
+        Volume volume = volumes.createVolume(tenant.getId(), new VolumeRequest()
+                .name("db").sizeBytes(1L << 30).policyId(policy.getId())
+                .overrides(new VolumeOverrides().maxIops(1500L)));
+
+        assertThat(tenants.getTenant(tenant.getId()).getWeight()).isEqualTo(300);
+        assertThat(policies.getPolicy(policy.getId()).getCostModel().getMinChargeBytes()).isEqualTo(8192);
+        Volume read = volumes.getVolume(volume.getId());
+        assertThat(read.getTenantId()).isEqualTo(tenant.getId());
+        assertThat(read.getEffectivePolicy().getWeight()).isEqualTo(500);
+        assertThat(read.getEffectivePolicy().getMaxIops()).isEqualTo(1500L);
+        assertThat(read.getEffectivePolicy().getMinIops()).isEqualTo(100L);
+
+        ApiResponse<Volume> current = volumes.getVolumeWithHttpInfo(volume.getId());
+        String etag = current.getHeaders().get("etag").get(0);
+        Volume grown = volumes.patchVolume(volume.getId(), Map.of("sizeBytes", 2L << 30), etag);
+        assertThat(grown.getSizeBytes()).isEqualTo(2L << 30);
+
+        ApiException stale = catchThrowableOfType(ApiException.class,
+                () -> volumes.patchVolume(volume.getId(), Map.of("sizeBytes", 3L << 30), etag));
+        assertThat(stale.getCode()).isEqualTo(412);
+        assertThat(stale.getResponseBody()).contains("\"status\":412");
+        assertThat(volumes.getVolume(volume.getId()).getSizeBytes()).isEqualTo(2L << 30);
+
+        ApiException inUse = catchThrowableOfType(ApiException.class, () -> tenants.deleteTenant(tenant.getId(), null));
+        assertThat(inUse.getCode()).isEqualTo(409);
+
+        volumes.deleteVolume(volume.getId(), null);
+        policies.deletePolicy(policy.getId(), null);
+        tenants.deleteTenant(tenant.getId(), null);
+        ApiException gone = catchThrowableOfType(ApiException.class, () -> tenants.getTenant(tenant.getId()));
+        assertThat(gone.getCode()).isEqualTo(404);
+    }
+}
