@@ -43,6 +43,13 @@ import tools.jackson.databind.JsonNode;
  * revision once. An update that changes only the policy reference while the effective values stay
  * the same bumps nothing. The bump comes before the volume row is flushed, so that concurrent
  * writers queue on the revision row first and cannot deadlock.
+ *
+ * <h2>Concurrency</h2>
+ * A write reads the volume and its placement in one statement ({@link
+ * VolumeRepository#findWithNodeIdsById}), so it compares the request against one committed state.
+ * A placement change marks the volume changed, so every change, placement included, goes through
+ * the same version-checked UPDATE: of two writers that passed the same {@code If-Match}, the
+ * second fails with 412 (409 without {@code If-Match}) instead of overwriting the first.
  */
 @Service
 public class VolumeService {
