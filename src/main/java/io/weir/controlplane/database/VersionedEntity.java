@@ -49,6 +49,16 @@ public abstract class VersionedEntity {
         updatedAt = Instant.now().truncatedTo(ChronoUnit.MICROS);
     }
 
+    /**
+     * Marks the entity changed so that the next flush updates its row, which increments the
+     * version with the usual optimistic check. For changes Hibernate does not version by itself,
+     * such as a collection excluded from optimistic locking.
+     */
+    protected void touch() {
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
+        updatedAt = now.equals(updatedAt) ? now.plus(1, ChronoUnit.MICROS) : now;
+    }
+
     public UUID getId() {
         return id;
     }

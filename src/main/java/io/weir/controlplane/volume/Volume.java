@@ -8,6 +8,7 @@ import jakarta.persistence.Entity;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.Table;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -59,8 +60,8 @@ public class Volume extends VersionedEntity {
     /**
      * The data nodes that serve this volume. Batched so that a page of volumes loads in one query.
      * Excluded from Hibernate's automatic version increment, which would also fire (with an extra
-     * UPDATE) when a new volume is inserted with nodes; {@link VolumeService} increments the version
-     * itself when only the placement changes.
+     * UPDATE) when a new volume is inserted with nodes; {@link #setNodeIds} marks the volume changed
+     * instead, so that a placement change versions it through the ordinary checked UPDATE.
      */
     @ElementCollection
     @OptimisticLock(excluded = true)
@@ -119,14 +120,19 @@ public class Volume extends VersionedEntity {
         this.burstBytesPerSec = o.burstBytesPerSec();
     }
 
-    /** The ids of the nodes this volume is placed on, sorted so that responses are stable. */
+    /**
+     * The ids of the nodes this volume is placed on, sorted by their text form (which is also
+     * PostgreSQL's uuid order) so that responses are stable.
+     */
     public List<UUID> getNodeIds() {
-        return nodeIds.stream().sorted().toList();
+        return nodeIds.stream().sorted(Comparator.comparing(UUID::toString)).toList();
     }
 
     void setNodeIds(Collection<UUID> ids) {
         // Edit the managed collection in place so that Hibernate writes only the difference.
-        nodeIds.retainAll(ids);
-        nodeIds.addAll(ids);
+        boolean changed = nodeIds.retainAll(ids) | nodeIds.addAll(ids);
+        if (changed) {
+            touch();
+        }
     }
 }

@@ -1,14 +1,24 @@
 package io.weir.controlplane.volume;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
+import org.springframework.data.jpa.repository.EntityGraph;
 import org.springframework.data.jpa.repository.JpaRepository;
 import org.springframework.data.jpa.repository.Query;
 import org.springframework.data.repository.query.Param;
 
 interface VolumeRepository extends JpaRepository<Volume, UUID> {
+
+    /**
+     * The volume with its placement, read in one statement: under READ COMMITTED a separate,
+     * later read of the placement could see a newer commit than the version read with the row,
+     * and a write would then compare against a state that never existed.
+     */
+    @EntityGraph(attributePaths = "nodeIds")
+    Optional<Volume> findWithNodeIdsById(UUID id);
 
     boolean existsByTenantIdAndName(UUID tenantId, String name);
 

@@ -12,10 +12,9 @@ import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.RequestValidationException;
 import io.weir.protocol.EffectivePolicy;
-import jakarta.persistence.EntityManager;
-import jakarta.persistence.LockModeType;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -44,6 +43,13 @@ import tools.jackson.databind.JsonNode;
  * revision once. An update that changes only the policy reference while the effective values stay
  * the same bumps nothing. The bump comes before the volume row is flushed, so that concurrent
  * writers queue on the revision row first and cannot deadlock.
+ *
+ * <h2>Concurrency</h2>
+ * A write reads the volume and its placement in one statement ({@link
+ * VolumeRepository#findWithNodeIdsById}), so it compares the request against one committed state.
+ * A placement change marks the volume changed, so every change, placement included, goes through
+ * the same version-checked UPDATE: of two writers that passed the same {@code If-Match}, the
+ * second fails with 412 (409 without {@code If-Match}) instead of overwriting the first.
  */
 @Service
 public class VolumeService {
@@ -54,23 +60,21 @@ public class VolumeService {
     private final NodeService nodes;
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
-    private final EntityManager entityManager;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
-            ConfigRevisions revisions, JsonMergePatch mergePatch, EntityManager entityManager) {
+            ConfigRevisions revisions, JsonMergePatch mergePatch) {
         this.volumes = volumes;
         this.tenants = tenants;
         this.policies = policies;
         this.nodes = nodes;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
-        this.entityManager = entityManager;
     }
 
     /** The volume with this id, or 404. */
     @Transactional(readOnly = true)
     public Volume require(UUID id) {
-        return volumes.findById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
+        return volumes.findWithNodeIdsById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
     }
 
     @Transactional(readOnly = true)
@@ -133,22 +137,13 @@ public class VolumeService {
         }
         Resolved resolved = resolve(request, errors);
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
-        boolean placementChanged = !volume.getNodeIds().equals(request.nodeIdsOrNone().stream().sorted().toList());
-        boolean columnsChanged = !volume.getName().equals(request.name())
-                || volume.getSizeBytes() != request.sizeBytes()
-                || !volume.getPolicyId().equals(resolved.policyId())
-                || !volume.getOverrides().equals(request.overridesOrNone());
+        boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
         boolean enforced = placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
                 || !before.equals(resolved.effective());
         apply(volume, request, resolved.policyId());
         if (enforced) {
             revisions.bump();
-        }
-        if (placementChanged && !columnsChanged) {
-            // The placement collection does not version the volume by itself (see Volume#nodeIds);
-            // this increments the version now, with a version check, exactly once.
-            entityManager.lock(volume, LockModeType.PESSIMISTIC_FORCE_INCREMENT);
         }
         return VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
     }
