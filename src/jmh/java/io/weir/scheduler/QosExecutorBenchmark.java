@@ -43,8 +43,10 @@ import org.openjdk.jmh.infra.Blackhole;
  *       and the submitter joins each one.</li>
  *   <li>{@code qos}: {@value #VOLUMES} unlimited volumes over {@value #TENANTS} tenants, the
  *       default task set, items submitted round-robin over the volumes as 4 KiB reads, with the
- *       production CPU clock ({@link CpuClock#threadCpuTime()}). {@code fifo}: a
- *       {@code ThreadPoolExecutor} with an unbounded {@link LinkedBlockingQueue}.</li>
+ *       production CPU clock ({@link CpuClock#threadCpuTime()}, a system call per request).
+ *       {@code qos-wallclock}: the same with {@link CpuClock#wallClock()}, to show what the CPU
+ *       clock costs. {@code fifo}: a {@code ThreadPoolExecutor} with an unbounded
+ *       {@link LinkedBlockingQueue}.</li>
  * </ul>
  * The score is work items per second ({@link OperationsPerInvocation} = {@value #BATCH}). Note that
  * {@value #WORKERS} workers plus {@value #SUBMITTERS} submitters oversubscribe a 2-core machine,
@@ -86,7 +88,7 @@ public class QosExecutorBenchmark {
     static final int TENANTS = 4;
 
     /** Which executor runs the work. */
-    @Param({"qos", "fifo"})
+    @Param({"qos", "qos-wallclock", "fifo"})
     String executor;
 
     private QosExecutor qos;
@@ -116,7 +118,7 @@ public class QosExecutorBenchmark {
             callables[i] = () -> crc32c(buf);
             suppliers[i] = () -> crc32c(buf);
         }
-        if (executor.equals("qos")) {
+        if (executor.startsWith("qos")) {
             SchedulerConfig.Builder b = SchedulerConfig.builder().defaultTasks();
             for (int t = 0; t < TENANTS; t++) {
                 b.tenant(TenantSpec.of("tenant-" + t));
@@ -126,7 +128,8 @@ public class QosExecutorBenchmark {
                 volumes[v] = "volume-" + v;
                 b.volume(VolumeSpec.of(volumes[v], "tenant-" + (v % TENANTS)));
             }
-            qos = QosExecutor.builder(b.build()).workers(WORKERS).build();
+            CpuClock cpu = executor.equals("qos-wallclock") ? CpuClock.wallClock() : CpuClock.threadCpuTime();
+            qos = QosExecutor.builder(b.build()).workers(WORKERS).cpuClock(cpu).build();
         } else {
             fifo = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>());
             fifo.prestartAllCoreThreads();
