@@ -1,23 +1,159 @@
 package io.weir.controlplane.node;
 
+import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.web.ApiException;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.JsonMergePatch;
+import io.weir.controlplane.web.PageResponse;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
 
-/** Data nodes. */
+/**
+ * Data nodes: register, read, patch and delete, and the status their agents report.
+ *
+ * <h2>Config revision</h2>
+ * Nothing here bumps the revision. A node's name, address and labels are not enforced by any
+ * node. Creating a node changes nothing another node enforces (a new node starts with no
+ * volumes and the cluster-default task shares), and deleting one removes only its own config:
+ * its task-share override goes with it (foreign key cascade), and a node that still has volumes
+ * cannot be deleted, because the volume feature vetoes {@link NodeDeleting}.
+ *
+ * <h2>Status</h2>
+ * {@link #status} is the one place a node's {@link NodeStatus} is computed: {@code desiredRevision}
+ * is the current global revision, {@code connected} comes from the {@link NodeConnections} bean
+ * (false for every node while there is none), and the applied revision, last ack and last error
+ * are what the agent reported through {@link #recordApplied} and {@link #recordRejected}.
+ */
 @Service
 public class NodeService {
 
-    private final DataNodeRepository nodes;
+    /** Longest rejection reason stored; longer ones are cut (the column holds 2048 characters). */
+    static final int MAX_ERROR_LENGTH = 2048;
 
-    NodeService(DataNodeRepository nodes) {
+    private final DataNodeRepository nodes;
+    private final ConfigRevisions revisions;
+    private final JsonMergePatch mergePatch;
+    private final ApplicationEventPublisher events;
+    private final ObjectProvider<NodeConnections> connections;
+
+    NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
+            ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections) {
         this.nodes = nodes;
+        this.revisions = revisions;
+        this.mergePatch = mergePatch;
+        this.events = events;
+        this.connections = connections;
     }
 
     /** The node with this id, or 404. */
     @Transactional(readOnly = true)
     public DataNode require(UUID id) {
         return nodes.findById(id).orElseThrow(() -> ApiException.notFound("Node", id));
+    }
+
+    @Transactional(readOnly = true)
+    public NodeResponse get(UUID id) {
+        DataNode node = require(id);
+        return NodeResponse.from(node, status(node, revisions.current()));
+    }
+
+    /**
+     * Nodes whose name contains {@code nameContains} (if given) and that carry every label
+     * (key, value) in {@code labels}, in the stable list order.
+     */
+    @Transactional(readOnly = true)
+    public PageResponse<NodeResponse> list(String nameContains, List<Map.Entry<String, String>> labels,
+            Pageable pageable) {
+        Page<DataNode> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
+        long desired = revisions.current();
+        return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired)));
+    }
+
+    @Transactional
+    public NodeResponse create(NodeRequest request) {
+        if (nodes.existsByName(request.name())) {
+            throw duplicate(request.name());
+        }
+        DataNode node = new DataNode(request.name());
+        apply(node, request);
+        DataNode saved = nodes.saveAndFlush(node);
+        return NodeResponse.from(saved, status(saved, revisions.current()));
+    }
+
+    /** Applies a JSON merge patch to the node's {@link NodeRequest} form. */
+    @Transactional
+    public NodeResponse patch(UUID id, JsonNode patch, String ifMatch) {
+        DataNode node = require(id);
+        ETags.checkIfMatch(ifMatch, node.getVersion());
+        NodeRequest merged = mergePatch.apply(NodeRequest.from(node), patch, NodeRequest.class);
+        if (!node.getName().equals(merged.name()) && nodes.existsByNameAndIdNot(merged.name(), id)) {
+            throw duplicate(merged.name());
+        }
+        node.setName(merged.name());
+        apply(node, merged);
+        DataNode saved = nodes.saveAndFlush(node);
+        return NodeResponse.from(saved, status(saved, revisions.current()));
+    }
+
+    @Transactional
+    public void delete(UUID id, String ifMatch) {
+        DataNode node = require(id);
+        ETags.checkIfMatch(ifMatch, node.getVersion());
+        events.publishEvent(new NodeDeleting(id, node.getName()));
+        nodes.delete(node);
+        nodes.flush();
+    }
+
+    /**
+     * Records that the node's agent applied {@code revision}: sets the applied revision and the
+     * ack time, and clears the last error. Does not change the node's version.
+     */
+    @Transactional
+    public void recordApplied(UUID id, long revision) {
+        if (nodes.recordApplied(id, revision, Instant.now().truncatedTo(ChronoUnit.MICROS)) == 0) {
+            throw ApiException.notFound("Node", id);
+        }
+    }
+
+    /**
+     * Records that the node's agent rejected a snapshot and kept its previous config: sets the
+     * last error (cut to {@value #MAX_ERROR_LENGTH} characters), leaving the applied revision.
+     */
+    @Transactional
+    public void recordRejected(UUID id, long revision, String reason) {
+        String error = "revision " + revision + ": " + (reason == null || reason.isBlank() ? "rejected" : reason);
+        if (error.length() > MAX_ERROR_LENGTH) {
+            error = error.substring(0, MAX_ERROR_LENGTH);
+        }
+        if (nodes.recordRejected(id, error) == 0) {
+            throw ApiException.notFound("Node", id);
+        }
+    }
+
+    /** The status of {@code node} when the current global revision is {@code desiredRevision}. */
+    NodeStatus status(DataNode node, long desiredRevision) {
+        NodeConnections live = connections.getIfAvailable();
+        boolean connected = live != null && live.isConnected(node.getId());
+        return new NodeStatus(connected, desiredRevision, node.getAppliedRevision(), node.getLastAckAt(),
+                node.getLastError());
+    }
+
+    private static ApiException duplicate(String name) {
+        return ApiException.conflict("A node named '" + name + "' already exists");
+    }
+
+    private static void apply(DataNode node, NodeRequest request) {
+        node.setAddress(request.address());
+        node.setLabels(request.labelsOrEmpty());
     }
 }
