@@ -1,0 +1,117 @@
+package io.weir.controlplane.taskshare;
+
+import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.web.ApiException;
+import io.weir.controlplane.web.ETags;
+import io.weir.protocol.TaskShareConfig;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * Task CPU shares: the cluster default and per-node overrides.
+ *
+ * <h2>Which set a node enforces</h2>
+ * Its override if it has one, else the cluster default ({@link #effectiveSet}). {@code GET} on a
+ * node answers that effective set and says which it is in {@code source}, with that set's version
+ * as the ETag; so a {@code PUT} that creates an override with {@code If-Match} fails with 412 if the
+ * cluster default changed since the client read it.
+ *
+ * <h2>Config revision</h2>
+ * Every change bumps it: replacing the default (every node without an override enforces it),
+ * creating, replacing or deleting an override. A PUT of the very tasks already stored changes
+ * nothing and bumps nothing.
+ */
+@Service
+public class TaskShareService {
+
+    private final TaskShareSetRepository sets;
+    private final TaskShareValidation validation;
+    private final NodeService nodes;
+    private final ConfigRevisions revisions;
+
+    TaskShareService(TaskShareSetRepository sets, TaskShareValidation validation, NodeService nodes,
+            ConfigRevisions revisions) {
+        this.sets = sets;
+        this.validation = validation;
+        this.nodes = nodes;
+        this.revisions = revisions;
+    }
+
+    @Transactional(readOnly = true)
+    public TaskSharesResponse getClusterDefault() {
+        return TaskSharesResponse.from(clusterDefault(), null);
+    }
+
+    @Transactional
+    public TaskSharesResponse replaceClusterDefault(TaskSharesRequest request, String ifMatch) {
+        validation.check(request);
+        TaskShareSet set = clusterDefault();
+        ETags.checkIfMatch(ifMatch, set.getVersion());
+        return TaskSharesResponse.from(replace(set, request), null);
+    }
+
+    /** The shares {@code nodeId} enforces, or 404 for an unknown node. */
+    @Transactional(readOnly = true)
+    public TaskSharesResponse getForNode(UUID nodeId) {
+        nodes.require(nodeId);
+        return TaskSharesResponse.from(effectiveSet(nodeId), nodeId);
+    }
+
+    /** Creates or replaces the node's override. */
+    @Transactional
+    public TaskSharesResponse replaceForNode(UUID nodeId, TaskSharesRequest request, String ifMatch) {
+        nodes.require(nodeId);
+        validation.check(request);
+        Optional<TaskShareSet> existing = sets.findByNodeId(nodeId);
+        if (existing.isPresent()) {
+            ETags.checkIfMatch(ifMatch, existing.get().getVersion());
+            return TaskSharesResponse.from(replace(existing.get(), request), nodeId);
+        }
+        ETags.checkIfMatch(ifMatch, clusterDefault().getVersion());
+        TaskShareSet created = TaskShareSet.overrideFor(nodeId);
+        created.setTasks(toConfigs(request));
+        revisions.bump();
+        return TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
+    }
+
+    /** Removes the node's override, so it falls back to the cluster default; 404 if it has none. */
+    @Transactional
+    public void deleteForNode(UUID nodeId, String ifMatch) {
+        nodes.require(nodeId);
+        TaskShareSet set = sets.findByNodeId(nodeId)
+                .orElseThrow(() -> ApiException.notFound("Task-share override of node", nodeId));
+        ETags.checkIfMatch(ifMatch, set.getVersion());
+        sets.delete(set);
+        sets.flush();
+        revisions.bump();
+    }
+
+    /** The node's override if present, else the cluster default. */
+    @Transactional(readOnly = true)
+    TaskShareSet effectiveSet(UUID nodeId) {
+        return sets.findByNodeId(nodeId).orElseGet(this::clusterDefault);
+    }
+
+    private TaskShareSet clusterDefault() {
+        return sets.findByNodeIdIsNull()
+                .orElseThrow(() -> new IllegalStateException("The cluster-default task shares are missing; the schema seeds them"));
+    }
+
+    private TaskShareSet replace(TaskShareSet set, TaskSharesRequest request) {
+        List<TaskShareConfig> tasks = toConfigs(request);
+        if (tasks.equals(set.getTasks())) {
+            return set;
+        }
+        set.setTasks(tasks);
+        revisions.bump();
+        return sets.saveAndFlush(set);
+    }
+
+    private static List<TaskShareConfig> toConfigs(TaskSharesRequest request) {
+        return request.tasks().stream().map(TaskShareRequest::toConfig).toList();
+    }
+}

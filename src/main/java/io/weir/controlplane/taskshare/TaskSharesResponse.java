@@ -1,0 +1,34 @@
+package io.weir.controlplane.taskshare;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import io.weir.protocol.TaskShareConfig;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * A set of task CPU shares as the API shows it.
+ *
+ * @param nodeId the node asked about; null for the cluster default
+ * @param source where the tasks come from: {@value #CLUSTER_DEFAULT} or {@value #NODE_OVERRIDE}
+ * @param tasks the tasks in order
+ * @param version the version of the set shown (the cluster default's when a node has no
+ *     override); also the ETag
+ * @param updatedAt when that set last changed
+ */
+@Schema(name = "TaskShares", description = "Task CPU shares: the cluster default, or what one node enforces.")
+public record TaskSharesResponse(
+        @Schema(description = "The node asked about; null for the cluster default.") UUID nodeId,
+        @Schema(description = "Where the tasks come from.", allowableValues = {CLUSTER_DEFAULT, NODE_OVERRIDE}) String source,
+        List<TaskShareConfig> tasks,
+        @Schema(description = "Optimistic-lock version of the set shown; also sent as the ETag.") long version,
+        Instant updatedAt) {
+
+    public static final String CLUSTER_DEFAULT = "cluster-default";
+    public static final String NODE_OVERRIDE = "node-override";
+
+    static TaskSharesResponse from(TaskShareSet set, UUID nodeId) {
+        return new TaskSharesResponse(nodeId, set.getNodeId() == null ? CLUSTER_DEFAULT : NODE_OVERRIDE,
+                set.getTasks(), set.getVersion(), set.getUpdatedAt());
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * Task CPU shares: how the root scheduler of each data node divides CPU time among its tasks
+ * (foreground client IO, gc, flush, replication, scrub, ...).
+ *
+ * <p>One cluster default, seeded by the schema, and at most one override per node; a node
+ * enforces its override if it has one, else the default (exposed to the desired config as
+ * {@link io.weir.controlplane.config.EffectiveTaskShares}). A share is static, or dynamic: it then
+ * follows a utilization signal between two thresholds, linearly or exponentially (US 9,600,337).
+ * Every change bumps the config revision.
+ */
+package io.weir.controlplane.taskshare;
