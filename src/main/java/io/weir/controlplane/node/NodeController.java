@@ -6,11 +6,13 @@ import io.swagger.v3.oas.annotations.enums.ParameterIn;
 import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.Paging;
 import io.weir.controlplane.web.RequestValidationException;
+import io.weir.protocol.DesiredConfig;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.validation.Valid;
 import java.util.ArrayList;
@@ -39,9 +41,11 @@ import tools.jackson.databind.JsonNode;
 class NodeController {
 
     private final NodeService service;
+    private final DesiredConfigService desiredConfigs;
 
-    NodeController(NodeService service) {
+    NodeController(NodeService service, DesiredConfigService desiredConfigs) {
         this.service = service;
+        this.desiredConfigs = desiredConfigs;
     }
 
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -89,6 +93,16 @@ class NodeController {
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         service.delete(nodeId, ifMatch);
         return ResponseEntity.noContent().build();
+    }
+
+    @GetMapping("/{nodeId}/desired-config")
+    @Operation(summary = "Get a data node's desired config",
+            description = "The full snapshot the node must enforce: its task shares, the tenants and volumes placed on it "
+                    + "with their effective policies, stamped with the global config revision. The push channel sends "
+                    + "exactly this object to the node's agent.")
+    DesiredConfig getDesiredConfig(@PathVariable UUID nodeId) {
+        service.require(nodeId);
+        return desiredConfigs.forNode(nodeId);
     }
 
     private static List<Map.Entry<String, String>> labelSelectors(String[] values) {
