@@ -61,6 +61,12 @@ public class NodeService {
         return nodes.findById(id).orElseThrow(() -> ApiException.notFound("Node", id));
     }
 
+    /** Whether a node with this id exists; unlike {@link #require} it never throws. */
+    @Transactional(readOnly = true)
+    public boolean exists(UUID id) {
+        return nodes.existsById(id);
+    }
+
     @Transactional(readOnly = true)
     public NodeResponse get(UUID id) {
         DataNode node = require(id);

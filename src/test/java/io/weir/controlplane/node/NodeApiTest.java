@@ -346,5 +346,7 @@ class NodeApiTest extends IntegrationTest {
         Response created = create(unique("req"), "");
         UUID id = UUID.fromString(created.json().get("id").asString());
         assertThat(nodes.require(id).getName()).isEqualTo(created.json().get("name").asString());
+        assertThat(nodes.exists(id)).isTrue();
+        assertThat(nodes.exists(UUID.randomUUID())).isFalse();
     }
 }
