@@ -188,6 +188,8 @@ class NodeApiTest extends IntegrationTest {
         assertThat(labels.propertyNames()).containsExactly("disk", "rack", "tier");
         assertThat(labels.get("rack").asString()).isEqualTo("r2");
         assertThat(patched.json().get("address").asString()).isEqualTo("h1:10809");
+        assertThat(patched.json().get("updatedAt")).as("a labels-only change moves updatedAt")
+                .isNotEqualTo(created.json().get("updatedAt"));
 
         Response cleared = api.patch(path, "{\"labels\":null,\"address\":null}", patched.etag());
         assertThat(cleared.status()).isEqualTo(200);
@@ -261,6 +263,25 @@ class NodeApiTest extends IntegrationTest {
         assertThat(missing.status()).isEqualTo(404);
         assertThat(missing.contentType()).startsWith("application/problem+json");
         assertThat(api.delete(path, null).status()).isEqualTo(404);
+    }
+
+    @Test
+    void deletingANodeThatServesVolumesAnswers409NamingThemAndKeepsTheNode() {
+        Response node = create(unique("busy"), "");
+        String nodeId = node.json().get("id").asString();
+        Response tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("busy-t") + "\"}");
+        Response volume = api.post("/api/v1/tenants/" + tenant.json().get("id").asString() + "/volumes",
+                "{\"name\":\"busy-vol\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + nodeId + "\"]}");
+        assertThat(volume.status()).as(volume.toString()).isEqualTo(201);
+
+        Response refused = api.delete(path(node), null);
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(refused.contentType()).startsWith("application/problem+json");
+        assertThat(refused.json().get("volumes").get(0).asString()).isEqualTo("busy-vol");
+        assertThat(api.get(path(node)).status()).isEqualTo(200);
+
+        assertThat(api.delete("/api/v1/volumes/" + volume.json().get("id").asString(), null).status()).isEqualTo(204);
+        assertThat(api.delete(path(node), null).status()).isEqualTo(204);
     }
 
     @Test
