@@ -86,7 +86,8 @@ class NodeController {
         return withETag(service.patch(nodeId, patch, ifMatch));
     }
 
-    @DeleteMapping("/{nodeId}")
+    // No body on success: any Accept (such as problem+json alone) is fine.
+    @DeleteMapping(path = "/{nodeId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Delete a data node",
             description = "Refused with 409 while volumes are placed on it. Its task-share override is deleted with it.")
     ResponseEntity<Void> deleteNode(@PathVariable UUID nodeId,

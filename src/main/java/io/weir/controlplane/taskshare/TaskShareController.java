@@ -61,7 +61,8 @@ class TaskShareController {
         return withETag(service.replaceForNode(nodeId, request, ifMatch));
     }
 
-    @DeleteMapping("/nodes/{nodeId}/task-shares")
+    // No body on success: any Accept (such as problem+json alone) is fine.
+    @DeleteMapping(path = "/nodes/{nodeId}/task-shares", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Delete a node's task-share override", description = "The node falls back to the cluster default; 404 if it has no override.")
     ResponseEntity<Void> deleteNodeTaskShares(@PathVariable UUID nodeId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {

@@ -17,8 +17,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * Tenants: create, read, replace, patch and delete.
  *
- * <p>A change bumps the config revision only when it alters what a node enforces: the weight or
- * a limit. The display name is for people and bumps nothing. A tenant can be deleted only while
+ * <p>A change bumps the config revision only when it alters what a node's desired config holds:
+ * the name, the weight or a limit. The display name is for people and bumps nothing. A tenant can be deleted only while
  * no volume belongs to it; the volume feature vetoes the delete through {@link TenantDeleting}.
  */
 @Service
@@ -73,7 +73,9 @@ public class TenantService {
         if (!tenant.getName().equals(request.name()) && tenants.existsByNameAndIdNot(request.name(), id)) {
             throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
         }
-        boolean enforced = tenant.getWeight() != request.weightOrDefault()
+        // The name travels in every desired-config snapshot; the display name does not.
+        boolean enforced = !tenant.getName().equals(request.name())
+                || tenant.getWeight() != request.weightOrDefault()
                 || !Objects.equals(tenant.getMaxIops(), request.maxIops())
                 || !Objects.equals(tenant.getMaxBytesPerSec(), request.maxBytesPerSec());
         tenant.setName(request.name());

@@ -105,6 +105,15 @@ class TenantApiTest extends IntegrationTest {
     }
 
     @Test
+    void renameBumpsTheRevisionBecauseSnapshotsCarryTheName() {
+        Response created = create(unique("old"), "");
+        String path = "/api/v1/tenants/" + created.json().get("id").asString();
+        long before = revisions.current();
+        assertThat(api.patch(path, "{\"name\":\"" + unique("new") + "\"}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).isGreaterThan(before);
+    }
+
+    @Test
     void listsArePagedInCreationOrderAndFilterByName() {
         String marker = unique("page");
         for (int i = 0; i < 5; i++) {
