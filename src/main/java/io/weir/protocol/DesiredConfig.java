@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.List;
 import java.util.UUID;
 
@@ -14,12 +16,13 @@ import java.util.UUID;
  * @param tenants the tenants that have at least one volume on this node
  * @param volumes the volumes placed on this node, each with its effective policy
  */
+@JsonClassDescription("Everything one data node must enforce, as a full snapshot stamped with the global config revision. Pushed to the node's agent as is.")
 public record DesiredConfig(
-        UUID nodeId,
-        long revision,
-        List<TaskShareConfig> tasks,
-        List<TenantConfig> tenants,
-        List<VolumeConfig> volumes) {
+        @JsonPropertyDescription("The node this snapshot is for.") UUID nodeId,
+        @JsonPropertyDescription("The global config revision the snapshot reflects.") long revision,
+        @JsonPropertyDescription("Task CPU shares: the node's override if it has one, else the cluster default.") List<TaskShareConfig> tasks,
+        @JsonPropertyDescription("The tenants with at least one volume on this node.") List<TenantConfig> tenants,
+        @JsonPropertyDescription("The volumes placed on this node, each with its effective policy.") List<VolumeConfig> volumes) {
 
     public DesiredConfig {
         tasks = List.copyOf(tasks);

@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 /**
  * The QoS a volume gets after its policy and its per-volume overrides are combined: what the
  * scheduler on a data node enforces for that volume's flow.
@@ -13,12 +15,13 @@ package io.weir.protocol;
  * @param minChargeBytes cost model: an IO is charged at least this many bytes (small IOs cost
  *     like 4 KiB by default)
  */
+@JsonClassDescription("The QoS a volume gets once its policy and per-volume overrides are combined: what the data node enforces for its flow.")
 public record EffectivePolicy(
-        int weight,
-        Long minIops,
-        Long maxIops,
-        Long burstIops,
-        Long maxBytesPerSec,
-        Long burstBytesPerSec,
-        int minChargeBytes) {
+        @JsonPropertyDescription("Proportional share among the tenant's volumes, 1-10000.") int weight,
+        @JsonPropertyDescription("Reservation (minimum IOPS) served before weight-based sharing; null for none.") Long minIops,
+        @JsonPropertyDescription("IOPS limit; null for unlimited.") Long maxIops,
+        @JsonPropertyDescription("IOPS that banked burst credit may reach; null for no bursting.") Long burstIops,
+        @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") Long maxBytesPerSec,
+        @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") Long burstBytesPerSec,
+        @JsonPropertyDescription("Cost model: every IO is charged at least this many bytes.") int minChargeBytes) {
 }

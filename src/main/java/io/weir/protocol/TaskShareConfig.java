@@ -1,5 +1,8 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 /**
  * The CPU share of one scheduler task (foreground, gc, flush, replication, scrub, ...).
  *
@@ -9,7 +12,11 @@ package io.weir.protocol;
  * @param dynamic optional curve that makes the share follow a utilization signal; null for a
  *     static share
  */
-public record TaskShareConfig(String name, int share, DynamicShare dynamic) {
+@JsonClassDescription("The CPU share of one scheduler task (foreground, gc, flush, replication, scrub, ...).")
+public record TaskShareConfig(
+        @JsonPropertyDescription("Task name.") String name,
+        @JsonPropertyDescription("Static CPU share, 1-10000: the root scheduler runs the task with the lowest CPU time divided by share.") int share,
+        @JsonPropertyDescription("Optional curve that makes the share follow a utilization signal; null for a static share.") DynamicShare dynamic) {
 
     /**
      * A share that follows a utilization signal u in [0, 1] supplied by the data node: {@code low}
@@ -21,7 +28,13 @@ public record TaskShareConfig(String name, int share, DynamicShare dynamic) {
      * @param high share at or above t2
      * @param curve shape of the ramp between t1 and t2
      */
-    public record DynamicShare(double t1, double t2, int low, int high, Curve curve) {
+    @JsonClassDescription("A share that follows a utilization signal u in [0, 1]: low below t1, high above t2, and a ramp between.")
+    public record DynamicShare(
+            @JsonPropertyDescription("Threshold below which the share is low.") double t1,
+            @JsonPropertyDescription("Threshold above which the share is high; t1 < t2.") double t2,
+            @JsonPropertyDescription("Share at or below t1.") int low,
+            @JsonPropertyDescription("Share at or above t2.") int high,
+            @JsonPropertyDescription("Shape of the ramp between t1 and t2: linear or exponential.") Curve curve) {
     }
 
     /** Shape of a dynamic share's ramp. JSON form: {@code linear} or {@code exponential}. */

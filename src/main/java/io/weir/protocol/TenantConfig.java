@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.UUID;
 
 /**
@@ -11,5 +13,11 @@ import java.util.UUID;
  * @param maxIops aggregate IOPS limit over the tenant's volumes, null for unlimited
  * @param maxBytesPerSec aggregate bytes/s limit, null for unlimited
  */
-public record TenantConfig(UUID id, String name, int weight, Long maxIops, Long maxBytesPerSec) {
+@JsonClassDescription("A tenant as a data node enforces it: one level of the foreground flow hierarchy.")
+public record TenantConfig(
+        @JsonPropertyDescription("Tenant id.") UUID id,
+        @JsonPropertyDescription("Tenant name.") String name,
+        @JsonPropertyDescription("Proportional share among tenants, 1-10000.") int weight,
+        @JsonPropertyDescription("Aggregate IOPS limit over the tenant's volumes; null for unlimited.") Long maxIops,
+        @JsonPropertyDescription("Aggregate bytes/s limit; null for unlimited.") Long maxBytesPerSec) {
 }

@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.UUID;
 
 /**
@@ -12,5 +14,11 @@ import java.util.UUID;
  * @param sizeBytes export size
  * @param policy the effective QoS policy
  */
-public record VolumeConfig(UUID id, UUID tenantId, String name, long sizeBytes, EffectivePolicy policy) {
+@JsonClassDescription("A volume placed on the node: one flow of the foreground task and one NBD export named after it.")
+public record VolumeConfig(
+        @JsonPropertyDescription("Volume id.") UUID id,
+        @JsonPropertyDescription("The tenant it belongs to.") UUID tenantId,
+        @JsonPropertyDescription("Volume name, unique within its tenant; also the NBD export name.") String name,
+        @JsonPropertyDescription("Export size in bytes.") long sizeBytes,
+        @JsonPropertyDescription("The effective QoS policy.") EffectivePolicy policy) {
 }

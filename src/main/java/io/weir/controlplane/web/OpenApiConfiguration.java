@@ -1,5 +1,7 @@
 package io.weir.controlplane.web;
 
+import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -16,6 +18,12 @@ import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.servers.Server;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.TaskShareConfig;
+import io.weir.protocol.TenantConfig;
+import io.weir.protocol.VolumeConfig;
+import java.lang.reflect.RecordComponent;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -61,6 +69,41 @@ class OpenApiConfiguration {
                                 + "PATCH takes a JSON merge patch (RFC 7396).")
                         .license(new License().name("Apache-2.0").identifier("Apache-2.0")))
                 .servers(List.of(new Server().url("http://localhost:8080").description("Local control plane")));
+    }
+
+    /**
+     * The protocol records may not depend on swagger, so they document themselves with Jackson's
+     * {@code @JsonClassDescription} and {@code @JsonPropertyDescription}; this copies those into
+     * their schemas.
+     */
+    @Bean
+    OpenApiCustomizer protocolDescriptions() {
+        List<Class<?>> documented = List.of(DesiredConfig.class, TaskShareConfig.class,
+                TaskShareConfig.DynamicShare.class, TenantConfig.class, VolumeConfig.class, EffectivePolicy.class);
+        return openApi -> {
+            if (openApi.getComponents() == null || openApi.getComponents().getSchemas() == null) {
+                return;
+            }
+            for (Class<?> type : documented) {
+                Schema<?> schema = openApi.getComponents().getSchemas().get(type.getSimpleName());
+                if (schema == null) {
+                    continue;
+                }
+                JsonClassDescription description = type.getAnnotation(JsonClassDescription.class);
+                if (description != null) {
+                    schema.setDescription(description.value());
+                }
+                for (RecordComponent component : type.getRecordComponents()) {
+                    // The annotation cannot target a record component; Java puts it on the accessor.
+                    JsonPropertyDescription property = component.getAccessor().getAnnotation(JsonPropertyDescription.class);
+                    Schema<?> propertySchema = schema.getProperties() == null ? null
+                            : schema.getProperties().get(component.getName());
+                    if (property != null && propertySchema != null) {
+                        propertySchema.setDescription(property.value());
+                    }
+                }
+            }
+        };
     }
 
     @Bean
