@@ -66,10 +66,10 @@ import org.HdrHistogram.Histogram;
  * <h3>Reservations</h3>
  * mClock's reservation tag, kept per volume for its head request: a volume that becomes ready
  * starts at {@code max(tag, now)}; each reservation-phase dispatch advances it by
- * {@code 1 / minIops}. Weight-phase dispatches do not advance it (mClock's tag adjustment [2]),
- * so reservation service is on top of nothing: a volume whose weight share already exceeds its
- * reservation still sees the reservation phase, but its counter is charged for that service,
- * leaving its total at {@code max(reservation, fair share)}. When reservations exceed capacity,
+ * {@code 1 / minIops}. Weight-phase dispatches do not advance it (mClock's tag adjustment [2]).
+ * A volume whose weight share already exceeds its reservation still sees the reservation phase,
+ * but its counter is charged for that service too, which leaves its total at
+ * {@code max(reservation, fair share)} rather than the sum. When reservations exceed capacity,
  * earliest-tag-first serves each volume in proportion to its {@code minIops}.
  * <b>Deviation:</b> the earliest tag lags {@code now} by at most {@link #RESERVATION_MAX_LAG_NANOS}:
  * when it would lag more, all tags move forward together (one shared offset, {@code O(1)}), which
