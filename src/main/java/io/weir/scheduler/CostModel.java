@@ -23,12 +23,15 @@ public interface CostModel {
 
     /** The byte cost model: {@code max(bytes, minChargeBytes, 1)}. */
     static CostModel bytes(long minChargeBytes) {
-        return new Bytes(minChargeBytes);
+        return minChargeBytes == DEFAULT_MIN_CHARGE_BYTES ? Bytes.DEFAULT : new Bytes(minChargeBytes);
     }
 
-    /** The byte cost model with {@link #DEFAULT_MIN_CHARGE_BYTES}. */
+    /**
+     * The byte cost model with {@link #DEFAULT_MIN_CHARGE_BYTES}: one shared instance, so that
+     * thousands of volumes do not each drag their own cost-model object through the cache.
+     */
     static CostModel bytes() {
-        return new Bytes(DEFAULT_MIN_CHARGE_BYTES);
+        return Bytes.DEFAULT;
     }
 
     /**
@@ -37,6 +40,8 @@ public interface CostModel {
      * @param minChargeBytes the smallest charge for one request, in bytes; {@code 0} means no floor
      */
     record Bytes(long minChargeBytes) implements CostModel {
+        static final Bytes DEFAULT = new Bytes(DEFAULT_MIN_CHARGE_BYTES);
+
         public Bytes {
             if (minChargeBytes < 0) {
                 throw new IllegalArgumentException("minChargeBytes must be >= 0: " + minChargeBytes);

@@ -31,11 +31,13 @@ final class FlowNode extends SchedNode {
     long writeBytes;
     long rejected;
     long cpuNanos;
-    final LatencyRecorder wait = new LatencyRecorder();
-    final LatencyRecorder service = new LatencyRecorder();
+    /** Wait-time counts ({@link LatencyRecorder}), allocated on first use. */
+    int[] waitCounts;
+    /** Service-time counts ({@link LatencyRecorder}), allocated on first use. */
+    int[] serviceCounts;
 
-    FlowNode(VolumeSpec spec) {
-        super(spec.id(), spec.weight());
+    FlowNode(VolumeSpec spec, int slot) {
+        super(spec.id(), spec.weight(), slot);
     }
 
     void push(Ticket<?> t) {

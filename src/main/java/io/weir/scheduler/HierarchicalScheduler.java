@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import org.HdrHistogram.IntCountsHistogram;
+import org.HdrHistogram.Histogram;
 
 /**
  * The single-threaded core of Weir's hierarchical QoS scheduler: a root scheduler that divides
@@ -66,10 +66,10 @@ import org.HdrHistogram.IntCountsHistogram;
  * <h3>Reservations</h3>
  * mClock's reservation tag, kept per volume for its head request: a volume that becomes ready
  * starts at {@code max(tag, now)}; each reservation-phase dispatch advances it by
- * {@code 1 / minIops}. Weight-phase dispatches do not advance it (mClock's tag adjustment [2]),
- * so reservation service is on top of nothing: a volume whose weight share already exceeds its
- * reservation still sees the reservation phase, but its counter is charged for that service,
- * leaving its total at {@code max(reservation, fair share)}. When reservations exceed capacity,
+ * {@code 1 / minIops}. Weight-phase dispatches do not advance it (mClock's tag adjustment [2]).
+ * A volume whose weight share already exceeds its reservation still sees the reservation phase,
+ * but its counter is charged for that service too, which leaves its total at
+ * {@code max(reservation, fair share)} rather than the sum. When reservations exceed capacity,
  * earliest-tag-first serves each volume in proportion to its {@code minIops}.
  * <b>Deviation:</b> the earliest tag lags {@code now} by at most {@link #RESERVATION_MAX_LAG_NANOS}:
  * when it would lag more, all tags move forward together (one shared offset, {@code O(1)}), which
@@ -111,10 +111,18 @@ public final class HierarchicalScheduler<R> {
 
     private final Map<String, TenantNode> tenants = new LinkedHashMap<>();
     private final Map<String, FlowNode> flows = new LinkedHashMap<>();
-    private final IndexedHeap<TenantNode> fgReady = new IndexedHeap<>(IndexedHeap.READY);
+    /** Positions in ready heaps (each node is in at most one: its parent's). */
+    private final IndexedHeap.Positions readyPositions = new IndexedHeap.Positions();
+    private final IndexedHeap.Positions timerPositions = new IndexedHeap.Positions();
+    private final IndexedHeap.Positions reservationPositions = new IndexedHeap.Positions();
+    private final IndexedHeap<TenantNode> fgReady = new IndexedHeap<>(readyPositions);
     private long fgVtime;
-    private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(IndexedHeap.TIMER);
-    private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(IndexedHeap.RESERVATION);
+    private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(timerPositions);
+    private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(reservationPositions);
+    /** Free node slots, reused before new ones are minted. */
+    private int[] freeSlots = new int[16];
+    private int freeSlotCount;
+    private int nextSlot;
     /**
      * Added to every stored reservation tag before it is compared with the clock. Raising it moves
      * all tags forward together, which bounds the lag without changing their order.
@@ -146,15 +154,28 @@ public final class HierarchicalScheduler<R> {
      * @throws QueueFullException if the volume's queue is at its bound (counted in {@link Stats#rejected()})
      */
     public Ticket<R> enqueue(String volumeId, IoKind kind, long bytes, R request, long now) {
+        return enqueue(volumeId, kind, bytes, request, now, false);
+    }
+
+    /**
+     * Queues a foreground request that was already admitted elsewhere (by {@link QosExecutor}'s
+     * lock-free admission): the queue bound is not checked again, and a volume that is draining
+     * still takes it, since the caller already holds a future for it.
+     */
+    Ticket<R> enqueueAdmitted(String volumeId, IoKind kind, long bytes, R request, long now) {
+        return enqueue(volumeId, kind, bytes, request, now, true);
+    }
+
+    private Ticket<R> enqueue(String volumeId, IoKind kind, long bytes, R request, long now, boolean admitted) {
         FlowNode f = flows.get(volumeId);
-        if (f == null || f.draining) {
+        if (f == null || (f.draining && !admitted)) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
         }
         Objects.requireNonNull(kind, "kind");
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
         }
-        if (f.size >= f.capacity) {
+        if (!admitted && f.size >= f.capacity) {
             f.rejected++;
             throw new QueueFullException(f.id, f.capacity);
         }
@@ -182,11 +203,20 @@ public final class HierarchicalScheduler<R> {
      * @throws QueueFullException if the task's queue is at its bound
      */
     public Ticket<R> enqueueBackground(String task, R request, long now) {
+        return enqueueBackground(task, request, now, false);
+    }
+
+    /** Background counterpart of {@link #enqueueAdmitted}. */
+    Ticket<R> enqueueBackgroundAdmitted(String task, R request, long now) {
+        return enqueueBackground(task, request, now, true);
+    }
+
+    private Ticket<R> enqueueBackground(String task, R request, long now, boolean admitted) {
         TaskNode k = tasksByName.get(task);
-        if (k == null || k.draining || k.foreground) {
+        if (k == null || (k.draining && !admitted) || k.foreground) {
             throw new IllegalArgumentException("unknown or removed background task '" + task + "'");
         }
-        if (k.size >= k.capacity) {
+        if (!admitted && k.size >= k.capacity) {
             k.rejected++;
             throw new QueueFullException(k.name, k.capacity);
         }
@@ -238,9 +268,9 @@ public final class HierarchicalScheduler<R> {
         t.status = Ticket.RUNNING;
         t.dispatchedAt = now;
         long waited = now - t.enqueuedAt;
-        best.wait.recordNanos(waited);
+        best.waitCounts = LatencyRecorder.record(best.waitCounts, waited);
         if (t.flow != null) {
-            t.flow.wait.recordNanos(waited);
+            t.flow.waitCounts = LatencyRecorder.record(t.flow.waitCounts, waited);
         }
         return t;
     }
@@ -313,7 +343,7 @@ public final class HierarchicalScheduler<R> {
         k.cpuNanos += cpu;
         k.inFlight--;
         k.ops++;
-        k.service.recordNanos(served);
+        k.serviceCounts = LatencyRecorder.record(k.serviceCounts, served);
         FlowNode f = ticket.flow;
         if (f != null) {
             f.inFlight--;
@@ -325,7 +355,7 @@ public final class HierarchicalScheduler<R> {
                 f.writeOps++;
                 f.writeBytes += ticket.bytes;
             }
-            f.service.recordNanos(served);
+            f.serviceCounts = LatencyRecorder.record(f.serviceCounts, served);
             if (f.draining) {
                 maybeRetire(f);
             }
@@ -490,7 +520,7 @@ public final class HierarchicalScheduler<R> {
             ids.add(s.id());
             TenantNode tn = tenants.get(s.id());
             if (tn == null) {
-                tn = new TenantNode(s);
+                tn = new TenantNode(s, allocateSlot(), readyPositions);
                 tn.counter = fgVtime;
                 tn.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 tenants.put(s.id(), tn);
@@ -518,7 +548,7 @@ public final class HierarchicalScheduler<R> {
             TenantNode tn = tenants.get(s.tenantId());
             FlowNode f = flows.get(s.id());
             if (f == null) {
-                f = new FlowNode(s);
+                f = new FlowNode(s, allocateSlot());
                 f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 f.reservationTag = now - reservationShift;
                 f.tenant = tn;
@@ -571,20 +601,35 @@ public final class HierarchicalScheduler<R> {
         for (TenantNode tn : new ArrayList<>(tenants.values())) {
             if (tn.draining && tn.flows.isEmpty()) {
                 tenants.remove(tn.id);
+                releaseSlot(tn);
             } else {
                 refreshTenant(tn, now);
             }
         }
     }
 
+    /** Marks a node idle after every heap was cleared; precondition: it is in no heap. */
     private static void settle(SchedNode n, long now) {
         if (n.state == SchedNode.THROTTLED) {
             n.throttledNanos += Math.max(0, now - n.throttledSince);
         }
         n.state = SchedNode.IDLE;
-        n.readyIndex = -1;
-        n.timerIndex = -1;
-        n.reservationIndex = -1;
+    }
+
+    private int allocateSlot() {
+        int slot = freeSlotCount > 0 ? freeSlots[--freeSlotCount] : nextSlot++;
+        readyPositions.ensure(slot);
+        timerPositions.ensure(slot);
+        reservationPositions.ensure(slot);
+        return slot;
+    }
+
+    /** Returns a retired node's slot; precondition: the node is in no heap. */
+    private void releaseSlot(SchedNode n) {
+        if (freeSlotCount == freeSlots.length) {
+            freeSlots = java.util.Arrays.copyOf(freeSlots, freeSlotCount * 2);
+        }
+        freeSlots[freeSlotCount++] = n.slot;
     }
 
     private void maybeRetire(FlowNode f) {
@@ -596,10 +641,12 @@ public final class HierarchicalScheduler<R> {
             f.state = SchedNode.IDLE;
             flows.remove(f.id);
             tn.flows.remove(f);
+            releaseSlot(f);
             if (tn.draining && tn.flows.isEmpty()) {
                 fgReady.remove(tn);
                 timers.remove(tn);
                 tenants.remove(tn.id);
+                releaseSlot(tn);
             }
         }
     }
@@ -685,12 +732,18 @@ public final class HierarchicalScheduler<R> {
         Map<String, Stats> ks = new HashMap<>();
         for (TenantNode tn : tenants.values()) {
             long rOps = 0, wOps = 0, rB = 0, wB = 0, q = 0, inf = 0, rej = 0, cpu = 0;
-            IntCountsHistogram w = new IntCountsHistogram(LatencyRecorder.SIGNIFICANT_DIGITS);
-            IntCountsHistogram s = new IntCountsHistogram(LatencyRecorder.SIGNIFICANT_DIGITS);
+            Histogram tw = LatencyRecorder.newHistogram();
+            Histogram tsv = LatencyRecorder.newHistogram();
             for (FlowNode f : tn.flows) {
+                Histogram w = LatencyRecorder.newHistogram();
+                Histogram sv = LatencyRecorder.newHistogram();
+                LatencyRecorder.addTo(f.waitCounts, w);
+                LatencyRecorder.addTo(f.serviceCounts, sv);
+                tw.add(w);
+                tsv.add(sv);
                 vs.put(f.id, new Stats(f.id, f.readOps, f.writeOps, f.readBytes, f.writeBytes, f.size, f.inFlight,
-                        f.rejected, f.wait.percentileNanos(50), f.wait.percentileNanos(99),
-                        f.service.percentileNanos(50), f.service.percentileNanos(99), f.throttledNanos(now),
+                        f.rejected, LatencyRecorder.percentile(w, 50), LatencyRecorder.percentile(w, 99),
+                        LatencyRecorder.percentile(sv, 50), LatencyRecorder.percentile(sv, 99), f.throttledNanos(now),
                         f.cpuNanos, 0));
                 rOps += f.readOps;
                 wOps += f.writeOps;
@@ -700,23 +753,23 @@ public final class HierarchicalScheduler<R> {
                 inf += f.inFlight;
                 rej += f.rejected;
                 cpu += f.cpuNanos;
-                f.wait.addTo(w);
-                f.service.addTo(s);
                 if (resetLatencies) {
-                    f.wait.reset();
-                    f.service.reset();
+                    LatencyRecorder.reset(f.waitCounts);
+                    LatencyRecorder.reset(f.serviceCounts);
                 }
             }
-            ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, pct(w, 50), pct(w, 99), pct(s, 50),
-                    pct(s, 99), tn.throttledNanos(now), cpu, 0));
+            ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, LatencyRecorder.percentile(tw, 50),
+                    LatencyRecorder.percentile(tw, 99), LatencyRecorder.percentile(tsv, 50),
+                    LatencyRecorder.percentile(tsv, 99), tn.throttledNanos(now), cpu, 0));
         }
         for (TaskNode k : tasksByName.values()) {
             ks.put(k.name, new Stats(k.name, k.ops, 0, 0, 0, k.foreground ? queued - backgroundQueued() : k.size,
-                    k.inFlight, k.rejected, k.wait.percentileNanos(50), k.wait.percentileNanos(99),
-                    k.service.percentileNanos(50), k.service.percentileNanos(99), 0, k.cpuNanos, k.share));
+                    k.inFlight, k.rejected, LatencyRecorder.percentile(k.waitCounts, 50),
+                    LatencyRecorder.percentile(k.waitCounts, 99), LatencyRecorder.percentile(k.serviceCounts, 50),
+                    LatencyRecorder.percentile(k.serviceCounts, 99), 0, k.cpuNanos, k.share));
             if (resetLatencies) {
-                k.wait.reset();
-                k.service.reset();
+                LatencyRecorder.reset(k.waitCounts);
+                LatencyRecorder.reset(k.serviceCounts);
             }
         }
         return new SchedulerSnapshot(now, vs, ts, ks);
@@ -730,10 +783,6 @@ public final class HierarchicalScheduler<R> {
             }
         }
         return n;
-    }
-
-    private static long pct(IntCountsHistogram h, double p) {
-        return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(p) * 1000;
     }
 
     // --------------------------------------------------------------------------------- tickets

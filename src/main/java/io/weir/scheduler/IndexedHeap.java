@@ -3,37 +3,63 @@ package io.weir.scheduler;
 import java.util.Arrays;
 
 /**
- * A binary min-heap of scheduler nodes keyed by a {@code long}, with each node's position stored
- * in the node itself so that {@link #update} and {@link #remove} are {@code O(log n)} without a
- * search. One node can sit in several heaps at once, one per {@link #role}.
+ * A binary min-heap of scheduler nodes keyed by a {@code long}, whose positions are tracked in a
+ * shared {@link Positions} table so that {@link #update} and {@link #remove} are {@code O(log n)}
+ * without a search. A node can be in one heap per table at a time.
  *
  * <h2>Implementation notes</h2>
+ *
+ * <h3>Memory layout</h3>
+ * Sifting is the hot loop of every decision. Each entry is spread over three parallel arrays
+ * (key, node slot, node reference), and positions live in an {@code int[]} indexed by slot, so a
+ * sift reads and writes only contiguous primitive arrays and never dereferences the nodes it
+ * moves. With 10,000 flows this keeps a decision within a handful of cache lines instead of one
+ * miss per level.
+ *
+ * <h3>Ordering</h3>
  * Keys are counters or {@code nanoTime} values, both of which may wrap, so keys compare by
  * subtraction: {@code a} precedes {@code b} when {@code a - b < 0}. This is a total order as long
  * as all live keys of one heap lie within {@code 2^62} of each other, which the rejoin rule
- * guarantees for counters and which holds for times. Keys are kept in a parallel {@code long[]}
- * so sifting touches one array of primitives, not the nodes.
+ * guarantees for counters and which holds for times.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
 final class IndexedHeap<N extends SchedNode> {
 
-    /** The ready heap of a container, keyed by counter. */
-    static final int READY = 0;
-    /** The timer heap of throttled nodes, keyed by eligible time. */
-    static final int TIMER = 1;
-    /** The reservation heap, keyed by reservation tag. */
-    static final int RESERVATION = 2;
+    private static final int INITIAL_CAPACITY = 4;
 
-    private static final int INITIAL_CAPACITY = 8;
+    /**
+     * Slot-indexed positions of nodes within the heaps that share this table; {@code -1} when a
+     * node is in none of them.
+     */
+    static final class Positions {
+        int[] pos = new int[64];
 
-    private final int role;
+        Positions() {
+            Arrays.fill(pos, -1);
+        }
+
+        void ensure(int slot) {
+            if (slot >= pos.length) {
+                int old = pos.length;
+                pos = Arrays.copyOf(pos, Math.max(slot + 1, old * 2));
+                Arrays.fill(pos, old, pos.length, -1);
+            }
+        }
+
+        int get(int slot) {
+            return pos[slot];
+        }
+    }
+
+    private final Positions positions;
     private SchedNode[] nodes = new SchedNode[INITIAL_CAPACITY];
     private long[] keys = new long[INITIAL_CAPACITY];
+    private int[] slots = new int[INITIAL_CAPACITY];
     private int size;
 
-    IndexedHeap(int role) {
-        this.role = role;
+    IndexedHeap(Positions positions) {
+        this.positions = positions;
     }
 
     int size() {
@@ -55,45 +81,49 @@ final class IndexedHeap<N extends SchedNode> {
     }
 
     boolean contains(SchedNode n) {
-        return index(n) >= 0;
+        return positions.pos[n.slot] >= 0;
     }
 
     void add(N n, long key) {
-        if (index(n) >= 0) {
-            throw new IllegalStateException("already in heap: " + n);
+        if (positions.pos[n.slot] >= 0) {
+            throw new IllegalStateException("already in a heap: " + n);
         }
         if (size == nodes.length) {
-            nodes = Arrays.copyOf(nodes, size * 2);
-            keys = Arrays.copyOf(keys, size * 2);
+            int cap = size * 2;
+            nodes = Arrays.copyOf(nodes, cap);
+            keys = Arrays.copyOf(keys, cap);
+            slots = Arrays.copyOf(slots, cap);
         }
-        siftUp(size++, n, key);
+        siftUp(size++, n, n.slot, key);
     }
 
-    /** Changes the key of a node that is in the heap. */
+    /** Changes the key of a node that is in this heap. */
     void update(N n, long key) {
-        int i = index(n);
-        long old = keys[i];
-        if (key - old < 0) {
-            siftUp(i, n, key);
+        int slot = n.slot;
+        int i = positions.pos[slot];
+        if (key - keys[i] < 0) {
+            siftUp(i, n, slot, key);
         } else {
-            siftDown(i, n, key);
+            siftDown(i, n, slot, key);
         }
     }
 
+    /** Removes {@code n} if it is in this heap. */
     void remove(SchedNode n) {
-        int i = index(n);
-        if (i < 0) {
+        int i = positions.pos[n.slot];
+        if (i < 0 || i >= size || nodes[i] != n) {
             return;
         }
-        setIndex(n, -1);
+        positions.pos[n.slot] = -1;
         int last = --size;
         if (i != last) {
             SchedNode moved = nodes[last];
             long k = keys[last];
+            int s = slots[last];
             nodes[last] = null;
-            siftDown(i, moved, k);
+            siftDown(i, moved, s, k);
             if (nodes[i] == moved) {
-                siftUp(i, moved, k);
+                siftUp(i, moved, s, k);
             }
         } else {
             nodes[last] = null;
@@ -110,70 +140,68 @@ final class IndexedHeap<N extends SchedNode> {
         return top;
     }
 
-    /** Removes every node, resetting their positions. */
+    /** Removes every node. */
     void clear() {
+        int[] pos = positions.pos;
         for (int i = 0; i < size; i++) {
-            setIndex(nodes[i], -1);
+            pos[slots[i]] = -1;
             nodes[i] = null;
         }
         size = 0;
     }
 
-    private void siftUp(int i, SchedNode n, long key) {
+    private void siftUp(int i, SchedNode n, int slot, long key) {
+        long[] ks = keys;
+        int[] ss = slots;
+        SchedNode[] ns = nodes;
+        int[] pos = positions.pos;
         while (i > 0) {
             int parent = (i - 1) >>> 1;
-            long pk = keys[parent];
+            long pk = ks[parent];
             if (key - pk >= 0) {
                 break;
             }
-            SchedNode p = nodes[parent];
-            nodes[i] = p;
-            keys[i] = pk;
-            setIndex(p, i);
+            int ps = ss[parent];
+            ns[i] = ns[parent];
+            ks[i] = pk;
+            ss[i] = ps;
+            pos[ps] = i;
             i = parent;
         }
-        nodes[i] = n;
-        keys[i] = key;
-        setIndex(n, i);
+        ns[i] = n;
+        ks[i] = key;
+        ss[i] = slot;
+        pos[slot] = i;
     }
 
-    private void siftDown(int i, SchedNode n, long key) {
-        int half = size >>> 1;
+    private void siftDown(int i, SchedNode n, int slot, long key) {
+        long[] ks = keys;
+        int[] ss = slots;
+        SchedNode[] ns = nodes;
+        int[] pos = positions.pos;
+        int sz = size;
+        int half = sz >>> 1;
         while (i < half) {
             int child = 2 * i + 1;
-            long ck = keys[child];
+            long ck = ks[child];
             int right = child + 1;
-            if (right < size && keys[right] - ck < 0) {
+            if (right < sz && ks[right] - ck < 0) {
                 child = right;
-                ck = keys[right];
+                ck = ks[right];
             }
             if (key - ck <= 0) {
                 break;
             }
-            SchedNode c = nodes[child];
-            nodes[i] = c;
-            keys[i] = ck;
-            setIndex(c, i);
+            int cs = ss[child];
+            ns[i] = ns[child];
+            ks[i] = ck;
+            ss[i] = cs;
+            pos[cs] = i;
             i = child;
         }
-        nodes[i] = n;
-        keys[i] = key;
-        setIndex(n, i);
-    }
-
-    private int index(SchedNode n) {
-        switch (role) {
-            case READY: return n.readyIndex;
-            case TIMER: return n.timerIndex;
-            default: return n.reservationIndex;
-        }
-    }
-
-    private void setIndex(SchedNode n, int i) {
-        switch (role) {
-            case READY: n.readyIndex = i; break;
-            case TIMER: n.timerIndex = i; break;
-            default: n.reservationIndex = i; break;
-        }
+        ns[i] = n;
+        ks[i] = key;
+        ss[i] = slot;
+        pos[slot] = i;
     }
 }

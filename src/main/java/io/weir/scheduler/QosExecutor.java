@@ -7,8 +7,15 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -17,39 +24,51 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>How a request flows</h2>
  * <pre>
- *  submit(volume, kind, bytes, work) ──┐                 ┌──────────── worker 1 ──────────┐
- *  submit(volume, ...)  ───────────────┤                 │ next() → run work → measure CPU │
- *  submitBackground(task, work) ───────┼──► scheduler ───┤ complete(cpu) → next() → ...    │
- *                                      │   (one lock)    └─────────────────────────────────┘
- *        QueueFullException ◄──────────┘                 ┌──────────── worker N ──────────┐
- *        (thrown at once)                                └─────────────────────────────────┘
+ *  submit(volume, kind, bytes, work) ─┐ admission         inbox            ┌──────── worker 1 ────────┐
+ *  submit(volume, ...)  ──────────────┼─(bound check, ──► (lock-free ──►   │ lock: drain inbox into   │
+ *  submitBackground(task, work) ──────┘  lock-free)        MPSC list)      │ scheduler, complete last,│
+ *        │                                                                 │ next(); unlock; run work │
+ *        └─► QueueFullException (thrown at once)                           └──────── worker N ────────┘
  * </pre>
  * <ol>
- *   <li>{@link #submit} queues the work on its volume's flow (or {@link #submitBackground} on a
- *       background task) and returns a {@link CompletableFuture}. If the flow's queue is full it
- *       throws {@link QueueFullException} immediately; nothing is ever dropped silently.</li>
- *   <li>An idle worker takes the scheduler's next decision: the task with the least CPU per
- *       share, then within the foreground task the reservation phase or the lowest-counter tenant
- *       and volume that is within its limits.</li>
- *   <li>The worker runs the work outside the lock, reads its thread's CPU clock, and completes
- *       the future with the result or the exception thrown.</li>
- *   <li>On the same lock acquisition as its next decision, the worker charges the CPU time to
- *       the task. If everything queued is throttled, workers sleep until the earliest eligible
- *       time or the next submission.</li>
+ *   <li>{@link #submit} admits the work against its volume's queue bound (or
+ *       {@link #submitBackground} against its task's) with one atomic increment and pushes it on
+ *       a lock-free inbox; it returns a {@link CompletableFuture}. If the queue is full it throws
+ *       {@link QueueFullException} immediately; nothing is ever dropped silently. Submitters
+ *       never take the scheduler lock unless a worker is asleep and must be woken.</li>
+ *   <li>A worker takes the scheduler lock, moves everything in the inbox into the scheduler (in
+ *       arrival order), reports its previous request's CPU time, and takes the next decision: the
+ *       task with the least CPU per share, then within the foreground task the reservation phase
+ *       or the lowest-counter tenant and volume that is within its limits.</li>
+ *   <li>The worker runs the work outside the lock and completes the future with the result or
+ *       the exception thrown. When the backlog is deep it takes up to {@value #MAX_BATCH}
+ *       decisions per lock acquisition and runs them in order, which amortises the lock. If everything queued is throttled, workers sleep until the earliest
+ *       eligible time or the next submission.</li>
  * </ol>
  *
  * <h2>Thread safety</h2>
  * Every public method may be called from any thread, by any number of submitters at once. All
- * scheduler state sits behind one {@link ReentrantLock}; it is held only for a scheduling decision
- * (microseconds at most, {@code O(log flows)}), never while work runs. Futures are completed
- * outside the lock, on the worker thread, so dependent stages attached with the non-async
- * {@code then*} methods run on a worker: keep them short or use the {@code *Async} variants.
+ * scheduler state sits behind one {@link ReentrantLock}, which only workers (and the rare
+ * reconfigure, snapshot or wake-up) take; it is held only for a scheduling decision
+ * ({@code O(log flows)}), never while work runs. Futures are completed outside the lock, on the
+ * worker thread, so dependent stages attached with the non-async {@code then*} methods run on a
+ * worker: keep them short or use the {@code *Async} variants. A submission that races with a
+ * {@link #reconfigure} removing its volume is still run (the volume drains); if the volume is
+ * already gone when the worker picks the submission up, its future completes exceptionally with
+ * {@link IllegalArgumentException}.
  *
  * <h2>CPU accounting</h2>
- * Each worker reads its {@link CpuClock} once per request, at the end of the request, and charges
- * the difference from the previous reading. The charge therefore includes the worker's share of
- * scheduling overhead, which is a few hundred nanoseconds, and excludes time spent parked while
- * idle (thread CPU time does not advance then).
+ * Reading a thread's CPU clock is a system call (hundreds of nanoseconds), as long as a small
+ * request itself. So each worker samples its {@link CpuClock} at most once per
+ * {@linkplain Builder#cpuSampleInterval(long) sample interval} (default
+ * {@value #DEFAULT_CPU_SAMPLE_INTERVAL_NANOS} ns). Between samples a request is charged its
+ * wall time times the worker's CPU/wall ratio over the previous interval; the request that closes
+ * an interval is charged the interval's measured CPU time minus what was already charged in it.
+ * Every interval's CPU time is therefore charged exactly once in total, a request longer than an
+ * interval is charged almost exactly its own CPU time (time blocked is not CPU), and short
+ * requests share the interval's time in proportion to their wall time. An interval of 0 reads
+ * the CPU clock for every request. The charge includes the worker's scheduling overhead and
+ * excludes time spent parked while idle.
  *
  * <h2>Lifecycle</h2>
  * {@link #close()} stops accepting new work ({@link RejectedExecutionException}), lets the workers
@@ -68,23 +87,61 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class QosExecutor implements AutoCloseable {
 
+    /**
+     * Most requests a worker takes per lock acquisition. A worker takes a full batch only while no
+     * other worker is idle, and otherwise a fair share of the backlog, so batching does not leave
+     * a worker without work. It amortises the lock (and the cache lines of the scheduler moving
+     * between cores) and bounds how many requests the root scheduler dispatches before it sees
+     * their CPU charges.
+     */
+    static final int MAX_BATCH = 8;
+
+    /**
+     * Longest an idle worker parks without a deadline; a safety net only, since submitters wake
+     * idle workers directly.
+     */
+    static final long IDLE_PARK_NANOS = 100_000_000L;
+
+    /** Default CPU sample interval: one thread-CPU-time read per millisecond of work per worker. */
+    public static final long DEFAULT_CPU_SAMPLE_INTERVAL_NANOS = 1_000_000L;
+
     private final HierarchicalScheduler<Job<?>> scheduler;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition workAvailable = lock.newCondition();
     private final TimeSource clock;
     private final CpuClock cpuClock;
+    private final long cpuSampleInterval;
     private final List<Thread> workers;
-    private int idleWorkers;
-    private boolean closed;
+    /** Per worker: 1 while it is parked (or about to park) with no work; claimed by a waker. */
+    private final AtomicIntegerArray parked;
+
+    /** Admission gates by volume id and by background task name; replaced whole on reconfigure. */
+    private volatile Map<String, Gate> volumeGates;
+    private volatile Map<String, Gate> taskGates;
+
+    /** Inbox: Vyukov's intrusive MPSC list. Producers swap {@code tail}; the lock holder consumes. */
+    private final AtomicReference<Job<?>> inboxTail;
+    private Job<?> inboxHead;
+
+    /** Submitted and not yet dispatched (inbox plus scheduler queues). */
+    private final AtomicInteger undispatched = new AtomicInteger();
+    /** Workers asleep or about to sleep; submitters wake one when this is non-zero. */
+    private final AtomicInteger idleWorkers = new AtomicInteger();
+    private volatile boolean closed;
 
     private QosExecutor(Builder b) {
         this.clock = b.timeSource;
         this.cpuClock = b.cpuClock;
+        this.cpuSampleInterval = b.cpuSampleInterval;
         this.scheduler = new HierarchicalScheduler<>(b.config, clock.nanoTime());
+        Job<?> stub = new Job<>(null, null, null, 0, null);
+        this.inboxTail = new AtomicReference<>(stub);
+        this.inboxHead = stub;
+        installGates(b.config);
         this.workers = new ArrayList<>(b.workers);
+        this.parked = new AtomicIntegerArray(b.workers);
         for (int i = 0; i < b.workers; i++) {
-            Thread t = b.threadFactory.newThread(this::workerLoop);
-            workers.add(t);
+            int index = i;
+            workers.add(b.threadFactory.newThread(() -> workerLoop(index)));
         }
         workers.forEach(Thread::start);
     }
@@ -112,17 +169,17 @@ public final class QosExecutor implements AutoCloseable {
      * @throws RejectedExecutionException if the executor is closed
      */
     public <T> CompletableFuture<T> submit(String volumeId, IoKind kind, long bytes, Callable<T> work) {
-        Job<T> job = new Job<>(Objects.requireNonNull(work, "work"));
-        lock.lock();
-        try {
-            checkOpen();
-            scheduler.enqueue(volumeId, kind, bytes, job, clock.nanoTime());
-            if (idleWorkers > 0) {
-                workAvailable.signal();
-            }
-        } finally {
-            lock.unlock();
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(work, "work");
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
         }
+        Gate gate = volumeGates.get(volumeId);
+        if (gate == null) {
+            throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
+        }
+        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate);
+        admit(gate, job);
         return job;
     }
 
@@ -134,35 +191,122 @@ public final class QosExecutor implements AutoCloseable {
      * @throws RejectedExecutionException if the executor is closed
      */
     public <T> CompletableFuture<T> submitBackground(String task, Callable<T> work) {
-        Job<T> job = new Job<>(Objects.requireNonNull(work, "work"));
-        lock.lock();
-        try {
-            checkOpen();
-            scheduler.enqueueBackground(task, job, clock.nanoTime());
-            if (idleWorkers > 0) {
-                workAvailable.signal();
-            }
-        } finally {
-            lock.unlock();
+        Objects.requireNonNull(work, "work");
+        Gate gate = taskGates.get(task);
+        if (gate == null) {
+            throw new IllegalArgumentException("unknown or removed background task '" + task + "'");
         }
+        Job<T> job = new Job<>(work, task, null, 0, gate);
+        admit(gate, job);
         return job;
     }
 
-    private void checkOpen() {
+    private void admit(Gate gate, Job<?> job) {
+        undispatched.incrementAndGet(); // before the closed check: close() waits for it
         if (closed) {
+            undispatched.decrementAndGet();
             throw new RejectedExecutionException("QosExecutor is closed");
+        }
+        if (gate.pending.incrementAndGet() > gate.capacity) {
+            gate.pending.decrementAndGet();
+            gate.rejected.incrementAndGet();
+            undispatched.decrementAndGet();
+            throw new QueueFullException(gate.name, gate.capacity);
+        }
+        Job<?> prev = inboxTail.getAndSet(job);
+        prev.setNext(job); // volatile store: pairs with the idle check below (Dekker)
+        if (idleWorkers.get() > 0) {
+            wakeOne();
         }
     }
 
-    /** Applies a new configuration atomically; see {@link HierarchicalScheduler#reconfigure}. */
+    /**
+     * Wakes one parked worker, without any lock. Correct against a worker going idle at the same
+     * time because the worker publishes {@code parked} and {@code idleWorkers} before it checks the
+     * inbox, and a submitter links its job before it reads {@code idleWorkers}; an unpark that
+     * arrives before the park makes the park return at once.
+     */
+    private void wakeOne() {
+        for (int i = 0; i < parked.length(); i++) {
+            if (parked.get(i) == 1 && parked.compareAndSet(i, 1, 0)) {
+                idleWorkers.decrementAndGet();
+                LockSupport.unpark(workers.get(i));
+                return;
+            }
+        }
+    }
+
+    private void wakeAll() {
+        for (int i = 0; i < parked.length(); i++) {
+            if (parked.compareAndSet(i, 1, 0)) {
+                idleWorkers.decrementAndGet();
+            }
+            LockSupport.unpark(workers.get(i));
+        }
+    }
+
+    /** Moves the inbox into the scheduler. Caller holds {@link #lock}. */
+    private void drainInbox(long now) {
+        for (;;) {
+            Job<?> next = inboxHead.next();
+            if (next == null) {
+                return;
+            }
+            inboxHead = next; // it becomes the new stub
+            try {
+                if (next.kind != null) {
+                    scheduler.enqueueAdmitted(next.target, next.kind, next.bytes, next, now);
+                } else {
+                    scheduler.enqueueBackgroundAdmitted(next.target, next, now);
+                }
+            } catch (RuntimeException e) {
+                // the volume or task was removed and fully drained before this job arrived
+                next.gate.pending.decrementAndGet();
+                undispatched.decrementAndGet();
+                next.completeExceptionally(e);
+            }
+        }
+    }
+
+    private boolean inboxEmpty() {
+        return inboxHead.next() == null;
+    }
+
+    private void installGates(SchedulerConfig config) {
+        Map<String, Gate> oldV = volumeGates == null ? Map.of() : volumeGates;
+        Map<String, Gate> oldT = taskGates == null ? Map.of() : taskGates;
+        Map<String, Gate> v = new HashMap<>();
+        for (SchedulerConfig.VolumeSpec s : config.volumes()) {
+            Gate g = oldV.get(s.id());
+            v.put(s.id(), g == null ? new Gate(s.id(), s.queueCapacity()) : g.withCapacity(s.queueCapacity()));
+        }
+        Map<String, Gate> t = new HashMap<>();
+        for (SchedulerConfig.TaskSpec s : config.tasks()) {
+            if (!s.isForeground()) {
+                Gate g = oldT.get(s.name());
+                t.put(s.name(), g == null ? new Gate(s.name(), s.queueCapacity()) : g.withCapacity(s.queueCapacity()));
+            }
+        }
+        volumeGates = v;
+        taskGates = t;
+    }
+
+    /**
+     * Applies a new configuration atomically; see {@link HierarchicalScheduler#reconfigure}.
+     * Submissions still in the inbox are first moved into the scheduler, so they are governed by
+     * the new policies like everything else already queued.
+     */
     public void reconfigure(SchedulerConfig config) {
         lock.lock();
         try {
-            scheduler.reconfigure(config, clock.nanoTime());
-            workAvailable.signalAll();
+            long now = clock.nanoTime();
+            drainInbox(now);
+            scheduler.reconfigure(config, now);
+            installGates(config);
         } finally {
             lock.unlock();
         }
+        wakeAll();
     }
 
     /** Feeds the utilization signal of a task with a dynamic share. */
@@ -180,14 +324,41 @@ public final class QosExecutor implements AutoCloseable {
         return snapshot(false);
     }
 
-    /** A snapshot of all statistics, optionally restarting the latency histograms. */
+    /**
+     * A snapshot of all statistics, optionally restarting the latency histograms. Queue depths
+     * include submissions still in the inbox; {@code rejected} counts submissions refused by
+     * admission.
+     */
     public SchedulerSnapshot snapshot(boolean resetLatencies) {
         lock.lock();
         try {
-            return scheduler.snapshot(clock.nanoTime(), resetLatencies);
+            long now = clock.nanoTime();
+            drainInbox(now);
+            SchedulerSnapshot s = scheduler.snapshot(now, resetLatencies);
+            Map<String, Stats> vols = new HashMap<>(s.volumes());
+            Map<String, Stats> tenants = new HashMap<>(s.tenants());
+            Map<String, Long> extraByTenant = new HashMap<>();
+            for (SchedulerConfig.VolumeSpec v : scheduler.config().volumes()) {
+                Gate g = volumeGates.get(v.id());
+                Stats st = vols.get(v.id());
+                if (g != null && st != null && g.rejected.get() > 0) {
+                    vols.put(v.id(), withExtraRejected(st, g.rejected.get()));
+                    extraByTenant.merge(v.tenantId(), g.rejected.get(), Long::sum);
+                }
+            }
+            extraByTenant.forEach((t, n) -> tenants.computeIfPresent(t, (k, st) -> withExtraRejected(st, n)));
+            Map<String, Stats> tasks = new HashMap<>(s.tasks());
+            taskGates.forEach((name, g) -> tasks.computeIfPresent(name, (k, st) -> withExtraRejected(st, g.rejected.get())));
+            return new SchedulerSnapshot(s.nanoTime(), vols, tenants, tasks);
         } finally {
             lock.unlock();
         }
+    }
+
+    private static Stats withExtraRejected(Stats s, long n) {
+        return new Stats(s.id(), s.readOps(), s.writeOps(), s.readBytes(), s.writeBytes(), s.queueDepth(), s.inFlight(),
+                s.rejected() + n, s.waitP50Nanos(), s.waitP99Nanos(), s.serviceP50Nanos(), s.serviceP99Nanos(),
+                s.throttledNanos(), s.cpuNanos(), s.share());
     }
 
     /** The configuration in force. */
@@ -200,11 +371,11 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
-    /** Requests queued or running. */
+    /** Requests submitted and not yet completed. */
     public int pending() {
         lock.lock();
         try {
-            return scheduler.queuedCount() + scheduler.runningCount();
+            return undispatched.get() + scheduler.runningCount();
         } finally {
             lock.unlock();
         }
@@ -212,28 +383,18 @@ public final class QosExecutor implements AutoCloseable {
 
     /** True once {@link #close()} has been called. */
     public boolean isClosed() {
-        lock.lock();
-        try {
-            return closed;
-        } finally {
-            lock.unlock();
-        }
+        return closed;
     }
 
     /**
-     * Stops accepting work, waits until everything queued and running has completed, and stops
-     * the workers. Idempotent. If interrupted while waiting, it keeps waiting and restores the
+     * Stops accepting work, waits until everything submitted has completed, and stops the
+     * workers. Idempotent. If interrupted while waiting, it keeps waiting and restores the
      * interrupt status afterwards.
      */
     @Override
     public void close() {
-        lock.lock();
-        try {
-            closed = true;
-            workAvailable.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        closed = true;
+        wakeAll();
         boolean interrupted = false;
         for (Thread t : workers) {
             if (t == Thread.currentThread()) {
@@ -252,63 +413,168 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
-    private void workerLoop() {
-        Ticket<Job<?>> done = null;
-        long doneCpu = 0;
-        long cpuMark = cpuClock.currentThreadCpuNanos();
+    private void workerLoop(int index) {
+        @SuppressWarnings("unchecked")
+        Ticket<Job<?>>[] batch = new Ticket[MAX_BATCH];
+        long[] batchCpu = new long[MAX_BATCH];
+        int batchSize = 0;
+        int workerCount = workers.size();
+        // CPU sampling state of this worker (see "CPU accounting")
+        long windowWall = System.nanoTime();
+        long windowCpu = cpuClock.currentThreadCpuNanos();
+        long chargedInWindow = 0;
+        double ratio = 1.0;
         for (;;) {
-            Ticket<Job<?>> t;
+            boolean exiting = false;
             lock.lock();
             try {
-                if (done != null) {
-                    scheduler.complete(done, doneCpu, clock.nanoTime());
-                    done = null;
+                long now = clock.nanoTime();
+                for (int i = 0; i < batchSize; i++) {
+                    scheduler.complete(batch[i], batchCpu[i], now);
+                    batch[i] = null;
                 }
+                batchSize = 0;
                 for (;;) {
-                    long now = clock.nanoTime();
-                    t = scheduler.next(now);
+                    drainInbox(now);
+                    Ticket<Job<?>> t = scheduler.next(now);
                     if (t != null) {
+                        batch[batchSize++] = t;
+                        // batch while no other worker is waiting for work; otherwise take a fair share
+                        int limit = idleWorkers.get() == 0
+                                ? MAX_BATCH : Math.min(MAX_BATCH, 1 + scheduler.queuedCount() / workerCount);
+                        while (batchSize < limit && (t = scheduler.next(now)) != null) {
+                            batch[batchSize++] = t;
+                        }
+                        undispatched.addAndGet(-batchSize);
+                        for (int i = 0; i < batchSize; i++) {
+                            batch[i].request().gate.pending.decrementAndGet();
+                        }
                         break;
                     }
-                    if (closed && scheduler.queuedCount() == 0) {
-                        workAvailable.signalAll();
-                        return;
+                    if (closed && undispatched.get() == 0) {
+                        exiting = true;
+                        break;
                     }
                     long deadline = scheduler.nextEligibleTime();
-                    idleWorkers++;
+                    parked.set(index, 1);
+                    idleWorkers.incrementAndGet();
+                    if (!inboxEmpty()) {
+                        // a submission raced with going idle: take it back unless a waker already did
+                        if (parked.compareAndSet(index, 1, 0)) {
+                            idleWorkers.decrementAndGet();
+                        }
+                        continue;
+                    }
+                    lock.unlock();
                     try {
                         if (deadline == HierarchicalScheduler.NO_DEADLINE) {
-                            workAvailable.await();
+                            LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                         } else if (deadline - now > 0) {
-                            workAvailable.awaitNanos(deadline - now);
+                            LockSupport.parkNanos(this, deadline - now);
                         }
-                    } catch (InterruptedException e) {
-                        // workers are stopped by close(), not by interrupts; keep going
                     } finally {
-                        idleWorkers--;
+                        lock.lock();
                     }
+                    if (parked.compareAndSet(index, 1, 0)) {
+                        idleWorkers.decrementAndGet(); // timed out or spurious: nobody claimed us
+                    }
+                    now = clock.nanoTime();
                 }
-                if (idleWorkers > 0 && scheduler.queuedCount() > 0) {
-                    workAvailable.signal(); // let another idle worker look at the remaining work
+                if (exiting) {
+                    wakeAll(); // the others re-check and exit too
+                    return;
+                }
+                if (closed && undispatched.get() == 0) {
+                    wakeAll(); // last work taken: parked workers may exit now
+                } else if (idleWorkers.get() > 0 && scheduler.queuedCount() > 0) {
+                    wakeOne(); // let another idle worker look at the remaining work
                 }
             } finally {
                 lock.unlock();
             }
-            Job<?> job = t.request();
-            job.run();
-            long c = cpuClock.currentThreadCpuNanos();
-            doneCpu = c - cpuMark;
-            cpuMark = c;
-            done = t;
+            for (int i = 0; i < batchSize; i++) {
+                long start = System.nanoTime();
+                batch[i].request().run();
+                long end = System.nanoTime();
+                long charge;
+                if (cpuSampleInterval == 0 || end - windowWall >= cpuSampleInterval) {
+                    long cpu = cpuClock.currentThreadCpuNanos();
+                    long windowTotal = cpu - windowCpu;
+                    long wall = end - windowWall;
+                    charge = Math.max(0, windowTotal - chargedInWindow);
+                    ratio = wall <= 0 ? 1.0 : Math.min(1.0, Math.max(0.0, (double) windowTotal / wall));
+                    windowWall = end;
+                    windowCpu = cpu;
+                    chargedInWindow = 0;
+                } else {
+                    charge = (long) ((end - start) * ratio);
+                    chargedInWindow += charge;
+                }
+                batchCpu[i] = charge;
+            }
         }
     }
 
-    /** The work and its future in one object: the only per-request allocation of the executor. */
-    private static final class Job<T> extends CompletableFuture<T> {
-        private final Callable<T> work;
+    /** Admission state of one volume or background task. */
+    private static final class Gate {
+        final String name;
+        final int capacity;
+        final AtomicInteger pending;
+        final AtomicLong rejected;
 
-        Job(Callable<T> work) {
+        Gate(String name, int capacity) {
+            this(name, capacity, new AtomicInteger(), new AtomicLong());
+        }
+
+        private Gate(String name, int capacity, AtomicInteger pending, AtomicLong rejected) {
+            this.name = name;
+            this.capacity = capacity;
+            this.pending = pending;
+            this.rejected = rejected;
+        }
+
+        Gate withCapacity(int c) {
+            return c == capacity ? this : new Gate(name, c, pending, rejected);
+        }
+    }
+
+    /**
+     * The work, its future and its inbox link in one object: the only per-request allocation of
+     * the executor.
+     */
+    private static final class Job<T> extends CompletableFuture<T> {
+        private static final VarHandle NEXT;
+
+        static {
+            try {
+                NEXT = MethodHandles.lookup().findVarHandle(Job.class, "next", Job.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final Callable<T> work;
+        final String target;
+        final IoKind kind;
+        final long bytes;
+        final Gate gate;
+        @SuppressWarnings("unused")
+        private volatile Job<?> next;
+
+        Job(Callable<T> work, String target, IoKind kind, long bytes, Gate gate) {
             this.work = work;
+            this.target = target;
+            this.kind = kind;
+            this.bytes = bytes;
+            this.gate = gate;
+        }
+
+        Job<?> next() {
+            return (Job<?>) NEXT.getVolatile(this);
+        }
+
+        void setNext(Job<?> n) {
+            NEXT.setVolatile(this, n);
         }
 
         void run() {
@@ -329,6 +595,7 @@ public final class QosExecutor implements AutoCloseable {
         private int workers = Runtime.getRuntime().availableProcessors();
         private TimeSource timeSource = TimeSource.system();
         private CpuClock cpuClock = CpuClock.threadCpuTime();
+        private long cpuSampleInterval = DEFAULT_CPU_SAMPLE_INTERVAL_NANOS;
         private ThreadFactory threadFactory = defaultThreadFactory();
 
         private Builder(SchedulerConfig config) {
@@ -353,6 +620,18 @@ public final class QosExecutor implements AutoCloseable {
         /** How CPU time is measured; default {@link CpuClock#threadCpuTime()}. */
         public Builder cpuClock(CpuClock c) {
             this.cpuClock = Objects.requireNonNull(c);
+            return this;
+        }
+
+        /**
+         * How often each worker reads its CPU clock, in nanoseconds of wall time; 0 reads it for
+         * every request. Default {@value QosExecutor#DEFAULT_CPU_SAMPLE_INTERVAL_NANOS}.
+         */
+        public Builder cpuSampleInterval(long nanos) {
+            if (nanos < 0) {
+                throw new IllegalArgumentException("cpuSampleInterval must be >= 0");
+            }
+            this.cpuSampleInterval = nanos;
             return this;
         }
 

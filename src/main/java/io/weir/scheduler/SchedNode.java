@@ -46,13 +46,13 @@ abstract class SchedNode {
     long throttledSince;
     long throttledNanos;
 
-    int readyIndex = -1;
-    int timerIndex = -1;
-    int reservationIndex = -1;
+    /** Dense index of this node, for the heaps' position tables; unique among live nodes. */
+    final int slot;
 
-    SchedNode(String id, int weight) {
+    SchedNode(String id, int weight, int slot) {
         this.id = id;
         this.weight = weight;
+        this.slot = slot;
     }
 
     /** Advances the counter by {@code cost / weight}. */

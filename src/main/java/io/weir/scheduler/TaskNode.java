@@ -35,8 +35,10 @@ final class TaskNode {
     long ops;
     long cpuNanos;
     long rejected;
-    final LatencyRecorder wait = new LatencyRecorder();
-    final LatencyRecorder service = new LatencyRecorder();
+    /** Wait-time counts ({@link LatencyRecorder}), allocated on first use. */
+    int[] waitCounts;
+    /** Service-time counts ({@link LatencyRecorder}), allocated on first use. */
+    int[] serviceCounts;
 
     TaskNode(TaskSpec spec) {
         this.name = spec.name();

@@ -14,13 +14,14 @@ final class TenantNode extends SchedNode {
 
     TenantSpec spec;
     /** Volumes that are backlogged and within their limits, keyed by counter. */
-    final IndexedHeap<FlowNode> ready = new IndexedHeap<>(IndexedHeap.READY);
+    final IndexedHeap<FlowNode> ready;
     /** Virtual time of the volume level: the largest start counter dispatched so far. */
     long vtime;
     /** All volumes of this tenant, including draining ones. */
     final List<FlowNode> flows = new ArrayList<>();
 
-    TenantNode(TenantSpec spec) {
-        super(spec.id(), spec.weight());
+    TenantNode(TenantSpec spec, int slot, IndexedHeap.Positions readyPositions) {
+        super(spec.id(), spec.weight(), slot);
+        this.ready = new IndexedHeap<>(readyPositions);
     }
 }

@@ -241,4 +241,42 @@ class HierarchicalSchedulerTest {
         DynamicShare e = new DynamicShare(0.2, 0.8, 10, 40, Curve.EXPONENTIAL);
         assertThat(e.shareAt(0.5)).isCloseTo(20.0, org.assertj.core.data.Offset.offset(1e-9));
     }
+
+    @Test
+    void flushTaskCpuShareRisesWhenTheWriteBufferFillsPastT2() {
+        DynamicShare d = new DynamicShare(0.3, 0.7, 10, 90, Curve.LINEAR);
+        SchedulerConfig c = SchedulerConfig.builder().task("foreground", 90)
+                .task(TaskSpec.of("flush", 1).withDynamic(d))
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        for (int i = 0; i < 4; i++) {
+            s.enqueue("v", IoKind.WRITE, 4096, "v", 0);
+            s.enqueueBackground("flush", "f", 0);
+        }
+        double low = flushCpuShare(s, 20_000);
+        s.setUtilization("flush", 0.9); // buffer nearly full: share 90, equal to foreground
+        double high = flushCpuShare(s, 20_000);
+        assertThat(low).isCloseTo(0.10, org.assertj.core.data.Offset.offset(0.005));
+        assertThat(high).isCloseTo(0.50, org.assertj.core.data.Offset.offset(0.01));
+    }
+
+    private static double flushCpuShare(HierarchicalScheduler<String> s, int dispatches) {
+        long flush = 0, total = 0;
+        for (int i = 0; i < dispatches; i++) {
+            Ticket<String> t = s.next(0);
+            boolean isFlush = t.task().equals("flush");
+            long cpu = isFlush ? 30_000 : 10_000;
+            total += cpu;
+            if (isFlush) {
+                flush += cpu;
+            }
+            s.complete(t, cpu, 0);
+            if (isFlush) {
+                s.enqueueBackground("flush", "f", 0);
+            } else {
+                s.enqueue("v", IoKind.WRITE, 4096, "v", 0);
+            }
+        }
+        return (double) flush / total;
+    }
 }

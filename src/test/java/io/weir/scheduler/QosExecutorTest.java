@@ -223,4 +223,51 @@ class QosExecutorTest {
             await().atMost(Duration.ofSeconds(5)).until(() -> !ex.snapshot().volumes().containsKey("v1"));
         }
     }
+
+    @Test
+    void submittersRacingWithRepeatedReconfigurationLoseAndDuplicateNothing() throws Exception {
+        int submitters = 4, perSubmitter = 3_000, n = submitters * perSubmitter;
+        AtomicIntegerArray runs = new AtomicIntegerArray(n);
+        SchedulerConfig a = config(4, n);
+        SchedulerConfig b = a.toBuilder().volume(VolumeSpec.of("v1", "t").withWeight(1000).withMaxIops(100_000).withQueueCapacity(n))
+                .task("gc", 50).build();
+        List<CompletableFuture<Integer>> all = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (QosExecutor ex = QosExecutor.builder(a).workers(2).build()) {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int s = 0; s < submitters; s++) {
+                int base = s * perSubmitter;
+                Thread t = new Thread(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < perSubmitter; i++) {
+                        int id = base + i;
+                        all.add(ex.submit("v" + (id % 4), IoKind.READ, 4096, () -> {
+                            runs.incrementAndGet(id);
+                            return id;
+                        }));
+                    }
+                });
+                threads.add(t);
+                t.start();
+            }
+            start.countDown();
+            int flips = 0;
+            while (threads.stream().anyMatch(Thread::isAlive)) {
+                ex.reconfigure(flips++ % 2 == 0 ? b : a);
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+            assertThat(flips).isPositive();
+        }
+        assertThat(all).hasSize(n);
+        for (int i = 0; i < n; i++) {
+            assertThat(runs.get(i)).as("runs of request %d", i).isEqualTo(1);
+        }
+    }
 }
