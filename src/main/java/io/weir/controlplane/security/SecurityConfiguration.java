@@ -42,6 +42,9 @@ import org.springframework.security.web.authentication.AnonymousAuthenticationFi
  *   <tr><td>everything else</td><td>admin</td></tr>
  * </table>
  *
+ * <p>Requests the firewall rejects are answered by {@link ProblemResponses} too (it is the
+ * {@code RequestRejectedHandler} bean): problem+json, 401 when the bad header is the credential.
+ *
  * <p>CSRF protection is off: the API takes no cookies, only bearer tokens, which a browser never
  * attaches by itself. No session is created.
  */
@@ -58,10 +61,14 @@ class SecurityConfiguration {
     static final String OPENAPI_SCHEME = "bearerToken";
 
     @Bean
+    ProblemResponses securityProblemResponses(AuthFailureLimiter limiter) {
+        return new ProblemResponses(limiter);
+    }
+
+    @Bean
     SecurityFilterChain apiSecurity(HttpSecurity http, TokenService tokens, AuthFailureLimiter limiter,
-            SecurityProperties properties, Clock clock) throws Exception {
+            SecurityProperties properties, Clock clock, ProblemResponses problems) throws Exception {
         OidcAuthenticator oidc = properties.oidc().enabled() ? new OidcAuthenticator(properties.oidc(), clock) : null;
-        ProblemResponses problems = new ProblemResponses(limiter);
         http.csrf(AbstractHttpConfigurer::disable)
                 .cors(AbstractHttpConfigurer::disable)
                 .httpBasic(AbstractHttpConfigurer::disable)
