@@ -71,6 +71,28 @@ class AuthorizationMatrixTest extends IntegrationTest {
             api("PATCH", "/api/v1/tenants/{tenantId}", f -> "{\"displayName\":\"M\"}",
                                                                                  401, 403, 403, 403, 403, 200),
             api("DELETE", "/api/v1/tenants/{tenantId}", null,                    401, 403, 403, 403, 403, 204),
+            // policies: global; everyone but nodes reads them, only admins change them
+            api("POST", "/api/v1/policies", f -> "{\"name\":\"" + unique("mx") + "\"}",
+                                                                                 401, 403, 403, 403, 403, 201),
+            api("GET", "/api/v1/policies", null,                                 401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/policies/{policyId}", null,                      401, 403, 200, 200, 200, 200),
+            api("PUT", "/api/v1/policies/{policyId}", f -> "{\"name\":\"" + f.policyName + "\",\"weight\":150}",
+                                                                                 401, 403, 403, 403, 403, 200),
+            api("PATCH", "/api/v1/policies/{policyId}", f -> "{\"weight\":160}",
+                                                                                 401, 403, 403, 403, 403, 200),
+            api("DELETE", "/api/v1/policies/{policyId}", null,                   401, 403, 403, 403, 403, 204),
+            // volumes: a tenant-admin manages its own tenant's
+            api("POST", "/api/v1/tenants/{tenantId}/volumes",
+                    f -> "{\"name\":\"" + unique("mx") + "\",\"sizeBytes\":1048576}",
+                                                                                 401, 403, 403, 403, 201, 201),
+            api("GET", "/api/v1/tenants/{tenantId}/volumes", null,               401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/volumes", null,                                  401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/volumes/{volumeId}", null,                       401, 403, 200, 200, 200, 200),
+            api("PUT", "/api/v1/volumes/{volumeId}", f -> "{\"name\":\"" + f.volumeName + "\",\"sizeBytes\":2097152}",
+                                                                                 401, 403, 403, 403, 200, 200),
+            api("PATCH", "/api/v1/volumes/{volumeId}", f -> "{\"overrides\":{\"weight\":300}}",
+                                                                                 401, 403, 403, 403, 200, 200),
+            api("DELETE", "/api/v1/volumes/{volumeId}", null,                    401, 403, 403, 403, 204, 204),
             // tokens
             api("POST", "/api/v1/tokens", f -> "{\"name\":\"" + unique("mx") + "\",\"role\":\"viewer\"}",
                                                                                  401, 403, 403, 403, 403, 201),
@@ -148,6 +170,9 @@ class AuthorizationMatrixTest extends IntegrationTest {
         Fixture f = new Fixture();
         List<String> wrong = new ArrayList<>();
         for (Caller caller : Caller.values()) {
+            if (row.method().equals("DELETE")) {
+                f = new Fixture(); // each caller deletes a resource of its own
+            }
             String path = resolve(row.path(), f);
             String body = row.body() == null ? null : row.body().apply(f);
             String type = body == null ? null : row.method().equals("PATCH") ? HttpApi.MERGE_PATCH : HttpApi.JSON;
@@ -183,6 +208,8 @@ class AuthorizationMatrixTest extends IntegrationTest {
                 case "tenantId" -> f.tenantId.toString();
                 case "tokenId" -> f.tokenId().toString();
                 case "nodeId" -> f.nodeId().toString();
+                case "policyId" -> f.policyId().toString();
+                case "volumeId" -> f.volumeId().toString();
                 default -> throw new IllegalArgumentException("no fixture for {" + m.group(1) + "} in " + template);
             };
             m.appendReplacement(out, value);
@@ -199,6 +226,10 @@ class AuthorizationMatrixTest extends IntegrationTest {
         private UUID nodeId;
         private String nodeToken;
         private UUID tokenId;
+        final String policyName = unique("mx");
+        private UUID policyId;
+        final String volumeName = unique("mx");
+        private UUID volumeId;
 
         Fixture() {
             Response t = api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}");
@@ -220,6 +251,25 @@ class AuthorizationMatrixTest extends IntegrationTest {
                 nodeToken = mintToken("node", null, nodeId());
             }
             return nodeToken;
+        }
+
+        UUID policyId() {
+            if (policyId == null) {
+                Response r = api.post("/api/v1/policies", "{\"name\":\"" + policyName + "\"}");
+                assertThat(r.status()).isEqualTo(201);
+                policyId = UUID.fromString(r.json().get("id").asString());
+            }
+            return policyId;
+        }
+
+        UUID volumeId() {
+            if (volumeId == null) {
+                Response r = api.post("/api/v1/tenants/" + tenantId + "/volumes",
+                        "{\"name\":\"" + volumeName + "\",\"sizeBytes\":1048576}");
+                assertThat(r.status()).isEqualTo(201);
+                volumeId = UUID.fromString(r.json().get("id").asString());
+            }
+            return volumeId;
         }
 
         UUID tokenId() {

@@ -70,6 +70,67 @@ class TenantIsolationTest extends IntegrationTest {
         assertThat(adminOfA.patch("/api/v1/tenants/" + tenantA, "{\"weight\":9999}", null).status()).isEqualTo(403);
     }
 
+    private UUID volume(UUID tenant, String name) {
+        Response r = api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"" + name + "\",\"sizeBytes\":1048576}");
+        assertThat(r.status()).isEqualTo(201);
+        return UUID.fromString(r.json().get("id").asString());
+    }
+
+    @Test
+    void volumesOfAnotherTenantAnswer404ByIdAndForEveryWrite() {
+        String volumeName = unique("vol-b");
+        UUID volumeB = volume(tenantB, volumeName);
+        String pathB = "/api/v1/volumes/" + volumeB;
+        String missing = "/api/v1/volumes/" + UUID.randomUUID();
+        for (HttpApi caller : new HttpApi[] {adminOfA, viewerOfA}) {
+            assertNotFoundLikeAMissingId(caller.get(pathB), caller.get(missing));
+            assertNotFoundLikeAMissingId(caller.get("/api/v1/tenants/" + tenantB + "/volumes"),
+                    caller.get("/api/v1/tenants/" + UUID.randomUUID() + "/volumes"));
+        }
+        assertNotFoundLikeAMissingId(adminOfA.patch(pathB, "{\"sizeBytes\":2097152}", null),
+                adminOfA.patch(missing, "{\"sizeBytes\":2097152}", null));
+        assertThat(adminOfA.put(pathB, "{\"name\":\"" + volumeName + "\",\"sizeBytes\":2097152}", null).status())
+                .isEqualTo(404);
+        assertThat(adminOfA.delete(pathB, null).status()).isEqualTo(404);
+        assertThat(adminOfA.post("/api/v1/tenants/" + tenantB + "/volumes",
+                "{\"name\":\"" + unique("sneak") + "\",\"sizeBytes\":1048576}").status()).isEqualTo(404);
+        Response b = api.get(pathB);
+        assertThat(b.status()).isEqualTo(200);
+        assertThat(b.json().get("sizeBytes").asLong()).isEqualTo(1048576);
+        assertThat(api.get("/api/v1/tenants/" + tenantB + "/volumes").json().get("totalItems").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void volumeListsShowOnlyTheBoundTenantsVolumes() {
+        UUID volumeA = volume(tenantA, unique("vol-a"));
+        volume(tenantB, unique("vol-b"));
+        for (HttpApi caller : new HttpApi[] {adminOfA, viewerOfA}) {
+            assertThat(caller.get("/api/v1/volumes?size=500").json().get("items").findValuesAsString("id"))
+                    .containsExactly(volumeA.toString());
+            Response filtered = caller.get("/api/v1/volumes?tenantId=" + tenantB);
+            assertThat(filtered.status()).isEqualTo(200);
+            assertThat(filtered.json().get("items").isEmpty()).isTrue();
+            assertThat(filtered.json().get("totalItems").asLong()).isZero();
+            assertThat(caller.get("/api/v1/volumes?tenantId=" + tenantA).json().get("items").findValuesAsString("id"))
+                    .containsExactly(volumeA.toString());
+        }
+    }
+
+    @Test
+    void aTenantAdminManagesItsOwnVolumesWithTheGlobalPolicies() {
+        Response policies = adminOfA.get("/api/v1/policies");
+        assertThat(policies.status()).isEqualTo(200);
+        String premium = "00000000-0000-4000-8000-000000000003";
+        Response created = adminOfA.post("/api/v1/tenants/" + tenantA + "/volumes",
+                "{\"name\":\"" + unique("own") + "\",\"sizeBytes\":1048576,\"policyId\":\"" + premium + "\"}");
+        assertThat(created.status()).isEqualTo(201);
+        String path = "/api/v1/volumes/" + created.json().get("id").asString();
+        assertThat(adminOfA.patch(path, "{\"overrides\":{\"weight\":500}}", created.etag()).status()).isEqualTo(200);
+        assertThat(adminOfA.patch("/api/v1/policies/" + premium, "{\"weight\":1}", null).status()).isEqualTo(403);
+        assertThat(adminOfA.post("/api/v1/policies", "{\"name\":\"" + unique("p") + "\"}").status()).isEqualTo(403);
+        assertThat(adminOfA.delete(path, null).status()).isEqualTo(204);
+    }
+
     @Test
     void listsShowOnlyTheBoundTenant() {
         for (HttpApi caller : new HttpApi[] {adminOfA, viewerOfA}) {
