@@ -52,6 +52,32 @@ class AuditLogTest extends IntegrationTest {
     }
 
     @Test
+    void policyAndVolumeChangesAreRecordedAndATenantAdminSeesOnlyItsOwn() {
+        String policyId = api.post("/api/v1/policies", "{\"name\":\"" + unique("au") + "\"}").json().get("id").asString();
+        api.patch("/api/v1/policies/" + policyId, "{\"weight\":222}", null);
+        api.delete("/api/v1/policies/" + policyId, null);
+        assertThat(entries(api, "resourceType=policy&resourceId=" + policyId).findValuesAsString("action"))
+                .containsExactly("policy.create", "policy.update", "policy.delete");
+
+        String tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("au") + "\"}").json().get("id").asString();
+        HttpApi tenantAdmin = apiAs("tenant-admin", UUID.fromString(tenant), null);
+        Response volume = tenantAdmin.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"v\",\"sizeBytes\":1048576}");
+        String volumeId = volume.json().get("id").asString();
+        tenantAdmin.patch("/api/v1/volumes/" + volumeId, "{\"sizeBytes\":2097152}", null);
+        tenantAdmin.delete("/api/v1/volumes/" + volumeId, null);
+
+        JsonNode own = entries(tenantAdmin, "resourceType=volume&resourceId=" + volumeId);
+        assertThat(own.findValuesAsString("action")).containsExactly("volume.create", "volume.update", "volume.delete");
+        assertThat(own.get(0).get("tenantId").asString()).isEqualTo(tenant);
+        assertThat(own.get(0).get("actorName").asString()).startsWith("t-tenant-admin");
+        assertThat(own.get(1).get("before").get("sizeBytes").asLong()).isEqualTo(1048576);
+        assertThat(own.get(1).get("after").get("sizeBytes").asLong()).isEqualTo(2097152);
+        // Global policies belong to no tenant: a tenant-admin's audit view does not show them.
+        assertThat(entries(tenantAdmin, "resourceId=" + policyId).isEmpty()).isTrue();
+        assertThat(entries(tenantAdmin, "size=500").findValuesAsString("tenantId")).allMatch(tenant::equals);
+    }
+
+    @Test
     void refusedChangesLeaveNoEntry() {
         Response created = api.post("/api/v1/tenants", "{\"name\":\"" + unique("au") + "\"}");
         String id = created.json().get("id").asString();
