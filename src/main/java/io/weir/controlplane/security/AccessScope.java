@@ -37,8 +37,14 @@ public class AccessScope {
         return p.role() == Role.ADMIN ? Optional.empty() : Optional.ofNullable(p.tenantId());
     }
 
-    /** Whether the caller may see things of {@code tenantId}. */
+    /**
+     * Whether the caller may see things of {@code tenantId}. A node token sees no tenant's
+     * resources through the API (the filter chain keeps it off those endpoints anyway).
+     */
     public boolean canSeeTenant(UUID tenantId) {
+        if (current().role() == Role.NODE) {
+            return false;
+        }
         return boundTenant().map(b -> b.equals(tenantId)).orElse(true);
     }
 
@@ -60,6 +66,9 @@ public class AccessScope {
      * {@link TenantFilter#NOTHING} when it asked for a tenant it may not see.
      */
     public TenantFilter listFilter(UUID requested) {
+        if (current().role() == Role.NODE) {
+            return TenantFilter.NOTHING;
+        }
         Optional<UUID> bound = boundTenant();
         if (bound.isEmpty()) {
             return new TenantFilter(true, requested);
