@@ -172,7 +172,7 @@ public class TokenService {
         if (errors.isEmpty() && r.tenantId() != null && !exists(() -> tenants.require(r.tenantId()))) {
             errors.add(new FieldError("tenantId", "no tenant has this id"));
         }
-        if (errors.isEmpty() && r.nodeId() != null && !exists(() -> nodes.getObject().require(r.nodeId()))) {
+        if (errors.isEmpty() && r.nodeId() != null && !nodes.getObject().exists(r.nodeId())) {
             errors.add(new FieldError("nodeId", "no data node has this id"));
         }
         if (!errors.isEmpty()) {

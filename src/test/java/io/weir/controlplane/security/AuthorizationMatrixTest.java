@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
@@ -51,7 +51,8 @@ class AuthorizationMatrixTest extends IntegrationTest {
      * @param api true for endpoints Spring MVC maps (checked against the handler mapping); false
      *     for actuator and springdoc endpoints, which are listed for their rules only
      */
-    record Row(String method, String path, Function<Fixture, String> body, Map<Caller, Integer> expected, boolean api) {
+    record Row(String method, String path, Function<Fixture, String> body, Map<Caller, Integer> expected, boolean api,
+            Consumer<Fixture> prepare) {
 
         @Override
         public String toString() {
@@ -93,6 +94,22 @@ class AuthorizationMatrixTest extends IntegrationTest {
             api("PATCH", "/api/v1/volumes/{volumeId}", f -> "{\"overrides\":{\"weight\":300}}",
                                                                                  401, 403, 403, 403, 200, 200),
             api("DELETE", "/api/v1/volumes/{volumeId}", null,                    401, 403, 403, 403, 204, 204),
+            // data nodes and cluster resources: admins and unbound viewers; a node reads its own config
+            api("POST", "/api/v1/nodes", f -> "{\"name\":\"" + unique("mx") + "\"}",
+                                                                                 401, 403, 403, 403, 403, 201),
+            api("GET", "/api/v1/nodes", null,                                    401, 403, 403, 200, 403, 200),
+            api("GET", "/api/v1/nodes/{nodeId}", null,                           401, 403, 403, 200, 403, 200),
+            api("PATCH", "/api/v1/nodes/{nodeId}", f -> "{\"labels\":{\"zone\":\"z1\"}}",
+                                                                                 401, 403, 403, 403, 403, 200),
+            api("DELETE", "/api/v1/nodes/{nodeId}", null,                        401, 403, 403, 403, 403, 204),
+            api("GET", "/api/v1/nodes/{nodeId}/desired-config", null,            401, 200, 403, 200, 403, 200),
+            api("GET", "/api/v1/task-shares", null,                              401, 403, 403, 200, 403, 200),
+            api("PUT", "/api/v1/task-shares", Fixture::currentDefaultShares,     401, 403, 403, 403, 403, 200),
+            api("GET", "/api/v1/nodes/{nodeId}/task-shares", null,               401, 403, 403, 200, 403, 200),
+            api("PUT", "/api/v1/nodes/{nodeId}/task-shares", Fixture::currentDefaultShares,
+                                                                                 401, 403, 403, 403, 403, 200),
+            prepared("DELETE", "/api/v1/nodes/{nodeId}/task-shares", Fixture::withTaskShareOverride,
+                                                                                 401, 403, 403, 403, 403, 204),
             // tokens
             api("POST", "/api/v1/tokens", f -> "{\"name\":\"" + unique("mx") + "\",\"role\":\"viewer\"}",
                                                                                  401, 403, 403, 403, 403, 201),
@@ -110,11 +127,16 @@ class AuthorizationMatrixTest extends IntegrationTest {
             other("GET", "/swagger-ui.html",                                     302, 302, 302, 302, 302, 302));
 
     private static Row api(String method, String path, Function<Fixture, String> body, int... statuses) {
-        return new Row(method, path, body, expected(statuses), true);
+        return new Row(method, path, body, expected(statuses), true, f -> { });
+    }
+
+    /** A row whose resources need more than creating: {@code prepare} runs on each fresh fixture. */
+    private static Row prepared(String method, String path, Consumer<Fixture> prepare, int... statuses) {
+        return new Row(method, path, null, expected(statuses), true, prepare);
     }
 
     private static Row other(String method, String path, int... statuses) {
-        return new Row(method, path, null, expected(statuses), false);
+        return new Row(method, path, null, expected(statuses), false, f -> { });
     }
 
     private static Map<Caller, Integer> expected(int... statuses) {
@@ -130,9 +152,6 @@ class AuthorizationMatrixTest extends IntegrationTest {
     @Autowired
     @Qualifier("requestMappingHandlerMapping")
     RequestMappingHandlerMapping mappings;
-
-    @Autowired
-    JdbcClient jdbc;
 
     private String viewerAllToken;
 
@@ -168,10 +187,12 @@ class AuthorizationMatrixTest extends IntegrationTest {
 
     private void check(Row row) {
         Fixture f = new Fixture();
+        row.prepare().accept(f);
         List<String> wrong = new ArrayList<>();
         for (Caller caller : Caller.values()) {
             if (row.method().equals("DELETE")) {
                 f = new Fixture(); // each caller deletes a resource of its own
+                row.prepare().accept(f);
             }
             String path = resolve(row.path(), f);
             String body = row.body() == null ? null : row.body().apply(f);
@@ -239,18 +260,30 @@ class AuthorizationMatrixTest extends IntegrationTest {
             viewerA = mintToken("viewer", tenantId, null);
         }
 
+        /** A data node, registered through the API, which answers its token. */
         UUID nodeId() {
             if (nodeId == null) {
-                nodeId = SecurityTestSupport.createNode(jdbc);
+                Response r = api.post("/api/v1/nodes", "{\"name\":\"" + unique("mx") + "\"}");
+                assertThat(r.status()).isEqualTo(201);
+                nodeId = UUID.fromString(r.json().get("id").asString());
+                nodeToken = r.json().get("token").asString();
             }
             return nodeId;
         }
 
         String nodeToken() {
-            if (nodeToken == null) {
-                nodeToken = mintToken("node", null, nodeId());
-            }
+            nodeId();
             return nodeToken;
+        }
+
+        /** The cluster default's tasks as a body: putting it back changes no share. */
+        String currentDefaultShares() {
+            return "{\"tasks\":" + api.get("/api/v1/task-shares").json().get("tasks") + "}";
+        }
+
+        void withTaskShareOverride() {
+            Response r = api.put("/api/v1/nodes/" + nodeId() + "/task-shares", currentDefaultShares(), null);
+            assertThat(r.status()).isEqualTo(200);
         }
 
         UUID policyId() {
