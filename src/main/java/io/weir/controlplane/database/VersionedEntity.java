@@ -38,6 +38,11 @@ public abstract class VersionedEntity {
         this.id = UUID.randomUUID();
     }
 
+    /** For entities whose id is fixed before they are stored, such as a token whose secret names it. */
+    protected VersionedEntity(UUID id) {
+        this.id = id;
+    }
+
     @PrePersist
     void onCreate() {
         createdAt = Instant.now().truncatedTo(ChronoUnit.MICROS);

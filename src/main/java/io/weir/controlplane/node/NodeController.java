@@ -1,5 +1,6 @@
 package io.weir.controlplane.node;
 
+import io.weir.controlplane.security.AccessScope;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.enums.ParameterIn;
@@ -42,19 +43,23 @@ class NodeController {
 
     private final NodeService service;
     private final DesiredConfigService desiredConfigs;
+    private final AccessScope scope;
 
-    NodeController(NodeService service, DesiredConfigService desiredConfigs) {
+    NodeController(NodeService service, DesiredConfigService desiredConfigs, AccessScope scope) {
+        this.scope = scope;
         this.service = service;
         this.desiredConfigs = desiredConfigs;
     }
 
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
-    @Operation(summary = "Register a data node")
+    @Operation(summary = "Register a data node",
+            description = "The response's `token` is the node's bearer token, shown only this once.")
     ResponseEntity<NodeResponse> createNode(@Valid @RequestBody NodeRequest request) {
         NodeResponse created = service.create(request);
         return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
                         .path("/{id}").buildAndExpand(created.id()).toUri())
                 .eTag(ETags.of(created.version()))
+                .cacheControl(org.springframework.http.CacheControl.noStore())
                 .body(created);
     }
 
@@ -102,6 +107,8 @@ class NodeController {
                     + "with their effective policies, stamped with the global config revision. The push channel sends "
                     + "exactly this object to the node's agent.")
     DesiredConfig getDesiredConfig(@PathVariable UUID nodeId) {
+        // A node token reads its own node's config only; another node's answers 404.
+        scope.requireNode(nodeId);
         service.require(nodeId);
         return desiredConfigs.forNode(nodeId);
     }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.node;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.SortedMap;
@@ -7,8 +8,8 @@ import java.util.TreeMap;
 import java.util.UUID;
 
 /**
- * A data node as the API shows it. Labels are in key order. (The create response will also carry
- * the node's secret {@code token}, shown once, when node authentication arrives.)
+ * A data node as the API shows it. Labels are in key order. The create response also carries
+ * the node's secret {@code token}, shown that once; every other response leaves it out.
  */
 @Schema(name = "Node", description = "A data node: a storage server whose agent enforces the desired config.")
 public record NodeResponse(
@@ -19,11 +20,24 @@ public record NodeResponse(
         NodeStatus status,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt,
+        @Schema(description = "The node's bearer token for the agent channel and its desired config. "
+                + "Only in the create response: store it now, it cannot be read again.")
+        @JsonInclude(JsonInclude.Include.NON_NULL) String token) {
 
     static NodeResponse from(DataNode node, NodeStatus status) {
         return new NodeResponse(node.getId(), node.getName(), node.getAddress(),
                 new TreeMap<>(node.getLabels()), status, node.getVersion(),
-                node.getCreatedAt(), node.getUpdatedAt());
+                node.getCreatedAt(), node.getUpdatedAt(), null);
+    }
+
+    /** This response with the node's token, for the create response only. */
+    NodeResponse withToken(String secret) {
+        return new NodeResponse(id, name, address, labels, status, version, createdAt, updatedAt, secret);
+    }
+
+    @Override
+    public String toString() {
+        return "NodeResponse[id=" + id + ", name=" + name + (token == null ? "" : ", token=<redacted>") + "]";
     }
 }

@@ -1,5 +1,7 @@
 package io.weir.controlplane.node;
 
+import io.weir.controlplane.audit.AuditLog;
+import io.weir.controlplane.security.TokenService;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -45,9 +47,14 @@ public class NodeService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final ObjectProvider<NodeConnections> connections;
+    private final ObjectProvider<TokenService> tokens;
+    private final AuditLog audit;
 
     NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections) {
+            ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
+            ObjectProvider<TokenService> tokens, AuditLog audit) {
+        this.tokens = tokens;
+        this.audit = audit;
         this.nodes = nodes;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
@@ -93,7 +100,11 @@ public class NodeService {
         DataNode node = new DataNode(request.name());
         apply(node, request);
         DataNode saved = nodes.saveAndFlush(node);
-        return NodeResponse.from(saved, status(saved, revisions.current()));
+        NodeResponse created = NodeResponse.from(saved, status(saved, revisions.current()));
+        // The node's token is issued in the same transaction; the audit entry never holds it.
+        String token = tokens.getObject().issueForNode(saved.getId());
+        audit.record("node.create", "node", saved.getId(), null, null, created);
+        return created.withToken(token);
     }
 
     /** Applies a JSON merge patch to the node's {@link NodeRequest} form. */
@@ -101,6 +112,7 @@ public class NodeService {
     public NodeResponse patch(UUID id, JsonNode patch, String ifMatch) {
         DataNode node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
+        NodeResponse before = NodeResponse.from(node, status(node, revisions.current()));
         NodeRequest merged = mergePatch.apply(NodeRequest.from(node), patch, NodeRequest.class);
         if (!node.getName().equals(merged.name()) && nodes.existsByNameAndIdNot(merged.name(), id)) {
             throw duplicate(merged.name());
@@ -108,7 +120,9 @@ public class NodeService {
         node.setName(merged.name());
         apply(node, merged);
         DataNode saved = nodes.saveAndFlush(node);
-        return NodeResponse.from(saved, status(saved, revisions.current()));
+        NodeResponse after = NodeResponse.from(saved, status(saved, revisions.current()));
+        audit.record("node.update", "node", id, null, before, after);
+        return after;
     }
 
     @Transactional
@@ -116,8 +130,10 @@ public class NodeService {
         DataNode node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
         events.publishEvent(new NodeDeleting(id, node.getName()));
+        NodeResponse before = NodeResponse.from(node, status(node, revisions.current()));
         nodes.delete(node);
         nodes.flush();
+        audit.record("node.delete", "node", id, null, before, null);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.weir.controlplane.policy;
 
+import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -42,9 +43,11 @@ public class PolicyService {
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
+    private final AuditLog audit;
 
     PolicyService(QosPolicyRepository policies, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events) {
+            ApplicationEventPublisher events, AuditLog audit) {
+        this.audit = audit;
         this.policies = policies;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
@@ -89,7 +92,9 @@ public class PolicyService {
         }
         QosPolicy policy = new QosPolicy(request.name());
         apply(policy, request);
-        return PolicyResponse.from(policies.saveAndFlush(policy));
+        PolicyResponse created = PolicyResponse.from(policies.saveAndFlush(policy));
+        audit.record("policy.create", "policy", created.id(), null, null, created);
+        return created;
     }
 
     @Transactional
@@ -99,6 +104,7 @@ public class PolicyService {
         if (!policy.getName().equals(request.name()) && policies.existsByNameAndIdNot(request.name(), id)) {
             throw duplicate(request.name());
         }
+        PolicyResponse beforeDto = PolicyResponse.from(policy);
         EffectivePolicy before = policy.enforced();
         policy.setName(request.name());
         apply(policy, request);
@@ -107,7 +113,9 @@ public class PolicyService {
             revisions.bump();
             events.publishEvent(new PolicyChanging(id, policy.getName(), after));
         }
-        return PolicyResponse.from(policies.saveAndFlush(policy));
+        PolicyResponse afterDto = PolicyResponse.from(policies.saveAndFlush(policy));
+        audit.record("policy.update", "policy", id, null, beforeDto, afterDto);
+        return afterDto;
     }
 
     @Transactional
@@ -124,8 +132,10 @@ public class PolicyService {
         QosPolicy policy = require(id);
         ETags.checkIfMatch(ifMatch, policy.getVersion());
         events.publishEvent(new PolicyDeleting(id, policy.getName()));
+        PolicyResponse before = PolicyResponse.from(policy);
         policies.delete(policy);
         policies.flush();
+        audit.record("policy.delete", "policy", id, null, before, null);
     }
 
     private static ApiException duplicate(String name) {

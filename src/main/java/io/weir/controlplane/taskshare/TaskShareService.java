@@ -1,5 +1,6 @@
 package io.weir.controlplane.taskshare;
 
+import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.web.ApiException;
@@ -32,9 +33,11 @@ public class TaskShareService {
     private final TaskShareValidation validation;
     private final NodeService nodes;
     private final ConfigRevisions revisions;
+    private final AuditLog audit;
 
     TaskShareService(TaskShareSetRepository sets, TaskShareValidation validation, NodeService nodes,
-            ConfigRevisions revisions) {
+            ConfigRevisions revisions, AuditLog audit) {
+        this.audit = audit;
         this.sets = sets;
         this.validation = validation;
         this.nodes = nodes;
@@ -51,7 +54,10 @@ public class TaskShareService {
         validation.check(request);
         TaskShareSet set = clusterDefault();
         ETags.checkIfMatch(ifMatch, set.getVersion());
-        return TaskSharesResponse.from(replace(set, request), null);
+        TaskSharesResponse before = TaskSharesResponse.from(set, null);
+        TaskSharesResponse after = TaskSharesResponse.from(replace(set, request), null);
+        audit.record("task-shares.update", "task-shares", "cluster-default", null, before, after);
+        return after;
     }
 
     /** The shares {@code nodeId} enforces, or 404 for an unknown node. */
@@ -69,13 +75,18 @@ public class TaskShareService {
         Optional<TaskShareSet> existing = sets.findByNodeId(nodeId);
         if (existing.isPresent()) {
             ETags.checkIfMatch(ifMatch, existing.get().getVersion());
-            return TaskSharesResponse.from(replace(existing.get(), request), nodeId);
+            TaskSharesResponse before = TaskSharesResponse.from(existing.get(), nodeId);
+            TaskSharesResponse after = TaskSharesResponse.from(replace(existing.get(), request), nodeId);
+            audit.record("task-shares.update", "task-shares", nodeId, null, before, after);
+            return after;
         }
         ETags.checkIfMatch(ifMatch, clusterDefault().getVersion());
         TaskShareSet created = TaskShareSet.overrideFor(nodeId);
         created.setTasks(toConfigs(request));
         revisions.bump();
-        return TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
+        TaskSharesResponse after = TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
+        audit.record("task-shares.create", "task-shares", nodeId, null, null, after);
+        return after;
     }
 
     /** Removes the node's override, so it falls back to the cluster default; 404 if it has none. */
@@ -85,9 +96,11 @@ public class TaskShareService {
         TaskShareSet set = sets.findByNodeId(nodeId)
                 .orElseThrow(() -> ApiException.notFound("Task-share override of node", nodeId));
         ETags.checkIfMatch(ifMatch, set.getVersion());
+        TaskSharesResponse before = TaskSharesResponse.from(set, nodeId);
         sets.delete(set);
         sets.flush();
         revisions.bump();
+        audit.record("task-shares.delete", "task-shares", nodeId, null, before, null);
     }
 
     /** The node's override if present, else the cluster default. */

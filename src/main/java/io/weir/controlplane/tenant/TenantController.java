@@ -3,6 +3,7 @@ package io.weir.controlplane.tenant;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
@@ -32,9 +33,11 @@ import tools.jackson.databind.JsonNode;
 class TenantController {
 
     private final TenantService service;
+    private final AccessScope scope;
 
-    TenantController(TenantService service) {
+    TenantController(TenantService service, AccessScope scope) {
         this.service = service;
+        this.scope = scope;
     }
 
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -53,12 +56,14 @@ class TenantController {
             @Parameter(description = "Only tenants whose name contains this text") @RequestParam(required = false) String name,
             @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
-        return service.list(name, Paging.of(page, size));
+        // A caller bound to a tenant sees that tenant only.
+        return service.list(name, scope.listFilter(null).tenantId(), Paging.of(page, size));
     }
 
     @GetMapping("/{tenantId}")
     @Operation(summary = "Get a tenant")
     ResponseEntity<TenantResponse> getTenant(@PathVariable UUID tenantId) {
+        scope.requireTenant(tenantId, "Tenant", tenantId);
         return withETag(service.get(tenantId));
     }
 
@@ -67,6 +72,7 @@ class TenantController {
     ResponseEntity<TenantResponse> replaceTenant(@PathVariable UUID tenantId,
             @Valid @RequestBody TenantRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        requireWritable(tenantId);
         return withETag(service.replace(tenantId, request, ifMatch));
     }
 
@@ -74,6 +80,7 @@ class TenantController {
     @Operation(summary = "Update a tenant with a JSON merge patch (RFC 7396)")
     ResponseEntity<TenantResponse> patchTenant(@PathVariable UUID tenantId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        requireWritable(tenantId);
         return withETag(service.patch(tenantId, patch, ifMatch));
     }
 
@@ -82,8 +89,15 @@ class TenantController {
     @Operation(summary = "Delete a tenant", description = "Refused with 409 while volumes belong to it.")
     ResponseEntity<Void> deleteTenant(@PathVariable UUID tenantId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        requireWritable(tenantId);
         service.delete(tenantId, ifMatch);
         return ResponseEntity.noContent().build();
+    }
+
+    /** Another tenant's admin gets 404, as if the tenant did not exist; its own tenant's admin 403. */
+    private void requireWritable(UUID tenantId) {
+        scope.requireTenant(tenantId, "Tenant", tenantId);
+        scope.requireAdmin("change a tenant");
     }
 
     private static ResponseEntity<TenantResponse> withETag(TenantResponse body) {

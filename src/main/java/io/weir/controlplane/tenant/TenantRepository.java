@@ -12,4 +12,8 @@ interface TenantRepository extends JpaRepository<Tenant, UUID> {
     boolean existsByNameAndIdNot(String name, UUID id);
 
     Page<Tenant> findByNameContaining(String fragment, Pageable pageable);
+
+    Page<Tenant> findById(UUID id, Pageable pageable);
+
+    Page<Tenant> findByIdAndNameContaining(UUID id, String fragment, Pageable pageable);
 }

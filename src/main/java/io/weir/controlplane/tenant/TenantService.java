@@ -1,5 +1,6 @@
 package io.weir.controlplane.tenant;
 
+import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -20,6 +21,7 @@ import tools.jackson.databind.JsonNode;
  * <p>A change bumps the config revision only when it alters what a node's desired config holds:
  * the name, the weight or a limit. The display name is for people and bumps nothing. A tenant can be deleted only while
  * no volume belongs to it; the volume feature vetoes the delete through {@link TenantDeleting}.
+ * Every change is recorded in the {@link AuditLog}, in its own transaction.
  */
 @Service
 public class TenantService {
@@ -28,9 +30,11 @@ public class TenantService {
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
+    private final AuditLog audit;
 
     TenantService(TenantRepository tenants, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events) {
+            ApplicationEventPublisher events, AuditLog audit) {
+        this.audit = audit;
         this.tenants = tenants;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
@@ -50,9 +54,24 @@ public class TenantService {
 
     @Transactional(readOnly = true)
     public PageResponse<TenantResponse> list(String nameContains, Pageable pageable) {
-        Page<Tenant> page = nameContains == null || nameContains.isEmpty()
-                ? tenants.findAll(pageable)
-                : tenants.findByNameContaining(nameContains, pageable);
+        return list(nameContains, null, pageable);
+    }
+
+    /**
+     * A page of tenants.
+     *
+     * @param onlyTenant if not null, the list holds at most this tenant (the caller's binding)
+     */
+    @Transactional(readOnly = true)
+    public PageResponse<TenantResponse> list(String nameContains, UUID onlyTenant, Pageable pageable) {
+        boolean byName = nameContains != null && !nameContains.isEmpty();
+        Page<Tenant> page;
+        if (onlyTenant != null) {
+            page = byName ? tenants.findByIdAndNameContaining(onlyTenant, nameContains, pageable)
+                    : tenants.findById(onlyTenant, pageable);
+        } else {
+            page = byName ? tenants.findByNameContaining(nameContains, pageable) : tenants.findAll(pageable);
+        }
         return PageResponse.of(page, TenantResponse::from);
     }
 
@@ -63,7 +82,9 @@ public class TenantService {
         }
         Tenant tenant = new Tenant(request.name());
         apply(tenant, request);
-        return TenantResponse.from(tenants.saveAndFlush(tenant));
+        TenantResponse created = TenantResponse.from(tenants.saveAndFlush(tenant));
+        audit.record("tenant.create", "tenant", created.id(), created.id(), null, created);
+        return created;
     }
 
     @Transactional
@@ -73,6 +94,7 @@ public class TenantService {
         if (!tenant.getName().equals(request.name()) && tenants.existsByNameAndIdNot(request.name(), id)) {
             throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
         }
+        TenantResponse before = TenantResponse.from(tenant);
         // The name travels in every desired-config snapshot; the display name does not.
         boolean enforced = !tenant.getName().equals(request.name())
                 || tenant.getWeight() != request.weightOrDefault()
@@ -83,7 +105,9 @@ public class TenantService {
         if (enforced) {
             revisions.bump();
         }
-        return TenantResponse.from(tenants.saveAndFlush(tenant));
+        TenantResponse after = TenantResponse.from(tenants.saveAndFlush(tenant));
+        audit.record("tenant.update", "tenant", id, id, before, after);
+        return after;
     }
 
     @Transactional
@@ -99,7 +123,10 @@ public class TenantService {
         Tenant tenant = require(id);
         ETags.checkIfMatch(ifMatch, tenant.getVersion());
         events.publishEvent(new TenantDeleting(id, tenant.getName()));
+        TenantResponse before = TenantResponse.from(tenant);
         tenants.delete(tenant);
+        tenants.flush();
+        audit.record("tenant.delete", "tenant", id, id, before, null);
     }
 
     private static void apply(Tenant tenant, TenantRequest request) {

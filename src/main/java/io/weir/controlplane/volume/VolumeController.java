@@ -3,12 +3,15 @@ package io.weir.controlplane.volume;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
+import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
+import java.util.List;
 import java.util.UUID;
+import org.springframework.data.domain.Pageable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -32,9 +35,11 @@ import tools.jackson.databind.JsonNode;
 class VolumeController {
 
     private final VolumeService service;
+    private final AccessScope scope;
 
-    VolumeController(VolumeService service) {
+    VolumeController(VolumeService service, AccessScope scope) {
         this.service = service;
+        this.scope = scope;
     }
 
     @PostMapping(path = "/tenants/{tenantId}/volumes", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -42,6 +47,7 @@ class VolumeController {
             description = "404 if the tenant does not exist; 400 if the policy or a node does not. Without policyId the "
                     + "volume gets the built-in 'standard' policy.")
     ResponseEntity<VolumeResponse> createVolume(@PathVariable UUID tenantId, @Valid @RequestBody VolumeRequest request) {
+        scope.requireTenant(tenantId, "Tenant", tenantId);
         VolumeResponse created = service.create(tenantId, request);
         return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentContextPath()
                         .path("/api/v1/volumes/{id}").buildAndExpand(created.id()).toUri())
@@ -55,6 +61,7 @@ class VolumeController {
             @Parameter(description = "Only volumes whose name contains this text") @RequestParam(required = false) String name,
             @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
+        scope.requireTenant(tenantId, "Tenant", tenantId);
         return service.listForTenant(tenantId, name, Paging.of(page, size));
     }
 
@@ -65,13 +72,19 @@ class VolumeController {
             @Parameter(description = "Only volumes placed on this data node") @RequestParam(required = false) UUID nodeId,
             @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
-        return service.list(tenantId, nodeId, Paging.of(page, size));
+        Pageable pageable = Paging.of(page, size);
+        // A caller bound to a tenant sees its own volumes only; asking for another's gets none.
+        AccessScope.TenantFilter filter = scope.listFilter(tenantId);
+        if (!filter.visible()) {
+            return new PageResponse<>(List.of(), page, size, 0, 0);
+        }
+        return service.list(filter.tenantId(), nodeId, pageable);
     }
 
     @GetMapping("/volumes/{volumeId}")
     @Operation(summary = "Get a volume")
     ResponseEntity<VolumeResponse> getVolume(@PathVariable UUID volumeId) {
-        return withETag(service.get(volumeId));
+        return withETag(visible(volumeId));
     }
 
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -80,6 +93,7 @@ class VolumeController {
                     + "sizeBytes may grow but not shrink.")
     ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        visible(volumeId);
         return withETag(service.replace(volumeId, request, ifMatch));
     }
 
@@ -88,6 +102,7 @@ class VolumeController {
             description = "Setting an override member to null resets it to the policy's value; \"overrides\": null resets all.")
     ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        visible(volumeId);
         return withETag(service.patch(volumeId, patch, ifMatch));
     }
 
@@ -96,8 +111,19 @@ class VolumeController {
     @Operation(summary = "Delete a volume", description = "The nodes that served it drop its export.")
     ResponseEntity<Void> deleteVolume(@PathVariable UUID volumeId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
+        visible(volumeId);
         service.delete(volumeId, ifMatch);
         return ResponseEntity.noContent().build();
+    }
+
+    /**
+     * The volume, or 404 when the caller is bound to another tenant, exactly as when it does not
+     * exist. A volume never changes tenant, so checking before a write is enough.
+     */
+    private VolumeResponse visible(UUID volumeId) {
+        VolumeResponse volume = service.get(volumeId);
+        scope.requireTenant(volume.tenantId(), "Volume", volumeId);
+        return volume;
     }
 
     private static ResponseEntity<VolumeResponse> withETag(VolumeResponse body) {

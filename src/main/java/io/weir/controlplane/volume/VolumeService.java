@@ -1,5 +1,6 @@
 package io.weir.controlplane.volume;
 
+import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.policy.PolicyService;
@@ -60,9 +61,11 @@ public class VolumeService {
     private final NodeService nodes;
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
+    private final AuditLog audit;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
-            ConfigRevisions revisions, JsonMergePatch mergePatch) {
+            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit) {
+        this.audit = audit;
         this.volumes = volumes;
         this.tenants = tenants;
         this.policies = policies;
@@ -119,7 +122,9 @@ public class VolumeService {
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
         revisions.bump();
-        return VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        audit.record("volume.create", "volume", created.id(), tenantId, null, created);
+        return created;
     }
 
     @Transactional
@@ -137,6 +142,7 @@ public class VolumeService {
         }
         Resolved resolved = resolve(request, errors);
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
+        VolumeResponse beforeDto = VolumeResponse.from(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
         boolean enforced = placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
@@ -145,7 +151,9 @@ public class VolumeService {
         if (enforced) {
             revisions.bump();
         }
-        return VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        VolumeResponse after = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        audit.record("volume.update", "volume", id, volume.getTenantId(), beforeDto, after);
+        return after;
     }
 
     @Transactional
@@ -160,9 +168,11 @@ public class VolumeService {
     public void delete(UUID id, String ifMatch) {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
+        VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
         revisions.bump();
         volumes.delete(volume);
         volumes.flush();
+        audit.record("volume.delete", "volume", id, volume.getTenantId(), before, null);
     }
 
     /**

@@ -1,10 +1,20 @@
 package io.weir.controlplane.support;
 
 import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.controlplane.security.AuthFailureLimiter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.time.Clock;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -14,14 +24,32 @@ import org.springframework.test.context.DynamicPropertySource;
  *
  * <p>All subclasses share one Spring context (same configuration), so tests must not assume an
  * empty database: they create what they need under {@link #unique(String) unique names}.
+ *
+ * <h2>Security</h2>
+ * {@link #api} sends the admin token {@link #ADMIN_TOKEN}, which the service's bootstrap creates
+ * from {@code weir.security.bootstrap-token} in the fresh test database. {@link #anonymousApi()}
+ * sends none, and {@link #mintToken} / {@link #apiAs} create and use tokens of the other roles.
+ * The context's {@link Clock} is a {@link MutableClock}, reset before each test together with
+ * the failed-authentication limiter (every test connects from 127.0.0.1).
  */
 @SpringBootTest(classes = ControlPlaneApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@Import(IntegrationTest.TestClockConfiguration.class)
 public abstract class IntegrationTest {
+
+    /** The bootstrap admin token of the test database. */
+    public static final String ADMIN_TOKEN = "weir_000000000000000000000000000000a1_test-admin-token-of-the-integration-tests0";
 
     @LocalServerPort
     protected int port;
 
+    /** A client that sends {@link #ADMIN_TOKEN}. */
     protected HttpApi api;
+
+    @Autowired
+    protected MutableClock clock;
+
+    @Autowired
+    private AuthFailureLimiter authFailureLimiter;
 
     @DynamicPropertySource
     static void database(DynamicPropertyRegistry registry) {
@@ -29,15 +57,73 @@ public abstract class IntegrationTest {
         registry.add("spring.datasource.url", db::jdbcUrl);
         registry.add("spring.datasource.username", db::username);
         registry.add("spring.datasource.password", db::password);
+        registry.add("weir.security.bootstrap-token", () -> ADMIN_TOKEN);
+        registry.add("weir.data-dir", IntegrationTest::tempDataDir);
     }
 
     @BeforeEach
     void setUpApi() {
-        api = new HttpApi(port);
+        clock.reset();
+        authFailureLimiter.reset();
+        api = new HttpApi(port).withHeader("Authorization", "Bearer " + ADMIN_TOKEN);
+    }
+
+    /** A client that sends no credentials. */
+    protected HttpApi anonymousApi() {
+        return new HttpApi(port);
+    }
+
+    /** A client that sends {@code token} as its bearer token. */
+    protected HttpApi apiAs(String token) {
+        return new HttpApi(port).withHeader("Authorization", "Bearer " + token);
+    }
+
+    /**
+     * Creates a token through the API and returns its secret.
+     *
+     * @param role admin, tenant-admin, viewer or node
+     * @param tenantId the tenant of a tenant-admin or a bound viewer, else null
+     * @param nodeId the node of a node token, else null
+     */
+    protected String mintToken(String role, UUID tenantId, UUID nodeId) {
+        StringBuilder body = new StringBuilder("{\"name\":\"" + unique("t-" + role) + "\",\"role\":\"" + role + "\"");
+        if (tenantId != null) {
+            body.append(",\"tenantId\":\"").append(tenantId).append('"');
+        }
+        if (nodeId != null) {
+            body.append(",\"nodeId\":\"").append(nodeId).append('"');
+        }
+        HttpApi.Response r = api.post("/api/v1/tokens", body.append('}').toString());
+        if (r.status() != 201) {
+            throw new IllegalStateException("could not mint a " + role + " token: " + r);
+        }
+        return r.json().get("token").asString();
+    }
+
+    /** A client with a new token of {@code role}, see {@link #mintToken}. */
+    protected HttpApi apiAs(String role, UUID tenantId, UUID nodeId) {
+        return apiAs(mintToken(role, tenantId, nodeId));
     }
 
     /** A resource name that no other test uses: {@code prefix-} and 8 random characters. */
     protected static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static String tempDataDir() {
+        try {
+            return Files.createTempDirectory("weir-test-data").toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @TestConfiguration(proxyBeanMethods = false)
+    static class TestClockConfiguration {
+        @Bean
+        @Primary
+        MutableClock testClock() {
+            return new MutableClock();
+        }
     }
 }

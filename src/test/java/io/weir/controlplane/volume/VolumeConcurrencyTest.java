@@ -67,7 +67,7 @@ class VolumeConcurrencyTest extends IntegrationTest {
             int thread = t;
             futures.add(pool.submit(() -> {
                 start.await();
-                body.run(thread, new HttpApi(port));
+                body.run(thread, apiAs(ADMIN_TOKEN));
                 return null;
             }));
         }

@@ -1,0 +1,152 @@
+package io.weir.controlplane.audit;
+
+import io.weir.controlplane.security.AccessScope;
+import io.weir.controlplane.security.WeirPrincipal;
+import io.weir.controlplane.web.PageResponse;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Records changes and serves them back.
+ *
+ * <h2>Recording</h2>
+ * {@link #record} runs with {@code MANDATORY} propagation: it must be called inside the
+ * transaction of the change, so the entry commits or rolls back with it. The actor is the caller
+ * of the current request ({@link AccessScope#current()}); {@code before} and {@code after} are
+ * the response DTOs of the resource, stored as {@code jsonb}. DTOs carry no secrets, and the
+ * token feature records tokens without theirs.
+ *
+ * <h2>Reading</h2>
+ * Entries come in the stable order of every list, oldest first (time, then id), so walking the
+ * pages while changes happen sees every entry once; use {@code from} for recent entries.
+ */
+@Service
+public class AuditLog {
+
+    private final JdbcClient jdbc;
+    private final JsonMapper mapper;
+    private final AccessScope scope;
+    private final Clock clock;
+
+    AuditLog(JdbcClient jdbc, JsonMapper mapper, AccessScope scope, Clock clock) {
+        this.jdbc = jdbc;
+        this.mapper = mapper;
+        this.scope = scope;
+        this.clock = clock;
+    }
+
+    /**
+     * Records one change, in the caller's transaction.
+     *
+     * @param action what was done, as {@code <resource>.<verb>}: {@code tenant.create},
+     *     {@code volume.update}, {@code token.delete}
+     * @param resourceType the kind of resource, such as {@code tenant}
+     * @param resourceId the resource's id
+     * @param tenantId the tenant the resource belongs to, or null
+     * @param before the resource's DTO before the change, or null for a create
+     * @param after the resource's DTO after the change, or null for a delete
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(String action, String resourceType, Object resourceId, UUID tenantId, Object before, Object after) {
+        WeirPrincipal actor = scope.current();
+        jdbc.sql("""
+                INSERT INTO audit_event (id, occurred_at, actor_type, actor_id, actor_name, action, resource_type,
+                                         resource_id, tenant_id, before_state, after_state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), CAST(? AS jsonb))
+                """)
+                .param(UUID.randomUUID())
+                .param(Timestamp.from(clock.instant().truncatedTo(ChronoUnit.MICROS)))
+                .param(actor.kind().name().toLowerCase(Locale.ROOT))
+                .param(actor.id())
+                .param(actor.name())
+                .param(action)
+                .param(resourceType)
+                .param(String.valueOf(resourceId))
+                .param(tenantId)
+                .param(json(before))
+                .param(json(after))
+                .update();
+    }
+
+    /** One page of entries matching {@code query}, narrowed to what the caller may see. */
+    @Transactional(readOnly = true)
+    public PageResponse<AuditEventResponse> list(AuditQuery query, int page, int size) {
+        StringBuilder where = new StringBuilder(" WHERE true");
+        List<Object> params = new ArrayList<>();
+        if (query.tenantId() != null) {
+            where.append(" AND tenant_id = ?");
+            params.add(query.tenantId());
+        }
+        if (query.resourceType() != null) {
+            where.append(" AND resource_type = ?");
+            params.add(query.resourceType());
+        }
+        if (query.resourceId() != null) {
+            where.append(" AND resource_id = ?");
+            params.add(query.resourceId());
+        }
+        if (query.actor() != null) {
+            where.append(" AND (actor_id = ? OR actor_name = ?)");
+            params.add(query.actor());
+            params.add(query.actor());
+        }
+        if (query.from() != null) {
+            where.append(" AND occurred_at >= ?");
+            params.add(Timestamp.from(query.from()));
+        }
+        if (query.to() != null) {
+            where.append(" AND occurred_at < ?");
+            params.add(Timestamp.from(query.to()));
+        }
+        long total = jdbc.sql("SELECT count(*) FROM audit_event" + where).params(params).query(Long.class).single();
+        List<Object> pageParams = new ArrayList<>(params);
+        pageParams.add(size);
+        pageParams.add((long) page * size);
+        List<AuditEventResponse> items = jdbc.sql("SELECT * FROM audit_event" + where
+                        + " ORDER BY occurred_at, id LIMIT ? OFFSET ?")
+                .params(pageParams)
+                .query((rs, n) -> row(rs))
+                .list();
+        return new PageResponse<>(items, page, size, total, (int) ((total + size - 1) / size));
+    }
+
+    private AuditEventResponse row(ResultSet rs) throws SQLException {
+        return new AuditEventResponse(rs.getObject("id", UUID.class), rs.getTimestamp("occurred_at").toInstant(),
+                rs.getString("actor_type"), rs.getString("actor_id"), rs.getString("actor_name"),
+                rs.getString("action"), rs.getString("resource_type"), rs.getString("resource_id"),
+                rs.getObject("tenant_id", UUID.class), tree(rs.getString("before_state")),
+                tree(rs.getString("after_state")));
+    }
+
+    private String json(Object dto) {
+        return dto == null ? null : mapper.writeValueAsString(dto);
+    }
+
+    private JsonNode tree(String json) {
+        return json == null ? null : mapper.readTree(json);
+    }
+
+    /**
+     * Filters of the audit list; null members do not filter.
+     *
+     * @param from entries at or after this instant
+     * @param to entries before this instant
+     */
+    public record AuditQuery(UUID tenantId, String resourceType, String resourceId, String actor, Instant from,
+            Instant to) {
+    }
+}

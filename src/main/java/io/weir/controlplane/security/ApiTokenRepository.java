@@ -1,0 +1,15 @@
+package io.weir.controlplane.security;
+
+import java.util.UUID;
+import org.springframework.data.domain.Page;
+import org.springframework.data.domain.Pageable;
+import org.springframework.data.jpa.repository.JpaRepository;
+
+interface ApiTokenRepository extends JpaRepository<ApiToken, UUID> {
+
+    boolean existsByName(String name);
+
+    long countByRole(Role role);
+
+    Page<ApiToken> findByRole(Role role, Pageable pageable);
+}

@@ -1,0 +1,126 @@
+package io.weir.controlplane.security;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.ByteBuffer;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.ApplicationArguments;
+import org.springframework.boot.ApplicationRunner;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Creates the first admin token when the database holds none, so a new installation can be
+ * managed at all.
+ *
+ * <ul>
+ *   <li>If {@code weir.security.bootstrap-token} ({@code WEIR_BOOTSTRAP_TOKEN}) is set, that text
+ *       becomes the admin token. It must be at least {@value TokenSecrets#MIN_CHOSEN_LENGTH}
+ *       characters of {@code [A-Za-z0-9-._~+/]}.
+ *   <li>Otherwise a token is generated and written to {@code <weir.data-dir>/admin-token},
+ *       readable by the service's user only (mode 0600), with an atomic replace so a crash never
+ *       leaves half a token.
+ * </ul>
+ *
+ * <p>The log says where the token went, never what it is. Replicas starting together on an
+ * empty database are serialised by a transaction-scoped advisory lock, so only one creates it.
+ * The file is written inside that transaction: if writing fails, no token is stored either.
+ */
+@Component
+class TokenBootstrap implements ApplicationRunner {
+
+    private static final Logger log = LoggerFactory.getLogger(TokenBootstrap.class);
+
+    /** The bootstrap token's name. */
+    static final String NAME = "bootstrap-admin";
+
+    /** The file, under the data directory, that a generated token is written to. */
+    static final String FILE_NAME = "admin-token";
+
+    private final TokenService tokens;
+    private final SecurityProperties properties;
+    private final TransactionTemplate transactions;
+    private final Path dataDir;
+
+    TokenBootstrap(TokenService tokens, SecurityProperties properties, TransactionTemplate transactions,
+            @Value("${weir.data-dir:./data}") Path dataDir) {
+        this.tokens = tokens;
+        this.properties = properties;
+        this.transactions = transactions;
+        this.dataDir = dataDir;
+    }
+
+    @Override
+    public void run(ApplicationArguments args) {
+        String configured = properties.bootstrapToken();
+        if (configured != null && !configured.isBlank()) {
+            String text = configured.trim();
+            if (text.length() < TokenSecrets.MIN_CHOSEN_LENGTH || !TokenSecrets.wellFormed(text)) {
+                throw new IllegalStateException("weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN) must be "
+                        + TokenSecrets.MIN_CHOSEN_LENGTH + " to " + TokenSecrets.MAX_LENGTH
+                        + " characters of A-Z a-z 0-9 - . _ ~ + /");
+            }
+            Boolean created = transactions.execute(status -> {
+                if (!tokens.lockForBootstrap()) {
+                    return false;
+                }
+                tokens.storeBootstrapAdmin(NAME, text);
+                return true;
+            });
+            log.info(Boolean.TRUE.equals(created)
+                    ? "Created the bootstrap admin token '" + NAME + "' from weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN)"
+                    : "API tokens exist already; weir.security.bootstrap-token is ignored");
+            return;
+        }
+        Path file = dataDir.resolve(FILE_NAME).toAbsolutePath().normalize();
+        Boolean created = transactions.execute(status -> {
+            if (!tokens.lockForBootstrap()) {
+                return false;
+            }
+            String secret = TokenSecrets.generate(UUID.randomUUID());
+            tokens.storeBootstrapAdmin(NAME, secret);
+            writeOwnerOnly(file, secret);
+            return true;
+        });
+        if (Boolean.TRUE.equals(created)) {
+            log.info("Created the bootstrap admin token '{}'; its secret is in {} (mode 0600). "
+                    + "Send it as 'Authorization: Bearer <contents of the file>'.", NAME, file);
+        }
+    }
+
+    /** Writes {@code text} to {@code file} with mode 0600, atomically (temp file, fsync, rename). */
+    static void writeOwnerOnly(Path file, String text) {
+        try {
+            Files.createDirectories(file.getParent());
+            Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+            Files.deleteIfExists(temp);
+            boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+            if (posix) {
+                Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            } else {
+                Files.createFile(temp);
+                temp.toFile().setReadable(false, false);
+                temp.toFile().setReadable(true, true);
+                temp.toFile().setWritable(true, true);
+            }
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                channel.write(ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.US_ASCII)));
+                channel.force(true);
+            }
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write the bootstrap admin token to " + file, e);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package io.weir.controlplane.security;
+
+import io.weir.controlplane.audit.AuditLog;
+import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.tenant.TenantService;
+import io.weir.controlplane.web.ApiException;
+import io.weir.controlplane.web.ETags;
+import io.weir.controlplane.web.FieldError;
+import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.RequestValidationException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.data.domain.Pageable;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * API tokens: issue, list, revoke, and verify a presented bearer secret.
+ *
+ * <p>Verification reads the token row on every request and caches nothing, so a revoke (a
+ * delete) or an expiry takes effect on the very next request. The lookup is by primary key
+ * (the id is part of the secret's text, see {@link TokenSecrets}) and the check is a
+ * constant-time hash comparison.
+ */
+@Service
+public class TokenService {
+
+    /** The PostgreSQL advisory lock key that serialises bootstraps ("weirboot"). */
+    private static final long BOOTSTRAP_LOCK = 0x77656972626f6f74L;
+
+    private final ApiTokenRepository tokens;
+    private final TenantService tenants;
+    private final ObjectProvider<NodeService> nodes;
+    private final AuditLog audit;
+    private final Clock clock;
+    private final JdbcClient jdbc;
+
+    TokenService(ApiTokenRepository tokens, TenantService tenants, ObjectProvider<NodeService> nodes, AuditLog audit,
+            Clock clock, JdbcClient jdbc) {
+        this.jdbc = jdbc;
+        this.tokens = tokens;
+        this.tenants = tenants;
+        this.nodes = nodes;
+        this.audit = audit;
+        this.clock = clock;
+    }
+
+    /** Creates a token and returns it with its secret, which is never shown again. */
+    @Transactional
+    public IssuedTokenResponse issue(TokenRequest request) {
+        validate(request);
+        if (tokens.existsByName(request.name())) {
+            throw ApiException.conflict("A token named '" + request.name() + "' already exists");
+        }
+        UUID id = UUID.randomUUID();
+        String secret = TokenSecrets.generate(id);
+        return store(id, request, secret);
+    }
+
+    /**
+     * Issues the token of a data node just created, in the caller's transaction: what the node
+     * create answers as {@code token}. Named {@code node-<nodeId>}.
+     *
+     * @return the secret, shown once
+     */
+    @Transactional
+    public String issueForNode(UUID nodeId) {
+        UUID id = UUID.randomUUID();
+        String secret = TokenSecrets.generate(id);
+        store(id, new TokenRequest("node-" + nodeId, Role.NODE, null, nodeId, null), secret);
+        return secret;
+    }
+
+    @Transactional(readOnly = true)
+    public PageResponse<TokenResponse> list(Role role, Pageable pageable) {
+        return PageResponse.of(role == null ? tokens.findAll(pageable) : tokens.findByRole(role, pageable),
+                TokenResponse::from);
+    }
+
+    /**
+     * Revokes a token: it stops working on the next request. The last admin token cannot be
+     * revoked, since nothing could then manage the service (the bootstrap only runs on an empty
+     * database).
+     */
+    @Transactional
+    public void revoke(UUID id, String ifMatch) {
+        ApiToken token = tokens.findById(id).orElseThrow(() -> ApiException.notFound("Token", id));
+        ETags.checkIfMatch(ifMatch, token.getVersion());
+        if (token.getRole() == Role.ADMIN && tokens.countByRole(Role.ADMIN) <= 1) {
+            throw ApiException.conflict("Token " + id + " is the last admin token; create another admin token first");
+        }
+        TokenResponse before = TokenResponse.from(token);
+        tokens.delete(token);
+        tokens.flush();
+        audit.record("token.delete", "token", id, token.getTenantId(), before, null);
+    }
+
+    /**
+     * The caller a presented bearer text authenticates, if it names a stored, unexpired token
+     * whose hash matches.
+     */
+    @Transactional(readOnly = true)
+    public Optional<WeirPrincipal> authenticate(String text) {
+        if (!TokenSecrets.wellFormed(text)) {
+            return Optional.empty();
+        }
+        Optional<ApiToken> found = tokens.findById(TokenSecrets.idOf(text));
+        // Hash even when nothing was found, so timing does not tell a known id from an unknown one.
+        boolean matches = TokenSecrets.matches(text, found.map(ApiToken::getSecretHash).orElseGet(() -> new byte[32]));
+        if (found.isEmpty() || !matches || found.get().isExpiredAt(clock.instant())) {
+            return Optional.empty();
+        }
+        ApiToken t = found.get();
+        return Optional.of(new WeirPrincipal(WeirPrincipal.Kind.TOKEN, t.getId().toString(), t.getName(), t.getRole(),
+                t.getTenantId(), t.getNodeId()));
+    }
+
+    /**
+     * Takes the bootstrap lock for the rest of the caller's transaction and answers whether the
+     * database still holds no token.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    boolean lockForBootstrap() {
+        jdbc.sql("SELECT pg_advisory_xact_lock(?)").param(BOOTSTRAP_LOCK).query((rs, n) -> 1).list();
+        return tokens.count() == 0;
+    }
+
+    /** Stores the first admin token, with the given secret text. For {@link TokenBootstrap}. */
+    @Transactional
+    void storeBootstrapAdmin(String name, String secret) {
+        store(TokenSecrets.idOf(secret), new TokenRequest(name, Role.ADMIN, null, null, null), secret);
+    }
+
+    private IssuedTokenResponse store(UUID id, TokenRequest request, String secret) {
+        ApiToken token = new ApiToken(id, request.name(), request.role(), request.tenantId(), request.nodeId(),
+                TokenSecrets.hash(secret), request.expiresAt());
+        TokenResponse created = TokenResponse.from(tokens.saveAndFlush(token));
+        audit.record("token.create", "token", id, request.tenantId(), null, created);
+        return IssuedTokenResponse.of(created, secret);
+    }
+
+    private void validate(TokenRequest r) {
+        List<FieldError> errors = new ArrayList<>();
+        switch (r.role()) {
+            case ADMIN -> {
+                forbid(errors, "tenantId", r.tenantId(), "an admin token is not bound to a tenant");
+                forbid(errors, "nodeId", r.nodeId(), "only a node token is bound to a node");
+            }
+            case TENANT_ADMIN -> {
+                if (r.tenantId() == null) {
+                    errors.add(new FieldError("tenantId", "a tenant-admin token must name its tenant"));
+                }
+                forbid(errors, "nodeId", r.nodeId(), "only a node token is bound to a node");
+            }
+            case VIEWER -> forbid(errors, "nodeId", r.nodeId(), "only a node token is bound to a node");
+            case NODE -> {
+                if (r.nodeId() == null) {
+                    errors.add(new FieldError("nodeId", "a node token must name its node"));
+                }
+                forbid(errors, "tenantId", r.tenantId(), "a node token is not bound to a tenant");
+            }
+        }
+        if (r.expiresAt() != null && !r.expiresAt().isAfter(clock.instant())) {
+            errors.add(new FieldError("expiresAt", "must be in the future"));
+        }
+        if (errors.isEmpty() && r.tenantId() != null && !exists(() -> tenants.require(r.tenantId()))) {
+            errors.add(new FieldError("tenantId", "no tenant has this id"));
+        }
+        if (errors.isEmpty() && r.nodeId() != null && !nodes.getObject().exists(r.nodeId())) {
+            errors.add(new FieldError("nodeId", "no data node has this id"));
+        }
+        if (!errors.isEmpty()) {
+            throw new RequestValidationException(errors);
+        }
+    }
+
+    private static void forbid(List<FieldError> errors, String field, Object value, String message) {
+        if (value != null) {
+            errors.add(new FieldError(field, message));
+        }
+    }
+
+    private static boolean exists(Runnable lookup) {
+        try {
+            lookup.run();
+            return true;
+        } catch (ApiException e) {
+            return false;
+        }
+    }
+}

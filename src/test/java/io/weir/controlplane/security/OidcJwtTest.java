@@ -1,0 +1,178 @@
+package io.weir.controlplane.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import com.sun.net.httpserver.HttpServer;
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.HttpApi.Response;
+import io.weir.controlplane.support.IntegrationTest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.NoSuchAlgorithmException;
+import java.security.interfaces.RSAPrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * JWTs from an OIDC issuer are accepted beside Weir tokens when {@code weir.security.oidc.issuer-uri}
+ * is set. The issuer is real HTTP: a JDK {@link HttpServer} on 127.0.0.1 serving the discovery
+ * document and the JWKS of an RSA key generated for this test.
+ */
+class OidcJwtTest extends IntegrationTest {
+
+    private static final KeyPair KEY = rsa();
+    private static final KeyPair OTHER_KEY = rsa();
+    private static final HttpServer ISSUER = startIssuer();
+    private static final String ISSUER_URI = "http://127.0.0.1:" + ISSUER.getAddress().getPort();
+    private static final AtomicInteger DISCOVERY_REQUESTS = new AtomicInteger();
+
+    @DynamicPropertySource
+    static void oidc(DynamicPropertyRegistry registry) {
+        registry.add("weir.security.oidc.issuer-uri", () -> ISSUER_URI);
+    }
+
+    @AfterAll
+    static void stopIssuer() {
+        ISSUER.stop(0);
+    }
+
+    private static KeyPair rsa() {
+        try {
+            KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+            generator.initialize(2048);
+            return generator.generateKeyPair();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static HttpServer startIssuer() {
+        try {
+            HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/.well-known/openid-configuration", exchange -> {
+                DISCOVERY_REQUESTS.incrementAndGet();
+                String base = "http://127.0.0.1:" + server.getAddress().getPort();
+                respond(exchange, "{\"issuer\":\"" + base + "\",\"jwks_uri\":\"" + base + "/jwks\","
+                        + "\"authorization_endpoint\":\"" + base + "/authorize\",\"token_endpoint\":\"" + base + "/token\","
+                        + "\"subject_types_supported\":[\"public\"],\"response_types_supported\":[\"code\"],"
+                        + "\"id_token_signing_alg_values_supported\":[\"RS256\"]}");
+            });
+            server.createContext("/jwks", exchange -> respond(exchange, new JWKSet(
+                    new RSAKey.Builder((RSAPublicKey) KEY.getPublic()).keyID("k1").build()).toString()));
+            server.start();
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void respond(com.sun.net.httpserver.HttpExchange exchange, String json) throws IOException {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().add("Content-Type", "application/json");
+        exchange.sendResponseHeaders(200, body.length);
+        exchange.getResponseBody().write(body);
+        exchange.close();
+    }
+
+    private String jwt(KeyPair key, String issuer, Instant expiry, Map<String, Object> claims) {
+        JWTClaimsSet.Builder set = new JWTClaimsSet.Builder()
+                .issuer(issuer)
+                .subject("alice@example.com")
+                .issueTime(Date.from(clock.instant()))
+                .expirationTime(Date.from(expiry));
+        claims.forEach(set::claim);
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID("k1").build(), set.build());
+        try {
+            jwt.sign(new RSASSASigner((RSAPrivateKey) key.getPrivate()));
+        } catch (JOSEException e) {
+            throw new IllegalStateException(e);
+        }
+        return jwt.serialize();
+    }
+
+    private String jwt(Map<String, Object> claims) {
+        return jwt(KEY, ISSUER_URI, clock.instant().plus(Duration.ofMinutes(5)), claims);
+    }
+
+    private UUID tenant() {
+        return UUID.fromString(api.post("/api/v1/tenants", "{\"name\":\"" + unique("oidc") + "\"}").json().get("id").asString());
+    }
+
+    @Test
+    void anAdminJwtMayDoEverythingAndIsTheAuditedActor() {
+        HttpApi admin = apiAs(jwt(Map.of("weir_role", "admin")));
+        assertThat(admin.get("/api/v1/tokens").status()).isEqualTo(200);
+        Response created = admin.post("/api/v1/tenants", "{\"name\":\"" + unique("oidc") + "\"}");
+        assertThat(created.status()).isEqualTo(201);
+        Response audit = api.get("/api/v1/audit?resourceId=" + created.json().get("id").asString());
+        assertThat(audit.json().get("items").get(0).get("actorType").asString()).isEqualTo("jwt");
+        assertThat(audit.json().get("items").get(0).get("actor").asString()).isEqualTo("alice@example.com");
+        assertThat(DISCOVERY_REQUESTS.get()).isPositive();
+    }
+
+    @Test
+    void tenantAndRoleComeFromTheClaims() {
+        UUID a = tenant();
+        UUID b = tenant();
+        HttpApi adminOfA = apiAs(jwt(Map.of("weir_role", "tenant-admin", "weir_tenant", a.toString())));
+        assertThat(adminOfA.get("/api/v1/tenants/" + a).status()).isEqualTo(200);
+        assertThat(adminOfA.get("/api/v1/tenants/" + b).status()).isEqualTo(404);
+        assertThat(adminOfA.get("/api/v1/tenants?size=500").json().get("items").findValuesAsString("id"))
+                .containsExactly(a.toString());
+        HttpApi viewer = apiAs(jwt(Map.of("weir_role", "viewer")));
+        assertThat(viewer.get("/api/v1/tenants/" + b).status()).isEqualTo(200);
+        assertThat(viewer.post("/api/v1/tenants", "{\"name\":\"" + unique("oidc") + "\"}").status()).isEqualTo(403);
+    }
+
+    @Test
+    void expiredJwtIsRefused() {
+        String token = jwt(Map.of("weir_role", "viewer"));
+        assertThat(apiAs(token).get("/api/v1/tenants").status()).isEqualTo(200);
+        clock.advance(Duration.ofMinutes(7)); // past the expiry and the 60 s of allowed skew
+        Response refused = apiAs(token).get("/api/v1/tenants");
+        assertThat(refused.status()).isEqualTo(401);
+        assertThat(refused.contentType()).startsWith("application/problem+json");
+    }
+
+    @Test
+    void jwtsThatDoNotVerifyOrGrantNoRoleAreRefused() {
+        Instant later = clock.instant().plus(Duration.ofMinutes(5));
+        assertThat(apiAs(jwt(OTHER_KEY, ISSUER_URI, later, Map.of("weir_role", "admin"))).get("/api/v1/tenants").status())
+                .as("signed by another key").isEqualTo(401);
+        assertThat(apiAs(jwt(KEY, "http://127.0.0.1:1", later, Map.of("weir_role", "admin"))).get("/api/v1/tenants").status())
+                .as("another issuer").isEqualTo(401);
+        assertThat(apiAs(jwt(Map.of())).get("/api/v1/tenants").status()).as("no role").isEqualTo(401);
+        assertThat(apiAs(jwt(Map.of("weir_role", "root"))).get("/api/v1/tenants").status()).as("unknown role").isEqualTo(401);
+        assertThat(apiAs(jwt(Map.of("weir_role", "tenant-admin"))).get("/api/v1/tenants").status())
+                .as("tenant-admin without a tenant").isEqualTo(401);
+        assertThat(apiAs(jwt(Map.of("weir_role", "node"))).get("/api/v1/tenants").status())
+                .as("nodes use Weir tokens").isEqualTo(401);
+    }
+
+    @Test
+    void weirTokensStillWork() {
+        assertThat(api.get("/api/v1/tenants").status()).isEqualTo(200);
+        assertThat(apiAs("viewer", null, null).get("/api/v1/tenants").status()).isEqualTo(200);
+    }
+}

@@ -1,0 +1,101 @@
+package io.weir.controlplane.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * The first start on an empty database creates one admin token: the configured one if
+ * {@code weir.security.bootstrap-token} is set, else a generated one in
+ * {@code <weir.data-dir>/admin-token} (mode 0600). Each scenario starts the whole service on a
+ * database of its own, created empty on the shared test server.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class TokenBootstrapTest {
+
+    private static final Pattern JDBC_URL = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]*)(.*)");
+
+    private static String emptyDatabase() throws Exception {
+        TestDatabase.Coordinates db = TestDatabase.get();
+        String name = "boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
+             Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + name);
+        }
+        Matcher m = JDBC_URL.matcher(db.jdbcUrl());
+        assertThat(m.matches()).as(db.jdbcUrl()).isTrue();
+        return m.group(1) + name + m.group(3);
+    }
+
+    private static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
+        TestDatabase.Coordinates db = TestDatabase.get();
+        return new SpringApplicationBuilder(ControlPlaneApplication.class).run(
+                "--server.port=0",
+                "--spring.datasource.url=" + url,
+                "--spring.datasource.username=" + db.username(),
+                "--spring.datasource.password=" + db.password(),
+                "--weir.data-dir=" + dataDir,
+                "--weir.security.bootstrap-token=" + bootstrapToken);
+    }
+
+    private static HttpApi client(ConfigurableApplicationContext app, String token) {
+        int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+        return new HttpApi(port).withHeader("Authorization", "Bearer " + token);
+    }
+
+    @Test
+    void withoutAConfiguredTokenOneIsGeneratedIntoAnOwnerOnlyFile(@TempDir Path dataDir, CapturedOutput output)
+            throws Exception {
+        String url = emptyDatabase();
+        Path file = dataDir.resolve("admin-token").toAbsolutePath();
+        String secret;
+        try (ConfigurableApplicationContext app = start(url, dataDir, "")) {
+            assertThat(file).exists();
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+            secret = Files.readString(file).trim();
+            assertThat(secret).matches("weir_[0-9a-f]{32}_[A-Za-z0-9_-]{43}");
+            assertThat(client(app, secret).get("/api/v1/tokens").status()).isEqualTo(200);
+            assertThat(output.getAll()).contains(file.toString()).doesNotContain(secret)
+                    .doesNotContain(secret.substring(38));
+        }
+        // A second start finds a token and leaves everything as it was.
+        try (ConfigurableApplicationContext app = start(url, dataDir, "")) {
+            assertThat(Files.readString(file).trim()).isEqualTo(secret);
+            assertThat(client(app, secret).get("/api/v1/tokens").json().get("totalItems").asLong()).isEqualTo(1);
+        }
+        assertThat(output.getAll()).doesNotContain(secret.substring(38));
+    }
+
+    @Test
+    void aConfiguredTokenIsUsedAndNoFileIsWritten(@TempDir Path dataDir, CapturedOutput output) throws Exception {
+        String chosen = "my-own-bootstrap-secret-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext app = start(emptyDatabase(), dataDir, chosen)) {
+            HttpApi admin = client(app, chosen);
+            assertThat(admin.get("/api/v1/tokens").status()).isEqualTo(200);
+            assertThat(admin.post("/api/v1/tenants", "{\"name\":\"" + "boot-" + UUID.randomUUID().toString().substring(0, 8)
+                    + "\"}").status()).isEqualTo(201);
+            assertThat(client(app, chosen + "x").get("/api/v1/tokens").status()).isEqualTo(401);
+        }
+        assertThat(dataDir.resolve("admin-token")).doesNotExist();
+        assertThat(output.getAll()).contains("weir.security.bootstrap-token").doesNotContain(chosen);
+    }
+}
