@@ -16,6 +16,18 @@ import org.springframework.transaction.annotation.Transactional;
  * or rolled back. A rolled-back bump leaves a gap, never a reuse, and the counter survives
  * restarts because it is an ordinary durable row.
  *
+ * <h2>Lock order</h2>
+ * Every writer takes its row locks in one order, so two writers can wait for each other only in
+ * one direction and never deadlock:
+ * <ol>
+ *   <li>first the rows it reads to decide or validate the change, locked explicitly: a policy
+ *       that changes {@code FOR UPDATE}, a policy a volume is validated against {@code FOR SHARE};</li>
+ *   <li>then the revision row, through {@link #bump()};</li>
+ *   <li>then the rows it writes, flushed after the bump (updates and deletes alike).</li>
+ * </ol>
+ * A writer must not flush an update or delete before its bump, and must not take a lock of step 1
+ * after it. Every call of {@link #bump()} points back here.
+ *
  * <h2>Fan-out</h2>
  * The bump also issues {@code pg_notify('weir_config_revision', N)}; PostgreSQL delivers it on
  * commit only. Listeners treat it as a hint and poll {@link #current()} as the source of truth.

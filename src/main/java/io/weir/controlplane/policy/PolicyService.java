@@ -17,6 +17,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
 
@@ -30,8 +31,12 @@ import tools.jackson.databind.JsonNode;
  * a volume's overrides inconsistent ({@link PolicyChanging}).
  *
  * <h2>Lock order</h2>
- * The revision is bumped before the policy row is flushed, as everywhere else, so that writers
- * queue on the revision row first and cannot deadlock on it.
+ * {@link #replace} and {@link #patch} lock the policy row {@code FOR UPDATE} before anything else,
+ * and only then bump the revision (the rule of {@link ConfigRevisions}). A volume write locks the
+ * policy it validates against {@code FOR SHARE} ({@link #lockForValidation}), so a policy change
+ * and a volume write on that policy run one after the other: either the volume commits first and
+ * the {@link PolicyChanging} veto sees it, or the policy commits first and the volume is
+ * validated against the new values.
  */
 @Service
 public class PolicyService {
@@ -60,10 +65,13 @@ public class PolicyService {
         return policies.findById(id).orElseThrow(() -> ApiException.notFound("Policy", id));
     }
 
-    /** The policy with this id, if there is one. Unlike {@link #require}, never throws. */
-    @Transactional(readOnly = true)
-    public Optional<QosPolicy> find(UUID id) {
-        return policies.findById(id);
+    /**
+     * The policy, locked {@code FOR SHARE} until the caller's transaction ends, so that it cannot
+     * change while the caller validates against it and commits (see the lock order above).
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public Optional<QosPolicy> lockForValidation(UUID id) {
+        return policies.findForShareById(id);
     }
 
     /** The policies with these ids, by id; ids without a policy are left out. */
@@ -99,7 +107,7 @@ public class PolicyService {
 
     @Transactional
     public PolicyResponse replace(UUID id, PolicyRequest request, String ifMatch) {
-        QosPolicy policy = require(id);
+        QosPolicy policy = lockForUpdate(id);
         ETags.checkIfMatch(ifMatch, policy.getVersion());
         if (!policy.getName().equals(request.name()) && policies.existsByNameAndIdNot(request.name(), id)) {
             throw duplicate(request.name());
@@ -110,6 +118,7 @@ public class PolicyService {
         apply(policy, request);
         EffectivePolicy after = policy.enforced();
         if (!before.equals(after)) {
+            // Lock order (ConfigRevisions): the policy row is already locked.
             revisions.bump();
             events.publishEvent(new PolicyChanging(id, policy.getName(), after));
         }
@@ -120,7 +129,7 @@ public class PolicyService {
 
     @Transactional
     public PolicyResponse patch(UUID id, JsonNode patch, String ifMatch) {
-        QosPolicy policy = require(id);
+        QosPolicy policy = lockForUpdate(id);
         ETags.checkIfMatch(ifMatch, policy.getVersion());
         PolicyRequest merged = mergePatch.apply(PolicyRequest.from(policy), patch, PolicyRequest.class);
         return replace(id, merged, null);
@@ -136,6 +145,11 @@ public class PolicyService {
         policies.delete(policy);
         policies.flush();
         audit.record("policy.delete", "policy", id, null, before, null);
+    }
+
+    /** The policy locked {@code FOR UPDATE}, or 404; the first lock a policy change takes. */
+    private QosPolicy lockForUpdate(UUID id) {
+        return policies.findForUpdateById(id).orElseThrow(() -> ApiException.notFound("Policy", id));
     }
 
     private static ApiException duplicate(String name) {

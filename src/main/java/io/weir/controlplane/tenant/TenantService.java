@@ -103,7 +103,7 @@ public class TenantService {
         tenant.setName(request.name());
         apply(tenant, request);
         if (enforced) {
-            revisions.bump();
+            revisions.bump(); // lock order: see ConfigRevisions
         }
         TenantResponse after = TenantResponse.from(tenants.saveAndFlush(tenant));
         audit.record("tenant.update", "tenant", id, id, before, after);

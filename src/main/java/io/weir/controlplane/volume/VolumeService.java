@@ -121,7 +121,7 @@ public class VolumeService {
         Resolved resolved = resolve(request, new ArrayList<>());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
-        revisions.bump();
+        revisions.bump(); // lock order: see ConfigRevisions
         VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
         audit.record("volume.create", "volume", created.id(), tenantId, null, created);
         return created;
@@ -149,7 +149,7 @@ public class VolumeService {
                 || !before.equals(resolved.effective());
         apply(volume, request, resolved.policyId());
         if (enforced) {
-            revisions.bump();
+            revisions.bump(); // lock order: see ConfigRevisions
         }
         VolumeResponse after = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
         audit.record("volume.update", "volume", id, volume.getTenantId(), beforeDto, after);
@@ -169,7 +169,7 @@ public class VolumeService {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
         VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
-        revisions.bump();
+        revisions.bump(); // lock order: see ConfigRevisions
         volumes.delete(volume);
         volumes.flush();
         audit.record("volume.delete", "volume", id, volume.getTenantId(), before, null);
@@ -202,7 +202,9 @@ public class VolumeService {
      */
     private Resolved resolve(VolumeRequest request, List<FieldError> errors) {
         UUID policyId = request.policyId() != null ? request.policyId() : PolicyService.STANDARD_POLICY_ID;
-        Optional<QosPolicy> policy = policies.find(policyId);
+        // Lock order (ConfigRevisions): FOR SHARE on the policy before the bump, so the policy
+        // cannot change between this validation and the commit.
+        Optional<QosPolicy> policy = policies.lockForValidation(policyId);
         EffectivePolicy effective = null;
         if (policy.isEmpty()) {
             errors.add(new FieldError("policyId", request.policyId() != null
