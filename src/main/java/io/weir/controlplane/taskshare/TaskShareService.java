@@ -83,7 +83,7 @@ public class TaskShareService {
         ETags.checkIfMatch(ifMatch, clusterDefault().getVersion());
         TaskShareSet created = TaskShareSet.overrideFor(nodeId);
         created.setTasks(toConfigs(request));
-        revisions.bump();
+        revisions.bump(); // lock order: see ConfigRevisions
         TaskSharesResponse after = TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
         audit.record("task-shares.create", "task-shares", nodeId, null, null, after);
         return after;
@@ -97,9 +97,10 @@ public class TaskShareService {
                 .orElseThrow(() -> ApiException.notFound("Task-share override of node", nodeId));
         ETags.checkIfMatch(ifMatch, set.getVersion());
         TaskSharesResponse before = TaskSharesResponse.from(set, nodeId);
+        // Lock order (ConfigRevisions): bump before the delete is flushed, like every writer.
+        revisions.bump();
         sets.delete(set);
         sets.flush();
-        revisions.bump();
         audit.record("task-shares.delete", "task-shares", nodeId, null, before, null);
     }
 
@@ -120,7 +121,7 @@ public class TaskShareService {
             return set;
         }
         set.setTasks(tasks);
-        revisions.bump();
+        revisions.bump(); // lock order: see ConfigRevisions
         return sets.saveAndFlush(set);
     }
 

@@ -6,7 +6,9 @@ import java.util.Comparator;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.dao.TransientDataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -14,6 +16,7 @@ import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.orm.ObjectOptimisticLockingFailureException;
+import org.springframework.transaction.CannotCreateTransactionException;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
@@ -31,6 +34,14 @@ import tools.jackson.core.JacksonException;
  * exceptions, lists each invalid field under {@code errors}, explains unreadable bodies (unknown
  * field, wrong type, malformed JSON) and makes sure nothing internal, such as a stack trace or an
  * SQL message, reaches the client.
+ *
+ * <h2>Transient database failures</h2>
+ * A lock that could not be taken (a deadlock victim, a lock or statement timeout), a query
+ * timeout, or a database connection that could not be had (pool exhausted, database restarting)
+ * answers 503 with {@code Retry-After: 1}, never 500: nothing is wrong with the request, and the
+ * same request is expected to succeed when retried. 503 rather than 409 because the client cannot
+ * resolve it by reading the resource again; it only has to retry. Optimistic-lock conflicts are
+ * not transient in that sense and keep their 409/412.
  */
 @RestControllerAdvice
 class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
@@ -72,6 +83,19 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
                 "The resource was modified concurrently; read it again and retry");
         problem.setTitle(conditional ? "Precondition failed" : "Conflict");
         return problem(problem);
+    }
+
+    @ExceptionHandler({TransientDataAccessException.class, DataAccessResourceFailureException.class,
+            CannotCreateTransactionException.class})
+    ResponseEntity<Object> handleTransient(Exception e) {
+        log.warn("Transient database failure, answered 503: {}", e.toString());
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
+                "The database is busy (lock conflict, timeout or no free connection); retry the request");
+        problem.setTitle("Service unavailable");
+        return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+                .header(HttpHeaders.RETRY_AFTER, "1")
+                .contentType(org.springframework.http.MediaType.APPLICATION_PROBLEM_JSON)
+                .body(problem);
     }
 
     @ExceptionHandler(DataIntegrityViolationException.class)
