@@ -12,8 +12,8 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
  * @param burstIops IOPS that banked burst credit may reach, null for no bursting
  * @param maxBytesPerSec throughput limit, null for unlimited
  * @param burstBytesPerSec throughput that banked burst credit may reach, null for no bursting
- * @param minChargeBytes cost model: an IO is charged at least this many bytes (small IOs cost
- *     like 4 KiB by default)
+ * @param costModel how an IO is charged: at least {@code minChargeBytes} (small IOs cost like
+ *     4 KiB by default); always the policy's
  */
 @JsonClassDescription("The QoS a volume gets once its policy and per-volume overrides are combined: what the data node enforces for its flow.")
 public record EffectivePolicy(
@@ -23,5 +23,5 @@ public record EffectivePolicy(
         @JsonPropertyDescription("IOPS that banked burst credit may reach; null for no bursting.") Long burstIops,
         @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") Long maxBytesPerSec,
         @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") Long burstBytesPerSec,
-        @JsonPropertyDescription("Cost model: every IO is charged at least this many bytes.") int minChargeBytes) {
+        @JsonPropertyDescription("Cost model, always the policy's: every IO is charged at least minChargeBytes.") CostModel costModel) {
 }

@@ -51,7 +51,8 @@ public class QosPolicy extends VersionedEntity {
 
     /** What a volume with no overrides enforces under this policy. */
     public EffectivePolicy enforced() {
-        return new EffectivePolicy(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, minChargeBytes);
+        return new EffectivePolicy(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec,
+                new io.weir.protocol.CostModel(minChargeBytes));
     }
 
     public String getName() {

@@ -22,7 +22,7 @@ final class EffectivePolicies {
                 o.burstIops() != null ? o.burstIops() : policy.burstIops(),
                 o.maxBytesPerSec() != null ? o.maxBytesPerSec() : policy.maxBytesPerSec(),
                 o.burstBytesPerSec() != null ? o.burstBytesPerSec() : policy.burstBytesPerSec(),
-                policy.minChargeBytes());
+                policy.costModel());
     }
 
     /**

@@ -16,7 +16,7 @@ public record VolumeResponse(
         @Schema(description = "Per-volume overrides; a null member inherits from the policy.") VolumeOverrides overrides,
         @Schema(description = "Ids of the data nodes that serve the volume, sorted.") List<UUID> nodeIds,
         @Schema(description = "What the data nodes enforce: each override if set, else the policy's value; "
-                + "minChargeBytes comes from the policy's cost model.", accessMode = Schema.AccessMode.READ_ONLY)
+                + "costModel is the policy's.", accessMode = Schema.AccessMode.READ_ONLY)
         EffectivePolicy effectivePolicy,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,

@@ -2,6 +2,9 @@ package io.weir.controlplane.web;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import com.fasterxml.jackson.databind.JavaType;
+import io.swagger.v3.core.converter.ModelConverter;
+import io.swagger.v3.core.util.Json;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
 import io.swagger.v3.oas.models.Operation;
@@ -18,6 +21,7 @@ import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.servers.Server;
+import io.weir.protocol.CostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
@@ -46,6 +50,12 @@ class OpenApiConfiguration {
 
     /** Name of the shared problem schema in {@code components.schemas}. */
     static final String PROBLEM_SCHEMA = "Problem";
+
+    /**
+     * Schema name of {@link CostModel protocol.CostModel}: by its simple name it would collide with
+     * (and overwrite) the policy resource's writable {@code CostModel}.
+     */
+    static final String EFFECTIVE_COST_MODEL_SCHEMA = "EffectiveCostModel";
 
     static {
         // PATCH bodies are read as a Jackson tree; describe them as what they are, a JSON object
@@ -79,13 +89,15 @@ class OpenApiConfiguration {
     @Bean
     OpenApiCustomizer protocolDescriptions() {
         List<Class<?>> documented = List.of(DesiredConfig.class, TaskShareConfig.class,
-                TaskShareConfig.DynamicShare.class, TenantConfig.class, VolumeConfig.class, EffectivePolicy.class);
+                TaskShareConfig.DynamicShare.class, TenantConfig.class, VolumeConfig.class, EffectivePolicy.class,
+                CostModel.class);
         return openApi -> {
             if (openApi.getComponents() == null || openApi.getComponents().getSchemas() == null) {
                 return;
             }
             for (Class<?> type : documented) {
-                Schema<?> schema = openApi.getComponents().getSchemas().get(type.getSimpleName());
+                Schema<?> schema = openApi.getComponents().getSchemas().get(
+                        type == CostModel.class ? EFFECTIVE_COST_MODEL_SCHEMA : type.getSimpleName());
                 if (schema == null) {
                     continue;
                 }
@@ -103,6 +115,21 @@ class OpenApiConfiguration {
                     }
                 }
             }
+        };
+    }
+
+    /** Resolves {@link CostModel protocol.CostModel} to its own schema, {@value #EFFECTIVE_COST_MODEL_SCHEMA}. */
+    @Bean
+    ModelConverter effectiveCostModelSchema() {
+        return (type, context, chain) -> {
+            JavaType javaType = Json.mapper().constructType(type.getType());
+            if (javaType != null && javaType.getRawClass() == CostModel.class) {
+                context.defineModel(EFFECTIVE_COST_MODEL_SCHEMA, new ObjectSchema()
+                        .addProperty("minChargeBytes", new IntegerSchema().format("int32"))
+                        .addRequiredItem("minChargeBytes"));
+                return new Schema<>().$ref("#/components/schemas/" + EFFECTIVE_COST_MODEL_SCHEMA);
+            }
+            return chain.hasNext() ? chain.next().resolve(type, context, chain) : null;
         };
     }
 
@@ -144,6 +171,7 @@ class OpenApiConfiguration {
         }
         errors.put("429", "Too many failed authentications from this address");
         errors.put("500", "Internal error");
+        errors.put("503", "The database is busy (lock conflict, timeout, no free connection); retry after Retry-After seconds");
         errors.forEach((code, description) -> {
             if (!responses.containsKey(code)) {
                 responses.addApiResponse(code, new ApiResponse().description(description)

@@ -82,9 +82,11 @@ class DesiredConfigApiTest extends IntegrationTest {
             assertThat(placed.get("tenantId")).isEqualTo(created.get("tenantId"));
             assertThat(placed.get("name")).isEqualTo(created.get("name"));
             assertThat(placed.get("sizeBytes").asLong()).isEqualTo(SIZE);
-            assertThat(placed.get("policy")).as("effective policy").isEqualTo(created.get("effectivePolicy"));
+            assertThat(placed.get("effectivePolicy")).as("effective policy").isEqualTo(created.get("effectivePolicy"));
+            assertThat(placed.has("policy")).as("named effectivePolicy, as in the REST volume").isFalse();
+            assertThat(placed.get("effectivePolicy").get("costModel").get("minChargeBytes").isInt()).isTrue();
         }
-        JsonNode v1Policy = volumes.get(volumes.get(0).get("id").asString().equals(v1.get("id").asString()) ? 0 : 1).get("policy");
+        JsonNode v1Policy = volumes.get(volumes.get(0).get("id").asString().equals(v1.get("id").asString()) ? 0 : 1).get("effectivePolicy");
         assertThat(v1Policy.get("weight").asInt()).isEqualTo(250);
         assertThat(v1Policy.get("maxIops").asLong()).isEqualTo(1234);
 

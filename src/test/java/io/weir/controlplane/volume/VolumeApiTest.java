@@ -60,7 +60,7 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(effective.get("burstIops").asLong()).isEqualTo(10000);
         assertThat(effective.get("maxBytesPerSec").asLong()).isEqualTo(209715200);
         assertThat(effective.get("burstBytesPerSec").asLong()).isEqualTo(419430400);
-        assertThat(effective.get("minChargeBytes").asInt()).isEqualTo(4096);
+        assertThat(effective.get("costModel").get("minChargeBytes").asInt()).isEqualTo(4096);
 
         Response read = api.get("/api/v1/volumes/" + body.get("id").asString());
         assertThat(read.status()).isEqualTo(200);
@@ -82,7 +82,7 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(effective.get("burstIops").asLong()).isEqualTo(5000);
         assertThat(effective.get("maxBytesPerSec").asLong()).as("inherited").isEqualTo(1000000);
         assertThat(effective.get("burstBytesPerSec").asLong()).isEqualTo(2000000);
-        assertThat(effective.get("minChargeBytes").asInt()).isEqualTo(8192);
+        assertThat(effective.get("costModel").get("minChargeBytes").asInt()).isEqualTo(8192);
         assertThat(r.json().get("overrides").get("maxIops").isNull()).isTrue();
     }
 
