@@ -29,7 +29,7 @@ class TaskShareValidation {
 
     void check(TaskSharesRequest request) {
         List<FieldError> errors = new ArrayList<>();
-        validator.validate(request).forEach(v -> errors.add(new FieldError(v.getPropertyPath().toString(), v.getMessage())));
+        validator.validate(request).forEach(v -> errors.add(FieldError.of(v)));
         List<TaskShareRequest> tasks = request.tasks();
         if (tasks != null && !tasks.isEmpty()) {
             Set<String> seen = new HashSet<>();

@@ -60,7 +60,7 @@ public class JsonMergePatch {
         Set<ConstraintViolation<Object>> violations = validator.validate(body);
         if (!violations.isEmpty()) {
             throw new RequestValidationException(violations.stream()
-                    .map(v -> new FieldError(v.getPropertyPath().toString(), v.getMessage()))
+                    .map(FieldError::of)
                     .sorted(Comparator.comparing(FieldError::field).thenComparing(FieldError::message))
                     .toList());
         }

@@ -64,7 +64,7 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
     @ExceptionHandler(ConstraintViolationException.class)
     ResponseEntity<Object> handleConstraintViolation(ConstraintViolationException e) {
         return validationProblem(e.getConstraintViolations().stream()
-                .map(v -> new FieldError(v.getPropertyPath().toString(), v.getMessage()))
+                .map(FieldError::of)
                 .toList());
     }
 
@@ -124,7 +124,8 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
                 .map(f -> new FieldError(f.getField(), f.getDefaultMessage()))
                 .toList();
         List<FieldError> global = ex.getBindingResult().getGlobalErrors().stream()
-                .map(g -> new FieldError(g.getObjectName(), g.getDefaultMessage()))
+                // A class-level constraint belongs to the whole body, not to the Java object's name.
+                .map(g -> new FieldError(FieldError.ROOT, g.getDefaultMessage()))
                 .toList();
         return validationProblem(java.util.stream.Stream.concat(errors.stream(), global.stream()).toList());
     }

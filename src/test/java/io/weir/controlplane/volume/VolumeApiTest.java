@@ -446,6 +446,21 @@ class VolumeApiTest extends IntegrationTest {
         return r.json().get("items").findValuesAsString("id");
     }
 
+    @Test
+    void putAndPatchNameTheSameFieldPathsForTheSameBadInput() {
+        String path = fx.volume(tenant, unique("v"), "");
+        String name = api.get(path).json().get("name").asString();
+        String bad = "\"nodeIds\":[\"" + fx.node(unique("n")) + "\",null],\"overrides\":{\"maxIops\":0}";
+
+        Response put = api.put(path, "{\"name\":\"" + name + "\",\"sizeBytes\":" + (256 * BLOCK) + "," + bad + "}", null);
+        Response patch = api.patch(path, "{" + bad + "}", null);
+
+        assertThat(put.status()).as(put.toString()).isEqualTo(400);
+        assertThat(patch.status()).as(patch.toString()).isEqualTo(400);
+        assertThat(errorFields(put)).containsExactly("nodeIds[1]", "overrides.maxIops");
+        assertThat(errorFields(patch)).isEqualTo(errorFields(put));
+    }
+
     private static String id(String path) {
         return path.substring(path.lastIndexOf('/') + 1);
     }
