@@ -53,6 +53,14 @@ class ArchitectureTest {
                     "io.weir.scheduler..")
             .allowEmptyShould(true);
 
+    /** The desired config reads the features through ports it owns (PlacedVolumes, TenantDirectory, ...). */
+    @ArchTest
+    static final ArchRule configSeesNoFeaturePackage = noClasses()
+            .that().resideInAPackage("io.weir.controlplane.config..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane.tenant..",
+                    "io.weir.controlplane.volume..", "io.weir.controlplane.policy..", "io.weir.controlplane.node..",
+                    "io.weir.controlplane.taskshare..");
+
     private static String[] concat(String[] head, String... tail) {
         String[] all = new String[head.length + tail.length];
         System.arraycopy(head, 0, all, 0, head.length);

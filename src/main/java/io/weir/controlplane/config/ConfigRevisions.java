@@ -20,13 +20,19 @@ import org.springframework.transaction.annotation.Transactional;
  * Every writer takes its row locks in one order, so two writers can wait for each other only in
  * one direction and never deadlock:
  * <ol>
- *   <li>first the rows it reads to decide or validate the change, locked explicitly: a policy
- *       that changes {@code FOR UPDATE}, a policy a volume is validated against {@code FOR SHARE};</li>
+ *   <li>first the rows it reads to decide or validate the change, locked explicitly: a tenant or
+ *       policy that changes {@code FOR UPDATE}; the tenant and the policy a volume write depends on
+ *       {@code FOR SHARE} (tenant before policy);</li>
  *   <li>then the revision row, through {@link #bump()};</li>
  *   <li>then the rows it writes, flushed after the bump (updates and deletes alike).</li>
  * </ol>
  * A writer must not flush an update or delete before its bump, and must not take a lock of step 1
  * after it. Every call of {@link #bump()} points back here.
+ *
+ * <h2>What bumps</h2>
+ * Only changes that alter some node's desired config: a volume change while the volume is placed
+ * on a node (before or after), a tenant or policy change that a placed volume depends on (see
+ * {@link PlacementIndex}), and every task-share change. A change no node can see bumps nothing.
  *
  * <h2>Fan-out</h2>
  * The bump also issues {@code pg_notify('weir_config_revision', N)}; PostgreSQL delivers it on

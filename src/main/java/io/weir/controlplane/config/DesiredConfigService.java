@@ -1,11 +1,8 @@
 package io.weir.controlplane.config;
 
-import io.weir.controlplane.tenant.Tenant;
-import io.weir.controlplane.tenant.TenantService;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
-import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
@@ -26,10 +23,10 @@ public class DesiredConfigService {
     private final ConfigRevisions revisions;
     private final PlacedVolumes volumes;
     private final EffectiveTaskShares taskShares;
-    private final TenantService tenants;
+    private final TenantDirectory tenants;
 
     DesiredConfigService(ConfigRevisions revisions, PlacedVolumes volumes, EffectiveTaskShares taskShares,
-            TenantService tenants) {
+            TenantDirectory tenants) {
         this.revisions = revisions;
         this.volumes = volumes;
         this.taskShares = taskShares;
@@ -41,13 +38,8 @@ public class DesiredConfigService {
     public DesiredConfig forNode(UUID nodeId) {
         long revision = revisions.current();
         List<VolumeConfig> placed = volumes.placedOn(nodeId);
-        List<TenantConfig> tenantConfigs = placed.stream()
-                .map(VolumeConfig::tenantId)
-                .distinct()
-                .map(tenants::require)
-                .sorted(Comparator.comparing(Tenant::getName))
-                .map(t -> new TenantConfig(t.getId(), t.getName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec()))
-                .toList();
+        // One query for all the tenants; the foreign key keeps every volume's tenant in place.
+        List<TenantConfig> tenantConfigs = tenants.tenants(placed.stream().map(VolumeConfig::tenantId).distinct().toList());
         return new DesiredConfig(nodeId, revision, taskShares.effectiveFor(nodeId), tenantConfigs, placed);
     }
 }

@@ -1,6 +1,8 @@
 package io.weir.controlplane.node;
 
 import java.time.Instant;
+import java.util.Collection;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.data.jpa.repository.JpaRepository;
 import org.springframework.data.jpa.repository.JpaSpecificationExecutor;
@@ -16,6 +18,9 @@ interface DataNodeRepository extends JpaRepository<DataNode, UUID>, JpaSpecifica
     boolean existsByName(String name);
 
     boolean existsByNameAndIdNot(String name, UUID id);
+
+    @Query("select n.id from DataNode n where n.id in :ids")
+    Set<UUID> findExistingIds(Collection<UUID> ids);
 
     @Modifying(flushAutomatically = true, clearAutomatically = true)
     @Query("update DataNode n set n.appliedRevision = :revision, n.lastAckAt = :at, n.lastError = null where n.id = :id")

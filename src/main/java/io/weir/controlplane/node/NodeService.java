@@ -9,8 +9,10 @@ import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
@@ -72,6 +74,12 @@ public class NodeService {
     @Transactional(readOnly = true)
     public boolean exists(UUID id) {
         return nodes.existsById(id);
+    }
+
+    /** Which of {@code ids} are nodes, in one query. */
+    @Transactional(readOnly = true)
+    public Set<UUID> existingIds(Collection<UUID> ids) {
+        return ids.isEmpty() ? Set.of() : nodes.findExistingIds(ids);
     }
 
     @Transactional(readOnly = true)

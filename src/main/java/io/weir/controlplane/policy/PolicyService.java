@@ -2,6 +2,7 @@ package io.weir.controlplane.policy;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.config.PlacementIndex;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
@@ -25,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  * QoS policies: create, read, replace, patch and delete.
  *
  * <p>A change bumps the config revision only when it alters what a node enforces: the weight, a
- * reservation, limit or burst, or the cost model. Name and description are for people and bump
+ * reservation, limit or burst, or the cost model, and only while a volume that uses the policy is
+ * placed on a node ({@link PlacementIndex}). Name and description are for people and bump
  * nothing; creating a policy bumps nothing either, because no volume uses it yet. The volume
  * feature vetoes deletes of a policy in use ({@link PolicyDeleting}) and changes that would make
  * a volume's overrides inconsistent ({@link PolicyChanging}).
@@ -49,10 +51,12 @@ public class PolicyService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final AuditLog audit;
+    private final PlacementIndex placements;
 
     PolicyService(QosPolicyRepository policies, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events, AuditLog audit) {
+            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements) {
         this.audit = audit;
+        this.placements = placements;
         this.policies = policies;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
@@ -118,8 +122,10 @@ public class PolicyService {
         apply(policy, request);
         EffectivePolicy after = policy.enforced();
         if (!before.equals(after)) {
-            // Lock order (ConfigRevisions): the policy row is already locked.
-            revisions.bump();
+            if (placements.anyPlacedWithPolicy(id)) {
+                // Lock order (ConfigRevisions): the policy row is already locked.
+                revisions.bump();
+            }
             events.publishEvent(new PolicyChanging(id, policy.getName(), after));
         }
         PolicyResponse afterDto = PolicyResponse.from(policies.saveAndFlush(policy));

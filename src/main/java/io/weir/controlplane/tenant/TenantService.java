@@ -2,6 +2,7 @@ package io.weir.controlplane.tenant;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.config.PlacementIndex;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
@@ -12,16 +13,26 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Tenants: create, read, replace, patch and delete.
  *
- * <p>A change bumps the config revision only when it alters what a node's desired config holds:
- * the name, the weight or a limit. The display name is for people and bumps nothing. A tenant can be deleted only while
- * no volume belongs to it; the volume feature vetoes the delete through {@link TenantDeleting}.
- * Every change is recorded in the {@link AuditLog}, in its own transaction.
+ * <p>A change bumps the config revision only when it alters what some node's desired config
+ * holds: the name, the weight or a limit, and only while at least one of the tenant's volumes is
+ * placed on a node ({@link PlacementIndex}); a tenant no node serves is in no snapshot. The display
+ * name is for people and bumps nothing. A tenant can be deleted only while no volume belongs to
+ * it; the volume feature vetoes the delete through {@link TenantDeleting}. Every change is
+ * recorded in the {@link AuditLog}, in the caller's transaction, so the entry commits or rolls
+ * back with the change.
+ *
+ * <h2>Lock order</h2>
+ * A change locks the tenant row {@code FOR UPDATE} first, then asks the placement index, then
+ * bumps (the rule of {@link ConfigRevisions}). Volume writes lock their tenant {@code FOR SHARE}
+ * ({@link #lockForValidation}), so a placement cannot commit unseen between the question and the
+ * commit.
  */
 @Service
 public class TenantService {
@@ -31,10 +42,12 @@ public class TenantService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final AuditLog audit;
+    private final PlacementIndex placements;
 
     TenantService(TenantRepository tenants, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events, AuditLog audit) {
+            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements) {
         this.audit = audit;
+        this.placements = placements;
         this.tenants = tenants;
         this.revisions = revisions;
         this.mergePatch = mergePatch;
@@ -45,6 +58,15 @@ public class TenantService {
     @Transactional(readOnly = true)
     public Tenant require(UUID id) {
         return tenants.findById(id).orElseThrow(() -> ApiException.notFound("Tenant", id));
+    }
+
+    /**
+     * The tenant, locked {@code FOR SHARE} until the caller's transaction ends, or 404: for a
+     * volume write, so that the tenant cannot change unseen until it commits.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public Tenant lockForValidation(UUID id) {
+        return tenants.findForShareById(id).orElseThrow(() -> ApiException.notFound("Tenant", id));
     }
 
     @Transactional(readOnly = true)
@@ -89,7 +111,7 @@ public class TenantService {
 
     @Transactional
     public TenantResponse replace(UUID id, TenantRequest request, String ifMatch) {
-        Tenant tenant = require(id);
+        Tenant tenant = lockForUpdate(id);
         ETags.checkIfMatch(ifMatch, tenant.getVersion());
         if (!tenant.getName().equals(request.name()) && tenants.existsByNameAndIdNot(request.name(), id)) {
             throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
@@ -102,8 +124,8 @@ public class TenantService {
                 || !Objects.equals(tenant.getMaxBytesPerSec(), request.maxBytesPerSec());
         tenant.setName(request.name());
         apply(tenant, request);
-        if (enforced) {
-            revisions.bump(); // lock order: see ConfigRevisions
+        if (enforced && placements.anyPlacedInTenant(id)) {
+            revisions.bump(); // lock order: see ConfigRevisions (the tenant row is locked)
         }
         TenantResponse after = TenantResponse.from(tenants.saveAndFlush(tenant));
         audit.record("tenant.update", "tenant", id, id, before, after);
@@ -112,7 +134,7 @@ public class TenantService {
 
     @Transactional
     public TenantResponse patch(UUID id, JsonNode patch, String ifMatch) {
-        Tenant tenant = require(id);
+        Tenant tenant = lockForUpdate(id);
         ETags.checkIfMatch(ifMatch, tenant.getVersion());
         TenantRequest merged = mergePatch.apply(TenantRequest.from(tenant), patch, TenantRequest.class);
         return replace(id, merged, null);
@@ -127,6 +149,10 @@ public class TenantService {
         tenants.delete(tenant);
         tenants.flush();
         audit.record("tenant.delete", "tenant", id, id, before, null);
+    }
+
+    private Tenant lockForUpdate(UUID id) {
+        return tenants.findForUpdateById(id).orElseThrow(() -> ApiException.notFound("Tenant", id));
     }
 
     private static void apply(Tenant tenant, TenantRequest request) {

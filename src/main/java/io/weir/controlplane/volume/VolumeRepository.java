@@ -48,6 +48,12 @@ interface VolumeRepository extends JpaRepository<Volume, UUID> {
 
     long countByNodeIdsContaining(UUID nodeId);
 
+    @Query("select count(v) > 0 from Volume v where v.tenantId = :tenantId and v.nodeIds is not empty")
+    boolean existsPlacedInTenant(@Param("tenantId") UUID tenantId);
+
+    @Query("select count(v) > 0 from Volume v where v.policyId = :policyId and v.nodeIds is not empty")
+    boolean existsPlacedWithPolicy(@Param("policyId") UUID policyId);
+
     /** Volumes of a policy that override a limit: the only ones a change of the policy's limits can upset. */
     @Query("""
             select v from Volume v where v.policyId = :policyId and (v.minIops is not null or v.maxIops is not null

@@ -20,11 +20,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
-import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
@@ -41,9 +42,14 @@ import tools.jackson.databind.JsonNode;
  * <h2>Revisions</h2>
  * Everything about a volume is enforced by the nodes that serve it (export name and size, effective
  * policy, placement), so create, delete and any update that changes one of these bumps the config
- * revision once. An update that changes only the policy reference while the effective values stay
- * the same bumps nothing. The bump comes before the volume row is flushed, so that concurrent
- * writers queue on the revision row first and cannot deadlock.
+ * revision once, provided the volume is placed on at least one node before or after the change: a
+ * volume no node serves is in no snapshot. An update that changes only the policy reference while
+ * the effective values stay the same bumps nothing.
+ *
+ * <h2>Lock order</h2>
+ * As {@link ConfigRevisions} lays down: a write first locks the tenant and the policy it depends on
+ * {@code FOR SHARE} (so neither can change, nor ask "is anything placed?", unseen until it
+ * commits), then bumps, then flushes the volume row.
  *
  * <h2>Concurrency</h2>
  * A write reads the volume and its placement in one statement ({@link
@@ -114,14 +120,16 @@ public class VolumeService {
 
     @Transactional
     public VolumeResponse create(UUID tenantId, VolumeRequest request) {
-        tenants.require(tenantId);
+        tenants.lockForValidation(tenantId);
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
         Resolved resolved = resolve(request, new ArrayList<>());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
-        revisions.bump(); // lock order: see ConfigRevisions
+        if (!request.nodeIdsOrNone().isEmpty()) {
+            revisions.bump(); // lock order: see ConfigRevisions
+        }
         VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
         audit.record("volume.create", "volume", created.id(), tenantId, null, created);
         return created;
@@ -131,6 +139,7 @@ public class VolumeService {
     public VolumeResponse replace(UUID id, VolumeRequest request, String ifMatch) {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
+        tenants.lockForValidation(volume.getTenantId());
         if (!volume.getName().equals(request.name())
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
@@ -144,9 +153,10 @@ public class VolumeService {
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
-        boolean enforced = placementChanged || !volume.getName().equals(request.name())
+        boolean placed = !volume.getNodeIds().isEmpty() || !request.nodeIdsOrNone().isEmpty();
+        boolean enforced = placed && (placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
-                || !before.equals(resolved.effective());
+                || !before.equals(resolved.effective()));
         apply(volume, request, resolved.policyId());
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
@@ -169,7 +179,9 @@ public class VolumeService {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
         VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
-        revisions.bump(); // lock order: see ConfigRevisions
+        if (!volume.getNodeIds().isEmpty()) {
+            revisions.bump(); // lock order: see ConfigRevisions
+        }
         volumes.delete(volume);
         volumes.flush();
         audit.record("volume.delete", "volume", id, volume.getTenantId(), before, null);
@@ -214,31 +226,16 @@ public class VolumeService {
             effective = EffectivePolicies.combine(policy.get().enforced(), request.overridesOrNone());
             errors.addAll(EffectivePolicies.violations(effective, request.overridesOrNone()));
         }
-        for (UUID nodeId : request.nodeIdsOrNone()) {
-            if (!nodeExists(nodeId)) {
-                errors.add(new FieldError("nodeIds", "no such node: " + nodeId));
-            }
+        Set<UUID> existing = nodes.existingIds(request.nodeIdsOrNone());
+        List<UUID> missing = request.nodeIdsOrNone().stream().filter(n -> !existing.contains(n)).toList();
+        if (!missing.isEmpty()) {
+            errors.add(new FieldError("nodeIds", (missing.size() == 1 ? "no such node: " : "no such nodes: ")
+                    + missing.stream().map(UUID::toString).collect(Collectors.joining(", "))));
         }
         if (!errors.isEmpty()) {
             throw new RequestValidationException(errors);
         }
         return new Resolved(policyId, effective);
-    }
-
-    /**
-     * Whether the node exists. {@link NodeService#require} marks the transaction rollback-only
-     * when it throws, which is harmless here: a missing node always ends in a 400.
-     */
-    private boolean nodeExists(UUID nodeId) {
-        try {
-            nodes.require(nodeId);
-            return true;
-        } catch (ApiException e) {
-            if (e.status() == HttpStatus.NOT_FOUND) {
-                return false;
-            }
-            throw e;
-        }
     }
 
     private static ApiException duplicate(String name) {

@@ -232,6 +232,10 @@ class PolicyApiTest extends IntegrationTest {
         long start = revisions.current();
         Response created = create(unique("rev"), "");
         assertThat(revisions.current()).as("a new policy is used by nothing yet").isEqualTo(start);
+        // A placed volume uses it from here on, so its enforced values reach a node.
+        String tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("pt") + "\"}").json().get("id").asString();
+        createPlacedVolume(tenant, ",\"policyId\":\"" + created.json().get("id").asString() + "\"");
+        start = revisions.current();
 
         assertThat(api.patch(path(created), "{\"name\":\"" + unique("renamed") + "\",\"description\":\"x\"}", null)
                 .status()).isEqualTo(200);
@@ -245,6 +249,23 @@ class PolicyApiTest extends IntegrationTest {
 
         assertThat(api.patch(path(created), "{\"costModel\":{\"minChargeBytes\":8192}}", null).status()).isEqualTo(200);
         assertThat(revisions.current()).isEqualTo(start + 2);
+    }
+
+    @Test
+    void changesOfAPolicyNoPlacedVolumeUsesBumpNothing() {
+        Response created = create(unique("unused"), "");
+        String tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("pt") + "\"}").json().get("id").asString();
+        assertThat(api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"" + unique("v")
+                + "\",\"sizeBytes\":4096,\"policyId\":\"" + created.json().get("id").asString() + "\"}").status())
+                .as("an unplaced volume").isEqualTo(201);
+        long start = revisions.current();
+        assertThat(api.patch(path(created), "{\"maxIops\":700,\"weight\":5}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).isEqualTo(start);
+
+        createPlacedVolume(tenant, ",\"policyId\":\"" + created.json().get("id").asString() + "\"");
+        start = revisions.current();
+        assertThat(api.patch(path(created), "{\"maxIops\":800}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).isEqualTo(start + 1);
     }
 
     @Test

@@ -105,6 +105,29 @@ public abstract class IntegrationTest {
         return apiAs(mintToken(role, tenantId, nodeId));
     }
 
+    /** Registers a data node through the API and answers its id. */
+    protected String newNode() {
+        HttpApi.Response r = api.post("/api/v1/nodes", "{\"name\":\"" + unique("node") + "\"}");
+        if (r.status() != 201) {
+            throw new IllegalStateException("could not create a node: " + r);
+        }
+        return r.json().get("id").asString();
+    }
+
+    /**
+     * Creates a volume of {@code tenantId} placed on a new node, with the extra JSON members
+     * {@code extra} (such as {@code ,"policyId":"..."}), and answers its id. Placed, so that changes
+     * of its tenant or policy reach a node and bump the config revision.
+     */
+    protected String createPlacedVolume(String tenantId, String extra) {
+        HttpApi.Response r = api.post("/api/v1/tenants/" + tenantId + "/volumes", "{\"name\":\"" + unique("placed")
+                + "\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + newNode() + "\"]" + extra + "}");
+        if (r.status() != 201) {
+            throw new IllegalStateException("could not create a placed volume: " + r);
+        }
+        return r.json().get("id").asString();
+    }
+
     /** A resource name that no other test uses: {@code prefix-} and 8 random characters. */
     protected static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);

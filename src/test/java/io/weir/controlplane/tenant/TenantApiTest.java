@@ -95,6 +95,7 @@ class TenantApiTest extends IntegrationTest {
     void weightChangeBumpsTheRevisionButDisplayNameDoesNot() {
         Response created = create(unique("rev"), "");
         String path = "/api/v1/tenants/" + created.json().get("id").asString();
+        createPlacedVolume(created.json().get("id").asString(), "");
 
         long before = revisions.current();
         assertThat(api.patch(path, "{\"displayName\":\"Renamed\"}", null).status()).isEqualTo(200);
@@ -108,9 +109,30 @@ class TenantApiTest extends IntegrationTest {
     void renameBumpsTheRevisionBecauseSnapshotsCarryTheName() {
         Response created = create(unique("old"), "");
         String path = "/api/v1/tenants/" + created.json().get("id").asString();
+        createPlacedVolume(created.json().get("id").asString(), "");
         long before = revisions.current();
         assertThat(api.patch(path, "{\"name\":\"" + unique("new") + "\"}", null).status()).isEqualTo(200);
         assertThat(revisions.current()).isGreaterThan(before);
+    }
+
+    @Test
+    void changesOfATenantWithoutPlacedVolumesBumpNothingBecauseNoSnapshotHoldsIt() {
+        Response created = create(unique("idle"), "");
+        String id = created.json().get("id").asString();
+        String path = "/api/v1/tenants/" + id;
+        // An unplaced volume does not put the tenant into any snapshot either.
+        assertThat(api.post(path + "/volumes", "{\"name\":\"" + unique("v") + "\",\"sizeBytes\":4096}").status())
+                .isEqualTo(201);
+        long before = revisions.current();
+
+        assertThat(api.patch(path, "{\"weight\":250,\"maxIops\":1000,\"name\":\"" + unique("idle2") + "\"}", null)
+                .status()).isEqualTo(200);
+        assertThat(revisions.current()).isEqualTo(before);
+
+        createPlacedVolume(id, "");
+        long placed = revisions.current();
+        assertThat(api.patch(path, "{\"weight\":300}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).isEqualTo(placed + 1);
     }
 
     @Test

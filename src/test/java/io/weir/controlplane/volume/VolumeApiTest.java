@@ -313,11 +313,13 @@ class VolumeApiTest extends IntegrationTest {
 
     @Test
     void enforcedChangesBumpTheRevisionOnceAndNoOpsDoNot() {
+        String first = fx.node(unique("n"));
         String node = fx.node(unique("n"));
         String lookalike = fx.policy(unique("same"), ",\"maxIops\":5000,\"burstIops\":10000,"
                 + "\"maxBytesPerSec\":209715200,\"burstBytesPerSec\":419430400");
         long start = revisions.current();
-        Response created = fx.createVolume(tenant, unique("v"), "");
+        // Placed from the start: only a volume that some node serves is in a snapshot.
+        Response created = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + first + "\"]");
         String path = "/api/v1/volumes/" + created.json().get("id").asString();
         assertThat(revisions.current()).as("create").isEqualTo(start + 1);
 
@@ -420,7 +422,8 @@ class VolumeApiTest extends IntegrationTest {
     void policyChangeThatContradictsAVolumesOverridesAnswers409() {
         String policy = fx.policy(unique("p"), ",\"maxIops\":5000");
         String name = unique("capped");
-        fx.volume(tenant, name, ",\"policyId\":\"" + policy + "\",\"overrides\":{\"maxIops\":800}");
+        fx.volume(tenant, name, ",\"policyId\":\"" + policy + "\",\"overrides\":{\"maxIops\":800},"
+                + "\"nodeIds\":[\"" + fx.node(unique("n")) + "\"]");
         long start = revisions.current();
         Response refused = api.patch("/api/v1/policies/" + policy, "{\"minIops\":1000}", null);
         assertThat(refused.status()).isEqualTo(409);
@@ -444,6 +447,37 @@ class VolumeApiTest extends IntegrationTest {
     private static List<String> ids(Response r) {
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
         return r.json().get("items").findValuesAsString("id");
+    }
+
+    @Test
+    void allUnknownNodesAreListedInOneFieldError() {
+        String ghost1 = UUID.randomUUID().toString();
+        String ghost2 = UUID.randomUUID().toString();
+        Response r = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + fx.node(unique("n")) + "\",\""
+                + ghost1 + "\",\"" + ghost2 + "\"]");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(errorFields(r)).containsExactly("nodeIds");
+        assertThat(r.json().get("errors").get(0).get("message").asString()).contains(ghost1, ghost2);
+    }
+
+    @Test
+    void anUnplacedVolumeBumpsNothingUntilItIsPlacedOrUnplaced() {
+        long start = revisions.current();
+        Response created = fx.createVolume(tenant, unique("v"), "");
+        assertThat(created.status()).isEqualTo(201);
+        String path = "/api/v1/volumes/" + created.json().get("id").asString();
+        assertThat(revisions.current()).as("create, unplaced").isEqualTo(start);
+        assertThat(api.patch(path, "{\"name\":\"" + unique("renamed") + "\",\"overrides\":{\"weight\":7}}", null)
+                .status()).isEqualTo(200);
+        assertThat(revisions.current()).as("rename, unplaced").isEqualTo(start);
+
+        assertThat(api.patch(path, "{\"nodeIds\":[\"" + fx.node(unique("n")) + "\"]}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).as("placed").isEqualTo(start + 1);
+        assertThat(api.patch(path, "{\"nodeIds\":[]}", null).status()).isEqualTo(200);
+        assertThat(revisions.current()).as("unplaced: the node drops it").isEqualTo(start + 2);
+
+        assertThat(api.delete(path, null).status()).isEqualTo(204);
+        assertThat(revisions.current()).as("delete, unplaced").isEqualTo(start + 2);
     }
 
     @Test

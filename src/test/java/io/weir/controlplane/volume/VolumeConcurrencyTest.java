@@ -148,11 +148,16 @@ class VolumeConcurrencyTest extends IntegrationTest {
     @Test
     void concurrentEnforcingWritesCommitEveryRevisionOnceAndInOrder() throws Exception {
         int writesPerThread = 3;
+        // Everything is placed on a node, so that every enforced change reaches one and bumps.
+        String node = fx.node(unique("n"));
+        String placed = ",\"nodeIds\":[\"" + node + "\"]";
         List<String> volumes = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
-            volumes.add(fx.volume(tenant, unique("w" + t), ""));
+            volumes.add(fx.volume(tenant, unique("w" + t), placed));
         }
-        String policy = "/api/v1/policies/" + fx.policy(unique("shared"), ",\"maxIops\":1000");
+        String policyId = fx.policy(unique("shared"), ",\"maxIops\":1000");
+        fx.volume(tenant, unique("user"), placed + ",\"policyId\":\"" + policyId + "\"");
+        String policy = "/api/v1/policies/" + policyId;
         AtomicInteger bumping = new AtomicInteger();
         AtomicInteger lostRaces = new AtomicInteger();
         List<String> unexpected = Collections.synchronizedList(new ArrayList<>());
