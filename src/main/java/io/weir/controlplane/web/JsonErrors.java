@@ -39,7 +39,8 @@ final class JsonErrors {
         return new FieldError(path(e), "invalid value");
     }
 
-    private static String describe(Class<?> type) {
+    /** How a message names a value of {@code type}: "an integer", "a UUID string", ... */
+    static String describe(Class<?> type) {
         if (type == Integer.class || type == int.class || type == Long.class || type == long.class) {
             return "an integer";
         }

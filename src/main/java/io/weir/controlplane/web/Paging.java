@@ -21,10 +21,10 @@ public final class Paging {
 
     public static Pageable of(int page, int size) {
         if (page < 0) {
-            throw ApiException.badRequest("page must be 0 or more, was " + page);
+            throw new RequestValidationException("page", "must be 0 or more, was " + page);
         }
         if (size < 1 || size > MAX_SIZE) {
-            throw ApiException.badRequest("size must be between 1 and " + MAX_SIZE + ", was " + size);
+            throw new RequestValidationException("size", "must be between 1 and " + MAX_SIZE + ", was " + size);
         }
         return PageRequest.of(page, size, STABLE_ORDER);
     }

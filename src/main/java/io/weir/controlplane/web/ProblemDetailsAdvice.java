@@ -70,7 +70,8 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler(MethodArgumentTypeMismatchException.class)
     ResponseEntity<Object> handleTypeMismatch(MethodArgumentTypeMismatchException e) {
-        String expected = e.getRequiredType() == null ? "another type" : e.getRequiredType().getSimpleName();
+        // The same words as for a body field of that type ("a UUID string", "an integer").
+        String expected = e.getRequiredType() == null ? "a different type" : JsonErrors.describe(e.getRequiredType());
         return validationProblem(List.of(new FieldError(e.getName(), "wrong type: expected " + expected)));
     }
 

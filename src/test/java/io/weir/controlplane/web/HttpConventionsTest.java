@@ -102,4 +102,23 @@ class HttpConventionsTest extends IntegrationTest {
         assertProblem(api.get(TENANTS + "?page=-1"), 400);
         assertProblem(api.get(TENANTS + "?size=abc"), 400);
     }
+
+    @Test
+    void badPagingParametersAreListedAsFieldErrors() {
+        Response page = api.get(TENANTS + "?page=-1");
+        assertProblem(page, 400);
+        assertThat(page.json().get("errors").findValuesAsString("field")).containsExactly("page");
+        Response size = api.get(TENANTS + "?size=501");
+        assertProblem(size, 400);
+        assertThat(size.json().get("errors").findValuesAsString("field")).containsExactly("size");
+    }
+
+    @Test
+    void malformedParametersNameTheExpectedTypeInPlainWords() {
+        Response id = api.get(TENANTS + "/not-a-uuid");
+        assertThat(id.json().get("errors").get(0).get("field").asString()).isEqualTo("tenantId");
+        assertThat(id.json().get("errors").get(0).get("message").asString()).isEqualTo("wrong type: expected a UUID string");
+        Response size = api.get(TENANTS + "?size=abc");
+        assertThat(size.json().get("errors").get(0).get("message").asString()).isEqualTo("wrong type: expected an integer");
+    }
 }
