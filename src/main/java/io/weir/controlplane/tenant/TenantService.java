@@ -74,11 +74,6 @@ public class TenantService {
         return TenantResponse.from(require(id));
     }
 
-    @Transactional(readOnly = true)
-    public PageResponse<TenantResponse> list(String nameContains, Pageable pageable) {
-        return list(nameContains, null, pageable);
-    }
-
     /**
      * A page of tenants.
      *

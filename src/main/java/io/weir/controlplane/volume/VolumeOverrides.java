@@ -51,9 +51,4 @@ public record VolumeOverrides(
             default -> false;
         };
     }
-
-    boolean anyLimitSet() {
-        return minIops != null || maxIops != null || burstIops != null || maxBytesPerSec != null
-                || burstBytesPerSec != null;
-    }
 }
