@@ -3,10 +3,22 @@ package io.weir.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.weir.client.api.NodesApi;
 import io.weir.client.api.PoliciesApi;
+import io.weir.client.api.TaskSharesApi;
 import io.weir.client.api.TenantsApi;
 import io.weir.client.api.VolumesApi;
 import io.weir.client.model.CostModel;
+import io.weir.client.model.DesiredConfig;
+import io.weir.client.model.DynamicShareRequest;
+import io.weir.client.model.Node;
+import io.weir.client.model.NodeRequest;
+import io.weir.client.model.TaskShareConfig;
+import io.weir.client.model.TaskShareRequest;
+import io.weir.client.model.TaskShares;
+import io.weir.client.model.TaskSharesRequest;
+import io.weir.client.model.TenantConfig;
+import io.weir.client.model.VolumeConfig;
 import io.weir.client.model.Policy;
 import io.weir.client.model.PolicyRequest;
 import io.weir.client.model.Tenant;
@@ -15,7 +27,9 @@ import io.weir.client.model.Volume;
 import io.weir.client.model.VolumeOverrides;
 import io.weir.client.model.VolumeRequest;
 import io.weir.controlplane.support.IntegrationTest;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +42,8 @@ class GeneratedClientTest extends IntegrationTest {
     private TenantsApi tenants;
     private PoliciesApi policies;
     private VolumesApi volumes;
+    private NodesApi nodes;
+    private TaskSharesApi taskShares;
 
     @BeforeEach
     void client() {
@@ -37,6 +53,8 @@ class GeneratedClientTest extends IntegrationTest {
         tenants = new TenantsApi(client);
         policies = new PoliciesApi(client);
         volumes = new VolumesApi(client);
+        nodes = new NodesApi(client);
+        taskShares = new TaskSharesApi(client);
     }
 
     @Test
@@ -76,5 +94,42 @@ class GeneratedClientTest extends IntegrationTest {
         tenants.deleteTenant(tenant.getId(), null);
         ApiException gone = catchThrowableOfType(ApiException.class, () -> tenants.getTenant(tenant.getId()));
         assertThat(gone.getCode()).isEqualTo(404);
+    }
+
+    @Test
+    void automationPlacesAVolumeOnANodeTunesItsTaskSharesAndReadsItsDesiredConfig() throws Exception {
+        Node node = nodes.createNode(new NodeRequest().name(unique("dn")).address("10.0.0.7:10809")
+                .labels(Map.of("rack", "r1")));
+        assertThat(node.getToken()).as("the node token is shown once, on create").startsWith("weir_");
+        Tenant tenant = tenants.createTenant(new TenantRequest().name(unique("gen")).weight(200));
+        Volume volume = volumes.createVolume(tenant.getId(), new VolumeRequest()
+                .name("logs").sizeBytes(1L << 20).nodeIds(Set.of(node.getId())));
+
+        TaskShares before = taskShares.getNodeTaskShares(node.getId());
+        assertThat(before.getSource()).isEqualTo(TaskShares.SourceEnum.CLUSTER_DEFAULT);
+        String etag = taskShares.getNodeTaskSharesWithHttpInfo(node.getId()).getHeaders().get("etag").get(0);
+        TaskSharesRequest shares = new TaskSharesRequest().tasks(List.of(
+                new TaskShareRequest().name("foreground").share(800),
+                new TaskShareRequest().name("flush").share(100).dynamic(new DynamicShareRequest()
+                        .t1(0.5).t2(0.9).low(50).high(600).curve(DynamicShareRequest.CurveEnum.EXPONENTIAL))));
+        TaskShares override = taskShares.replaceNodeTaskShares(node.getId(), shares, etag);
+        assertThat(override.getSource()).isEqualTo(TaskShares.SourceEnum.NODE_OVERRIDE);
+
+        ApiException stale = catchThrowableOfType(ApiException.class,
+                () -> taskShares.replaceNodeTaskShares(node.getId(), shares, etag));
+        assertThat(stale.getCode()).isEqualTo(412);
+
+        DesiredConfig config = nodes.getDesiredConfig(node.getId());
+        assertThat(config.getNodeId()).isEqualTo(node.getId());
+        assertThat(config.getRevision()).isEqualTo(nodes.getNode(node.getId()).getStatus().getDesiredRevision());
+        assertThat(config.getTasks()).extracting(TaskShareConfig::getName).containsExactly("foreground", "flush");
+        assertThat(config.getTasks().get(1).getDynamic().getHigh()).isEqualTo(600);
+        assertThat(config.getTenants()).extracting(TenantConfig::getId).containsExactly(tenant.getId());
+        assertThat(config.getVolumes()).extracting(VolumeConfig::getId).containsExactly(volume.getId());
+        assertThat(config.getVolumes().get(0).getEffectivePolicy().getWeight()).isEqualTo(100);
+
+        volumes.deleteVolume(volume.getId(), null);
+        nodes.deleteNode(node.getId(), null);
+        tenants.deleteTenant(tenant.getId(), null);
     }
 }

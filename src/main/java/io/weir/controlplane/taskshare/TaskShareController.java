@@ -2,7 +2,6 @@ package io.weir.controlplane.taskshare;
 
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.tags.Tag;
-import io.weir.controlplane.web.ETags;
 import java.util.UUID;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
@@ -71,6 +70,6 @@ class TaskShareController {
     }
 
     private static ResponseEntity<TaskSharesResponse> withETag(TaskSharesResponse body) {
-        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
+        return ResponseEntity.ok().eTag(body.etag()).body(body);
     }
 }

@@ -17,9 +17,10 @@ import org.springframework.transaction.annotation.Transactional;
  *
  * <h2>Which set a node enforces</h2>
  * Its override if it has one, else the cluster default ({@link #effectiveSet}). {@code GET} on a
- * node answers that effective set and says which it is in {@code source}, with that set's version
- * as the ETag; so a {@code PUT} that creates an override with {@code If-Match} fails with 412 if the
- * cluster default changed since the client read it.
+ * node answers that effective set and says which it is in {@code source}, with an ETag made of the
+ * source and that set's version; so a {@code PUT} that creates an override with {@code If-Match}
+ * fails with 412 if the cluster default changed since the client read it, and a tag read before an
+ * override existed never matches the override.
  *
  * <h2>Config revision</h2>
  * Every change bumps it: replacing the default (every node without an override enforces it),
@@ -74,13 +75,13 @@ public class TaskShareService {
         validation.check(request);
         Optional<TaskShareSet> existing = sets.findByNodeId(nodeId);
         if (existing.isPresent()) {
-            ETags.checkIfMatch(ifMatch, existing.get().getVersion());
             TaskSharesResponse before = TaskSharesResponse.from(existing.get(), nodeId);
+            ETags.checkIfMatch(ifMatch, before.etag());
             TaskSharesResponse after = TaskSharesResponse.from(replace(existing.get(), request), nodeId);
             audit.record("task-shares.update", "task-shares", nodeId, null, before, after);
             return after;
         }
-        ETags.checkIfMatch(ifMatch, clusterDefault().getVersion());
+        ETags.checkIfMatch(ifMatch, TaskSharesResponse.from(clusterDefault(), nodeId).etag());
         TaskShareSet created = TaskShareSet.overrideFor(nodeId);
         created.setTasks(toConfigs(request));
         revisions.bump(); // lock order: see ConfigRevisions
@@ -95,8 +96,8 @@ public class TaskShareService {
         nodes.require(nodeId);
         TaskShareSet set = sets.findByNodeId(nodeId)
                 .orElseThrow(() -> ApiException.notFound("Task-share override of node", nodeId));
-        ETags.checkIfMatch(ifMatch, set.getVersion());
         TaskSharesResponse before = TaskSharesResponse.from(set, nodeId);
+        ETags.checkIfMatch(ifMatch, before.etag());
         // Lock order (ConfigRevisions): bump before the delete is flushed, like every writer.
         revisions.bump();
         sets.delete(set);

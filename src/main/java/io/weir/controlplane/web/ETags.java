@@ -17,15 +17,28 @@ public final class ETags {
     }
 
     /**
+     * A tag for a representation that can come from more than one stored row (such as a node's
+     * task shares, which are either its override or the cluster default): the qualifier names
+     * the row, so two rows at the same version never share a tag.
+     */
+    public static String of(String qualifier, long version) {
+        return "\"" + qualifier + "-" + version + "\"";
+    }
+
+    /**
      * Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code currentVersion}.
      *
      * @param ifMatch the raw {@code If-Match} header, or null
      */
     public static void checkIfMatch(String ifMatch, long currentVersion) {
+        checkIfMatch(ifMatch, of(currentVersion));
+    }
+
+    /** Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code current}, a tag. */
+    public static void checkIfMatch(String ifMatch, String current) {
         if (ifMatch == null || ifMatch.isBlank()) {
             return;
         }
-        String current = of(currentVersion);
         for (String candidate : ifMatch.split(",")) {
             String tag = candidate.trim();
             if (tag.startsWith("W/")) {

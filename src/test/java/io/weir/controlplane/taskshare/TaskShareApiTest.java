@@ -226,9 +226,22 @@ class TaskShareApiTest extends IntegrationTest {
         assertThat(r.json().get("source").asString()).isEqualTo("cluster-default");
         assertThat(r.json().get("nodeId").asString()).isEqualTo(node);
         assertThat(r.json().get("tasks")).isEqualTo(cluster.json().get("tasks"));
-        assertThat(r.etag()).isEqualTo(cluster.etag());
+        assertThat(r.etag()).isEqualTo("\"cluster-default-" + cluster.json().get("version").asLong() + "\"");
         assertThat(effective.effectiveFor(UUID.fromString(node)).stream().map(TaskShareConfig::name))
                 .containsExactlyElementsOf(cluster.json().get("tasks").findValuesAsString("name"));
+    }
+
+    @Test
+    void aTagReadBeforeTheOverrideExistedDoesNotMatchTheOverride() {
+        String node = createNode();
+        Response defaultView = api.get(nodePath(node));
+        Response created = api.put(nodePath(node), OVERRIDE, defaultView.etag());
+        assertThat(created.status()).isEqualTo(200);
+        // The override's first version may equal the default's; the tags still differ.
+        assertThat(created.etag()).isNotEqualTo(defaultView.etag());
+        assertThat(api.put(nodePath(node), OVERRIDE, defaultView.etag()).status()).isEqualTo(412);
+        assertThat(api.delete(nodePath(node), defaultView.etag()).status()).isEqualTo(412);
+        assertThat(api.delete(nodePath(node), created.etag()).status()).isEqualTo(204);
     }
 
     @Test
