@@ -8,9 +8,9 @@ import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import io.weir.controlplane.config.DesiredConfigService;
-import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import io.weir.controlplane.web.RequestValidationException;
 import io.weir.protocol.DesiredConfig;
@@ -33,7 +33,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 import tools.jackson.databind.JsonNode;
 
 @RestController
@@ -56,9 +55,7 @@ class NodeController {
             description = "The response's `token` is the node's bearer token, shown only this once.")
     ResponseEntity<NodeResponse> createNode(@Valid @RequestBody NodeRequest request) {
         NodeResponse created = service.create(request);
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
-                        .path("/{id}").buildAndExpand(created.id()).toUri())
-                .eTag(ETags.of(created.version()))
+        return Responses.created(Responses.childOfRequest(created.id()), created.version())
                 .cacheControl(org.springframework.http.CacheControl.noStore())
                 .body(created);
     }
@@ -80,7 +77,7 @@ class NodeController {
     @GetMapping("/{nodeId}")
     @Operation(summary = "Get a data node")
     ResponseEntity<NodeResponse> getNode(@PathVariable UUID nodeId) {
-        return withETag(service.get(nodeId));
+        return Responses.ok(service.get(nodeId));
     }
 
     @PatchMapping(path = "/{nodeId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -88,7 +85,7 @@ class NodeController {
             description = "Labels merge key by key: a null value removes that label.")
     ResponseEntity<NodeResponse> patchNode(@PathVariable UUID nodeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
-        return withETag(service.patch(nodeId, patch, ifMatch));
+        return Responses.ok(service.patch(nodeId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.
@@ -128,7 +125,4 @@ class NodeController {
         return selectors;
     }
 
-    private static ResponseEntity<NodeResponse> withETag(NodeResponse body) {
-        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
-    }
 }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.node;
 
+import io.weir.controlplane.web.Versioned;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
@@ -23,7 +24,7 @@ public record NodeResponse(
         Instant updatedAt,
         @Schema(description = "The node's bearer token for the agent channel and its desired config. "
                 + "Only in the create response: store it now, it cannot be read again.")
-        @JsonInclude(JsonInclude.Include.NON_NULL) String token) {
+        @JsonInclude(JsonInclude.Include.NON_NULL) String token) implements Versioned {
 
     static NodeResponse from(DataNode node, NodeStatus status) {
         return new NodeResponse(node.getId(), node.getName(), node.getAddress(),

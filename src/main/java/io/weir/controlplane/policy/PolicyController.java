@@ -3,9 +3,9 @@ package io.weir.controlplane.policy;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
-import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
 import java.util.UUID;
@@ -23,7 +23,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 import tools.jackson.databind.JsonNode;
 
 @RestController
@@ -41,10 +40,7 @@ class PolicyController {
     @Operation(summary = "Create a QoS policy")
     ResponseEntity<PolicyResponse> createPolicy(@Valid @RequestBody PolicyRequest request) {
         PolicyResponse created = service.create(request);
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
-                        .path("/{id}").buildAndExpand(created.id()).toUri())
-                .eTag(ETags.of(created.version()))
-                .body(created);
+        return Responses.created(Responses.childOfRequest(created.id()), created);
     }
 
     @GetMapping
@@ -59,7 +55,7 @@ class PolicyController {
     @GetMapping("/{policyId}")
     @Operation(summary = "Get a QoS policy")
     ResponseEntity<PolicyResponse> getPolicy(@PathVariable UUID policyId) {
-        return withETag(service.get(policyId));
+        return Responses.ok(service.get(policyId));
     }
 
     @PutMapping(path = "/{policyId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -67,14 +63,14 @@ class PolicyController {
     ResponseEntity<PolicyResponse> replacePolicy(@PathVariable UUID policyId,
             @Valid @RequestBody PolicyRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
-        return withETag(service.replace(policyId, request, ifMatch));
+        return Responses.ok(service.replace(policyId, request, ifMatch));
     }
 
     @PatchMapping(path = "/{policyId}", consumes = JsonMergePatch.MEDIA_TYPE)
     @Operation(summary = "Update a QoS policy with a JSON merge patch (RFC 7396)")
     ResponseEntity<PolicyResponse> patchPolicy(@PathVariable UUID policyId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
-        return withETag(service.patch(policyId, patch, ifMatch));
+        return Responses.ok(service.patch(policyId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.
@@ -86,7 +82,4 @@ class PolicyController {
         return ResponseEntity.noContent().build();
     }
 
-    private static ResponseEntity<PolicyResponse> withETag(PolicyResponse body) {
-        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
-    }
 }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.policy;
 
+import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -21,7 +22,7 @@ public record PolicyResponse(
         CostModel costModel,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Versioned {
 
     static PolicyResponse from(QosPolicy p) {
         return new PolicyResponse(p.getId(), p.getName(), p.getDescription(), p.isBuiltIn(), p.getWeight(),

@@ -3,8 +3,8 @@ package io.weir.controlplane.security;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
-import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
 import java.util.UUID;
@@ -21,7 +21,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
 @RestController
 @RequestMapping(path = "/api/v1/tokens", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -38,9 +37,7 @@ class TokenController {
     @Operation(summary = "Create a token", description = "The response's `token` is the secret; it is never shown again.")
     ResponseEntity<IssuedTokenResponse> createToken(@Valid @RequestBody TokenRequest request) {
         IssuedTokenResponse created = service.issue(request);
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
-                        .path("/{id}").buildAndExpand(created.id()).toUri())
-                .eTag(ETags.of(created.version()))
+        return Responses.created(Responses.childOfRequest(created.id()), created.version())
                 .cacheControl(CacheControl.noStore())
                 .body(created);
     }

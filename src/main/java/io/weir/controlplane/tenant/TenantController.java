@@ -4,9 +4,9 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import io.weir.controlplane.security.AccessScope;
-import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
 import java.util.UUID;
@@ -24,7 +24,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 import tools.jackson.databind.JsonNode;
 
 @RestController
@@ -44,10 +43,7 @@ class TenantController {
     @Operation(summary = "Create a tenant")
     ResponseEntity<TenantResponse> createTenant(@Valid @RequestBody TenantRequest request) {
         TenantResponse created = service.create(request);
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentRequestUri()
-                        .path("/{id}").buildAndExpand(created.id()).toUri())
-                .eTag(ETags.of(created.version()))
-                .body(created);
+        return Responses.created(Responses.childOfRequest(created.id()), created);
     }
 
     @GetMapping
@@ -64,7 +60,7 @@ class TenantController {
     @Operation(summary = "Get a tenant")
     ResponseEntity<TenantResponse> getTenant(@PathVariable UUID tenantId) {
         scope.requireTenant(tenantId, "Tenant", tenantId);
-        return withETag(service.get(tenantId));
+        return Responses.ok(service.get(tenantId));
     }
 
     @PutMapping(path = "/{tenantId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -73,7 +69,7 @@ class TenantController {
             @Valid @RequestBody TenantRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         requireWritable(tenantId);
-        return withETag(service.replace(tenantId, request, ifMatch));
+        return Responses.ok(service.replace(tenantId, request, ifMatch));
     }
 
     @PatchMapping(path = "/{tenantId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -81,7 +77,7 @@ class TenantController {
     ResponseEntity<TenantResponse> patchTenant(@PathVariable UUID tenantId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         requireWritable(tenantId);
-        return withETag(service.patch(tenantId, patch, ifMatch));
+        return Responses.ok(service.patch(tenantId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.
@@ -100,7 +96,4 @@ class TenantController {
         scope.requireAdmin("change a tenant");
     }
 
-    private static ResponseEntity<TenantResponse> withETag(TenantResponse body) {
-        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
-    }
 }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.tenant;
 
+import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -14,7 +15,7 @@ public record TenantResponse(
         @Schema(description = "Aggregate bytes/s limit; null means unlimited.") Long maxBytesPerSec,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Versioned {
 
     static TenantResponse from(Tenant t) {
         return new TenantResponse(t.getId(), t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(),

@@ -4,9 +4,9 @@ import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import io.weir.controlplane.security.AccessScope;
-import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
+import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
 import java.util.List;
@@ -26,7 +26,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 import tools.jackson.databind.JsonNode;
 
 @RestController
@@ -49,10 +48,7 @@ class VolumeController {
     ResponseEntity<VolumeResponse> createVolume(@PathVariable UUID tenantId, @Valid @RequestBody VolumeRequest request) {
         scope.requireTenant(tenantId, "Tenant", tenantId);
         VolumeResponse created = service.create(tenantId, request);
-        return ResponseEntity.created(ServletUriComponentsBuilder.fromCurrentContextPath()
-                        .path("/api/v1/volumes/{id}").buildAndExpand(created.id()).toUri())
-                .eTag(ETags.of(created.version()))
-                .body(created);
+        return Responses.created(Responses.underRoot("/api/v1/volumes/{id}", created.id()), created);
     }
 
     @GetMapping("/tenants/{tenantId}/volumes")
@@ -84,7 +80,7 @@ class VolumeController {
     @GetMapping("/volumes/{volumeId}")
     @Operation(summary = "Get a volume")
     ResponseEntity<VolumeResponse> getVolume(@PathVariable UUID volumeId) {
-        return withETag(visible(volumeId));
+        return Responses.ok(visible(volumeId));
     }
 
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -94,7 +90,7 @@ class VolumeController {
     ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
-        return withETag(service.replace(volumeId, request, ifMatch));
+        return Responses.ok(service.replace(volumeId, request, ifMatch));
     }
 
     @PatchMapping(path = "/volumes/{volumeId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -103,7 +99,7 @@ class VolumeController {
     ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
-        return withETag(service.patch(volumeId, patch, ifMatch));
+        return Responses.ok(service.patch(volumeId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.
@@ -126,7 +122,4 @@ class VolumeController {
         return volume;
     }
 
-    private static ResponseEntity<VolumeResponse> withETag(VolumeResponse body) {
-        return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
-    }
 }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.volume;
 
+import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.protocol.EffectivePolicy;
 import java.time.Instant;
@@ -20,7 +21,7 @@ public record VolumeResponse(
         EffectivePolicy effectivePolicy,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Versioned {
 
     static VolumeResponse from(Volume v, EffectivePolicy effective) {
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
