@@ -80,7 +80,9 @@ class VolumeController {
     @GetMapping("/volumes/{volumeId}")
     @Operation(summary = "Get a volume")
     ResponseEntity<VolumeResponse> getVolume(@PathVariable UUID volumeId) {
-        return Responses.ok(visible(volumeId));
+        VolumeResponse volume = service.get(volumeId);
+        scope.requireTenant(volume.tenantId(), "Volume", volumeId);
+        return Responses.ok(volume);
     }
 
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -113,13 +115,11 @@ class VolumeController {
     }
 
     /**
-     * The volume, or 404 when the caller is bound to another tenant, exactly as when it does not
-     * exist. A volume never changes tenant, so checking before a write is enough.
+     * 404 when the volume does not exist or the caller is bound to another tenant, alike. A volume
+     * never changes tenant, so checking before a write is enough.
      */
-    private VolumeResponse visible(UUID volumeId) {
-        VolumeResponse volume = service.get(volumeId);
-        scope.requireTenant(volume.tenantId(), "Volume", volumeId);
-        return volume;
+    private void visible(UUID volumeId) {
+        scope.requireTenant(service.tenantOf(volumeId), "Volume", volumeId);
     }
 
 }

@@ -12,6 +12,10 @@ import org.springframework.data.repository.query.Param;
 
 interface VolumeRepository extends JpaRepository<Volume, UUID> {
 
+    /** Just the owning tenant, for the visibility check before a write (a volume never changes tenant). */
+    @Query("select v.tenantId from Volume v where v.id = :id")
+    Optional<UUID> findTenantIdById(@Param("id") UUID id);
+
     /**
      * The volume with its placement, read in one statement: under READ COMMITTED a separate,
      * later read of the placement could see a newer commit than the version read with the row,

@@ -86,6 +86,12 @@ public class VolumeService {
         return volumes.findWithNodeIdsById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
     }
 
+    /** The tenant that owns volume {@code id}, or 404; one indexed lookup, no placement or policy reads. */
+    @Transactional(readOnly = true)
+    public UUID tenantOf(UUID id) {
+        return volumes.findTenantIdById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
+    }
+
     @Transactional(readOnly = true)
     public VolumeResponse get(UUID id) {
         Volume volume = require(id);
