@@ -328,14 +328,17 @@ public final class Simulator {
      * {@code weights, tenants, tasks, cap, reservation, rejoin, all}.
      */
     public static void main(String[] args) {
-        if (args.length == 0) {
-            System.out.println("usage: Simulator <weights|tenants|tasks|cap|reservation|rejoin|all> [seconds] [seed]");
+        String usage = "usage: Simulator <" + String.join("|", SCENARIOS) + "|all> [seconds] [seed]";
+        if (args.length == 0 || args.length > 3) {
+            System.out.println(usage);
             return;
         }
-        long seconds = args.length > 1 ? Long.parseLong(args[1]) : 10;
-        long seed = args.length > 2 ? Long.parseLong(args[2]) : 42;
-        List<String> names = args[0].equals("all")
-                ? List.of("weights", "tenants", "tasks", "cap", "reservation", "rejoin") : List.of(args[0]);
+        List<String> names = args[0].equals("all") ? SCENARIOS : List.of(args[0]);
+        if (!SCENARIOS.containsAll(names)) {
+            fail("unknown scenario '" + args[0] + "'", usage);
+        }
+        long seconds = args.length > 1 ? positive(args[1], "seconds", usage) : 10;
+        long seed = args.length > 2 ? number(args[2], "seed", usage) : 42;
         for (String name : names) {
             System.out.println("=== scenario " + name + " (" + seconds + " s, seed " + seed + ")");
             for (Policy.Factory f : List.<Policy.Factory>of(Policy::production, Policy::fifo, Policy::sfq)) {
@@ -343,6 +346,32 @@ public final class Simulator {
                 System.out.println(sim.measureFrom(SEC).run(seconds * SEC).report());
             }
         }
+    }
+
+    /** The scenarios {@link #main} knows, in the order {@code all} runs them. */
+    static final List<String> SCENARIOS = List.of("weights", "tenants", "tasks", "cap", "reservation", "rejoin");
+
+    private static long positive(String arg, String what, String usage) {
+        long value = number(arg, what, usage);
+        if (value <= 1) {
+            fail(what + " must be more than 1 (the first second is warm-up), was " + arg, usage);
+        }
+        return value;
+    }
+
+    private static long number(String arg, String what, String usage) {
+        try {
+            return Long.parseLong(arg);
+        } catch (NumberFormatException e) {
+            fail(what + " must be a whole number, was '" + arg + "'", usage);
+            return 0; // not reached
+        }
+    }
+
+    private static void fail(String message, String usage) {
+        System.err.println("Simulator: " + message);
+        System.err.println(usage);
+        System.exit(2);
     }
 
     /** Builds one of the named scenarios of {@link #main}. */
