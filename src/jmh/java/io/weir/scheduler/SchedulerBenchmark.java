@@ -102,7 +102,7 @@ public class SchedulerBenchmark {
     private final long[] sizes = new long[MIX];
     private final IoKind[] kinds = new IoKind[MIX];
     private int op;
-    private String lastVolume;
+    private VolumeHandle lastVolume;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -116,6 +116,7 @@ public class SchedulerBenchmark {
             b.tenant(TenantSpec.of("tenant-" + t).withWeight(100 * (1 + t % 4)));
         }
         String[] ids = new String[flows];
+        VolumeHandle[] handles = new VolumeHandle[flows];
         int[] volumeWeights = {50, 100, 100, 200, 400};
         for (int v = 0; v < flows; v++) {
             ids[v] = "volume-" + v;
@@ -123,15 +124,18 @@ public class SchedulerBenchmark {
         }
         clock = new ManualTimeSource(1_000_000_000L);
         scheduler = new HierarchicalScheduler<>(b.build(), clock.nanoTime());
+        for (int v = 0; v < flows; v++) {
+            handles[v] = scheduler.volume(ids[v]);
+        }
         for (int d = 0; d < DEPTH; d++) {
             for (int v = 0; v < flows; v++) {
                 int k = op++ & (MIX - 1);
-                scheduler.enqueue(ids[v], kinds[k], sizes[k], REQUEST, clock.nanoTime());
+                scheduler.enqueue(handles[v], kinds[k], sizes[k], REQUEST, clock.nanoTime());
             }
         }
         // Start the closed loop: serve one request so there is a volume to refill.
         Ticket<Object> t = scheduler.next(clock.advance(TICK_NANOS));
-        lastVolume = t.volumeId();
+        lastVolume = t.volume();
         scheduler.complete(t, CPU_NANOS, clock.nanoTime());
         // Reach steady state before JMH's warmup: run until every volume has been served twice, so
         // each one has allocated its latency histograms and grown them to the range of its waits.
@@ -145,7 +149,7 @@ public class SchedulerBenchmark {
         int done = 0;
         for (long i = 0; done < flows && i < 100L * flows * DEPTH; i++) {
             enqueueNextComplete();
-            if (++served[index.get(lastVolume)] == 2) {
+            if (++served[index.get(lastVolume.volumeId())] == 2) {
                 done++;
             }
         }
@@ -167,14 +171,33 @@ public class SchedulerBenchmark {
         return 64 << 10;
     }
 
-    /** Enqueue on the volume served last, dispatch the next request, complete it. */
+    /**
+     * Enqueue on the volume served last (through its {@link VolumeHandle}, as a data node that
+     * resolved the volume when the connection opened), dispatch the next request, complete it.
+     */
     @Benchmark
     public long enqueueNextComplete() {
         int k = op++ & (MIX - 1);
         long now = clock.advance(TICK_NANOS);
         scheduler.enqueue(lastVolume, kinds[k], sizes[k], REQUEST, now);
         Ticket<Object> t = scheduler.next(now);
-        lastVolume = t.volumeId();
+        lastVolume = t.volume();
+        long bytes = t.bytes();
+        scheduler.complete(t, CPU_NANOS, now);
+        return bytes;
+    }
+
+    /**
+     * The same round trip through the {@code String} API: every enqueue looks the volume up by id.
+     * The difference to {@link #enqueueNextComplete()} is the cost of that lookup.
+     */
+    @Benchmark
+    public long enqueueNextCompleteById() {
+        int k = op++ & (MIX - 1);
+        long now = clock.advance(TICK_NANOS);
+        scheduler.enqueue(lastVolume.volumeId(), kinds[k], sizes[k], REQUEST, now);
+        Ticket<Object> t = scheduler.next(now);
+        lastVolume = t.volume();
         long bytes = t.bytes();
         scheduler.complete(t, CPU_NANOS, now);
         return bytes;

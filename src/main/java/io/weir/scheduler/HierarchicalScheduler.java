@@ -26,6 +26,8 @@ import org.HdrHistogram.Histogram;
  * <pre>{@code
  * HierarchicalScheduler<Runnable> s = new HierarchicalScheduler<>(config, clock.nanoTime());
  * s.enqueue("vol-1", IoKind.READ, 4096, work, clock.nanoTime());      // may throw QueueFullException
+ * VolumeHandle v = s.volume("vol-1");                                  // resolve once per connection
+ * s.enqueue(v, IoKind.WRITE, 8192, work, clock.nanoTime());             // no id lookup
  * Ticket<Runnable> t = s.next(clock.nanoTime());                       // null: nothing eligible now
  * long cpu = run(t.request());
  * s.complete(t, cpu, clock.nanoTime());                                 // charges the task's CPU time
@@ -171,6 +173,57 @@ public final class HierarchicalScheduler<R> {
         if (f == null || (f.draining && !admitted)) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
         }
+        return enqueue(f, kind, bytes, request, now, admitted);
+    }
+
+    /**
+     * Resolves a volume once, for {@link #enqueue(VolumeHandle, IoKind, long, Object, long)}.
+     *
+     * @throws IllegalArgumentException if the volume is unknown or being removed
+     */
+    public VolumeHandle volume(String volumeId) {
+        FlowNode f = flows.get(volumeId);
+        if (f == null || f.draining) {
+            throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
+        }
+        return f;
+    }
+
+    /**
+     * Queues a foreground request on a volume resolved by {@link #volume(String)}: the same as
+     * {@link #enqueue(String, IoKind, long, Object, long)} without the id lookup.
+     *
+     * @throws IllegalArgumentException if the handle is from another scheduler, or its volume is
+     *     being removed or gone (see {@link VolumeHandle})
+     * @throws QueueFullException if the volume's queue is at its bound
+     */
+    public Ticket<R> enqueue(VolumeHandle volume, IoKind kind, long bytes, R request, long now) {
+        FlowNode f = checkHandle(volume, false);
+        return enqueue(f, kind, bytes, request, now, false);
+    }
+
+    /** Handle counterpart of {@link #enqueueAdmitted(String, IoKind, long, Object, long)}. */
+    Ticket<R> enqueueAdmitted(VolumeHandle volume, IoKind kind, long bytes, R request, long now) {
+        return enqueue(checkHandle(volume, true), kind, bytes, request, now, true);
+    }
+
+    /** True if the handle may still queue work here (its volume is live, or draining). */
+    boolean isLive(VolumeHandle volume) {
+        return volume instanceof FlowNode && ((FlowNode) volume).owner == this && !((FlowNode) volume).retired;
+    }
+
+    private FlowNode checkHandle(VolumeHandle volume, boolean admitted) {
+        if (!(volume instanceof FlowNode)) {
+            throw new IllegalArgumentException("not a volume handle of this scheduler: " + volume);
+        }
+        FlowNode f = (FlowNode) volume;
+        if (f.owner != this || f.retired || (f.draining && !admitted)) {
+            throw new IllegalArgumentException("unknown or removed volume '" + f.id + "'");
+        }
+        return f;
+    }
+
+    private Ticket<R> enqueue(FlowNode f, IoKind kind, long bytes, R request, long now, boolean admitted) {
         Objects.requireNonNull(kind, "kind");
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
@@ -548,7 +601,7 @@ public final class HierarchicalScheduler<R> {
             TenantNode tn = tenants.get(s.tenantId());
             FlowNode f = flows.get(s.id());
             if (f == null) {
-                f = new FlowNode(s, allocateSlot());
+                f = new FlowNode(s, allocateSlot(), this);
                 f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 f.reservationTag = now - reservationShift;
                 f.tenant = tn;
@@ -639,6 +692,7 @@ public final class HierarchicalScheduler<R> {
             timers.remove(f);
             reservations.remove(f);
             f.state = SchedNode.IDLE;
+            f.retired = true;
             flows.remove(f.id);
             tn.flows.remove(f);
             releaseSlot(f);
