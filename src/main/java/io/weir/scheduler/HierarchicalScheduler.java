@@ -207,6 +207,11 @@ public final class HierarchicalScheduler<R> {
         return enqueue(checkHandle(volume, true), kind, bytes, request, now, true);
     }
 
+    /** The volume's handle even while it drains (for admitted work), or null if it is gone. */
+    VolumeHandle volumeAdmitted(String volumeId) {
+        return flows.get(volumeId);
+    }
+
     /** True if the handle may still queue work here (its volume is live, or draining). */
     boolean isLive(VolumeHandle volume) {
         return volume instanceof FlowNode && ((FlowNode) volume).owner == this && !((FlowNode) volume).retired;
