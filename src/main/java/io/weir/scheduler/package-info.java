@@ -17,7 +17,9 @@
  *       children keyed by counter; children over a limit wait in one timer heap keyed by the time
  *       they may go again; volumes with a reservation are also in a heap keyed by reservation tag.
  *       A decision is {@code O(log n)}; requests are pooled {@link io.weir.scheduler.Ticket}s
- *       linked into intrusive FIFOs, so steady state allocates nothing.</li>
+ *       linked into intrusive FIFOs, so steady state allocates nothing. A caller that queues many
+ *       requests on one volume resolves it once to a {@link io.weir.scheduler.VolumeHandle} (the
+ *       volume's node itself), so the per-request path does no id lookup.</li>
  *   <li>{@link io.weir.scheduler.QosExecutor} runs work on N threads under that core, measures
  *       each item's CPU time ({@link io.weir.scheduler.CpuClock}) and charges it.</li>
  *   <li>{@link io.weir.scheduler.SchedulerConfig} is the immutable policy set, applied whole by
