@@ -85,9 +85,10 @@ import org.HdrHistogram.Histogram;
  * volume's node, its head ticket (queued {@code flows x depth} requests ago) and its latency
  * counts are cold. So the hot path avoids every miss it can: {@link VolumeHandle}s skip the
  * {@code String} lookup (a chain of three dependent misses at 100,000 volumes), heaps keep keys
- * and slots in primitive arrays ({@link IndexedHeap}), and a volume's wait is recorded before the
- * heap updates so that its miss overlaps them. What remains is inherent to per-volume state:
- * about two dependent misses (node, then head ticket) per decision.
+ * and slots in primitive arrays ({@link IndexedHeap}), and a volume's latency samples are
+ * buffered and counted {@value #LATENCY_BATCH} at a time, when their misses overlap (a
+ * {@link #snapshot} counts the buffer first, so statistics are unchanged). What remains is
+ * inherent to per-volume state: about two dependent misses (node, then head ticket) per decision.
  *
  * <h3>Concurrency</h3>
  * None inside. Every method must be called with the caller's lock held.
@@ -110,6 +111,12 @@ public final class HierarchicalScheduler<R> {
      * up on after a period in which its reservation could not be met.
      */
     static final long RESERVATION_MAX_LAG_NANOS = 1_000_000_000L;
+
+    /** Volume latency samples buffered before they are counted in one pass. */
+    static final int LATENCY_BATCH = 1024;
+
+    /** Marks a buffered sample as a service time (otherwise it is a wait time). */
+    private static final int SERVICE_SAMPLE = 1 << 31;
 
     /** Largest number of idle tickets kept for reuse. */
     static final int TICKET_POOL_MAX = 1 << 16;
@@ -139,6 +146,11 @@ public final class HierarchicalScheduler<R> {
      * all tags forward together, which bounds the lag without changing their order.
      */
     private long reservationShift;
+
+    /** Volume latency samples not yet counted: the volume and its bucket index (see {@link #deferLatency}). */
+    private final FlowNode[] latencyFlows = new FlowNode[LATENCY_BATCH];
+    private final int[] latencyBuckets = new int[LATENCY_BATCH];
+    private int latencyCount;
 
     private Ticket<R> free;
     private int freeCount;
@@ -364,9 +376,7 @@ public final class HierarchicalScheduler<R> {
         }
         TenantNode tn = f.tenant;
         Ticket<R> t = (Ticket<R>) f.poll();
-        // Recorded first: with many volumes this volume's counts are a cold cache line, and issuing
-        // the load now lets its miss overlap the heap updates below instead of stalling after them.
-        f.waitCounts = LatencyRecorder.record(f.waitCounts, now - t.enqueuedAt);
+        deferLatency(f, LatencyRecorder.index(now - t.enqueuedAt));
         long cost = f.costModel.cost(t.kind, t.bytes);
         if (!reservationPhase) {
             // Virtual time = start tag of the request entering service (SFQ). Only the weight phase
@@ -422,7 +432,7 @@ public final class HierarchicalScheduler<R> {
                 f.writeOps++;
                 f.writeBytes += ticket.bytes;
             }
-            f.serviceCounts = LatencyRecorder.record(f.serviceCounts, served);
+            deferLatency(f, LatencyRecorder.index(served) | SERVICE_SAMPLE);
             if (f.draining) {
                 maybeRetire(f);
             }
@@ -795,6 +805,7 @@ public final class HierarchicalScheduler<R> {
      *     percentiles cover only the requests completed in between
      */
     public SchedulerSnapshot snapshot(long now, boolean resetLatencies) {
+        foldLatencies();
         Map<String, Stats> vs = new HashMap<>();
         Map<String, Stats> ts = new HashMap<>();
         Map<String, Stats> ks = new HashMap<>();
@@ -851,6 +862,41 @@ public final class HierarchicalScheduler<R> {
             }
         }
         return n;
+    }
+
+    // ------------------------------------------------------------------------------- latencies
+
+    /**
+     * Buffers one latency sample of a volume. With many volumes, a volume's counts are a cold
+     * cache line; counting a sample at once stalls the decision on that miss (and on the one for
+     * the array reference before it). Counted in a batch, the misses of different samples are
+     * independent, so the CPU overlaps them. Nothing is lost: {@link #snapshot} counts the buffer
+     * first.
+     */
+    private void deferLatency(FlowNode f, int bucket) {
+        int n = latencyCount;
+        latencyFlows[n] = f;
+        latencyBuckets[n] = bucket;
+        latencyCount = n + 1;
+        if (n + 1 == LATENCY_BATCH) {
+            foldLatencies();
+        }
+    }
+
+    private void foldLatencies() {
+        FlowNode[] fs = latencyFlows;
+        int[] bs = latencyBuckets;
+        for (int i = 0, n = latencyCount; i < n; i++) {
+            FlowNode f = fs[i];
+            int b = bs[i];
+            if (b >= 0) {
+                f.waitCounts = LatencyRecorder.recordIndex(f.waitCounts, b);
+            } else {
+                f.serviceCounts = LatencyRecorder.recordIndex(f.serviceCounts, b & ~SERVICE_SAMPLE);
+            }
+            fs[i] = null;
+        }
+        latencyCount = 0;
     }
 
     // --------------------------------------------------------------------------------- tickets

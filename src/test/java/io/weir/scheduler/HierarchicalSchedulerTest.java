@@ -236,6 +236,19 @@ class HierarchicalSchedulerTest {
     }
 
     @Test
+    void snapshotCountsLatencySamplesStillBufferedForBatchCounting() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        s.enqueue("a", IoKind.READ, 4096, "a0", 0);
+        Ticket<String> t = s.next(MS); // waited 1 ms; still running
+        Stats running = s.snapshot(MS).volume("a");
+        assertThat(running.waitP50Nanos()).isBetween(MS * 97 / 100, MS * 103 / 100);
+        s.complete(t, 0, 3 * MS); // served 2 ms
+        Stats done = s.snapshot(3 * MS, true).volume("a");
+        assertThat(done.serviceP50Nanos()).isBetween(2 * MS * 97 / 100, 2 * MS * 103 / 100);
+        assertThat(s.snapshot(3 * MS).volume("a").waitP50Nanos()).isZero(); // reset
+    }
+
+    @Test
     void rootSchedulerPicksTaskWithLowestCpuPerShare() {
         SchedulerConfig c = SchedulerConfig.builder()
                 .task("foreground", 3).task("gc", 1)
