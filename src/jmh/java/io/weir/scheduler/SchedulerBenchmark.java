@@ -50,23 +50,24 @@ import org.openjdk.jmh.annotations.Warmup;
  * </pre>
  *
  * <h2>Results</h2>
- * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM, OpenJDK 17.0.15, G1, 4 GiB heap.
- * <b>The machine was shared with other builds (load average 14-18 on 2 cores)</b>, so times are
- * inflated and the 99.9% errors are wide.
+ * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM (1 MiB L2 per core, 32 MiB L3),
+ * OpenJDK 17.0.15, G1, 4 GiB heap, 2026-12-01, branch {@code perf}. Load average 0.5-1.5 during
+ * the run (the machine is shared with other builds; at load 3-6 the 100k case swings between
+ * about 0.8 and 2.5 &micro;s from run to run, for the old code and the new alike).
  * <table>
  *   <caption>enqueue + next + complete, all flows backlogged</caption>
- *   <tr><th>flows</th><th>ns/op</th><th>B/op (gc.alloc.rate.norm)</th></tr>
- *   <tr><td>100</td><td>433 &plusmn; 287</td><td>0.001</td></tr>
- *   <tr><td>10,000</td><td>1,876 &plusmn; 5,278 (best iteration 896)</td><td>1.3</td></tr>
- *   <tr><td>100,000</td><td>5,931 &plusmn; 17,982 (best iteration 2,249)</td><td>47 &plusmn; 34</td></tr>
+ *   <tr><th>flows</th><th>handle (ns/op)</th><th>by id (ns/op)</th><th>B/op</th></tr>
+ *   <tr><td>100</td><td>114 &plusmn; 6</td><td>109 &plusmn; 14</td><td>0.001</td></tr>
+ *   <tr><td>10,000</td><td>281 &plusmn; 68</td><td>436 &plusmn; 147</td><td>0.07</td></tr>
+ *   <tr><td>100,000</td><td>1,069 &plusmn; 211</td><td>1,319 &plusmn; 1,020</td><td>2.6 &plusmn; 2.9</td></tr>
  * </table>
- * Against the targets (150 ns/op at 10k flows; 100k at most 3x the cost of 100; 32 B/op), only
- * the allocation target at 100 and 10k flows is met. JFR sampling shows the cost is memory-bound:
- * at 100k flows most samples sit in {@code enqueue}'s {@code String} to {@code FlowNode} map
- * lookup (a chain of dependent cache misses), then the cold head ticket in {@code FlowNode.poll}
- * and the heap sift. The 100k allocation is HdrHistogram auto-resize of per-volume wait
- * histograms still growing toward their range. Full analysis in the benchmark results notes
- * (README, section Benchmarks).
+ * Against the targets: 32 B/op is met; 150 ns/op at 10k flows is not (281); 100k at most 3x the
+ * cost of 100 is not (9.4x). The round trip is memory-bound once the per-volume state leaves the
+ * cache: a dependent load costs about 1.4 ns within 32 KiB, 15 ns within 4 MiB and 150-190 ns
+ * beyond 16 MiB on this VM (pointer chase), and each decision needs at least two dependent
+ * misses (the heap-top volume's node, then its head ticket, queued {@code flows x 4} ops ago),
+ * which alone is about 3x the whole 100-flow round trip at 100k flows. Full numbers, the before
+ * state and the evidence are in the README, section Benchmarks.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
