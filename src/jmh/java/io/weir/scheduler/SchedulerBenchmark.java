@@ -50,23 +50,24 @@ import org.openjdk.jmh.annotations.Warmup;
  * </pre>
  *
  * <h2>Results</h2>
- * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM, OpenJDK 17.0.15, G1, 4 GiB heap.
- * <b>The machine was shared with other builds (load average 14-18 on 2 cores)</b>, so times are
- * inflated and the 99.9% errors are wide.
+ * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM (1 MiB L2 per core, 32 MiB L3),
+ * OpenJDK 17.0.15, G1, 4 GiB heap, 2026-12-01, branch {@code perf}. Load average 0.5-1.5 during
+ * the run (the machine is shared with other builds; at load 3-6 the 100k case swings between
+ * about 0.8 and 2.5 &micro;s from run to run, for the old code and the new alike).
  * <table>
  *   <caption>enqueue + next + complete, all flows backlogged</caption>
- *   <tr><th>flows</th><th>ns/op</th><th>B/op (gc.alloc.rate.norm)</th></tr>
- *   <tr><td>100</td><td>433 &plusmn; 287</td><td>0.001</td></tr>
- *   <tr><td>10,000</td><td>1,876 &plusmn; 5,278 (best iteration 896)</td><td>1.3</td></tr>
- *   <tr><td>100,000</td><td>5,931 &plusmn; 17,982 (best iteration 2,249)</td><td>47 &plusmn; 34</td></tr>
+ *   <tr><th>flows</th><th>handle (ns/op)</th><th>by id (ns/op)</th><th>B/op</th></tr>
+ *   <tr><td>100</td><td>114 &plusmn; 6</td><td>109 &plusmn; 14</td><td>0.001</td></tr>
+ *   <tr><td>10,000</td><td>281 &plusmn; 68</td><td>436 &plusmn; 147</td><td>0.07</td></tr>
+ *   <tr><td>100,000</td><td>1,069 &plusmn; 211</td><td>1,319 &plusmn; 1,020</td><td>2.6 &plusmn; 2.9</td></tr>
  * </table>
- * Against the targets (150 ns/op at 10k flows; 100k at most 3x the cost of 100; 32 B/op), only
- * the allocation target at 100 and 10k flows is met. JFR sampling shows the cost is memory-bound:
- * at 100k flows most samples sit in {@code enqueue}'s {@code String} to {@code FlowNode} map
- * lookup (a chain of dependent cache misses), then the cold head ticket in {@code FlowNode.poll}
- * and the heap sift. The 100k allocation is HdrHistogram auto-resize of per-volume wait
- * histograms still growing toward their range. Full analysis in the benchmark results notes
- * (README, section Benchmarks).
+ * Against the targets: 32 B/op is met; 150 ns/op at 10k flows is not (281); 100k at most 3x the
+ * cost of 100 is not (9.4x). The round trip is memory-bound once the per-volume state leaves the
+ * cache: a dependent load costs about 1.4 ns within 32 KiB, 15 ns within 4 MiB and 150-190 ns
+ * beyond 16 MiB on this VM (pointer chase), and each decision needs at least two dependent
+ * misses (the heap-top volume's node, then its head ticket, queued {@code flows x 4} ops ago),
+ * which alone is about 3x the whole 100-flow round trip at 100k flows. Full numbers, the before
+ * state and the evidence are in the README, section Benchmarks.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -102,7 +103,7 @@ public class SchedulerBenchmark {
     private final long[] sizes = new long[MIX];
     private final IoKind[] kinds = new IoKind[MIX];
     private int op;
-    private String lastVolume;
+    private VolumeHandle lastVolume;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -116,6 +117,7 @@ public class SchedulerBenchmark {
             b.tenant(TenantSpec.of("tenant-" + t).withWeight(100 * (1 + t % 4)));
         }
         String[] ids = new String[flows];
+        VolumeHandle[] handles = new VolumeHandle[flows];
         int[] volumeWeights = {50, 100, 100, 200, 400};
         for (int v = 0; v < flows; v++) {
             ids[v] = "volume-" + v;
@@ -123,15 +125,18 @@ public class SchedulerBenchmark {
         }
         clock = new ManualTimeSource(1_000_000_000L);
         scheduler = new HierarchicalScheduler<>(b.build(), clock.nanoTime());
+        for (int v = 0; v < flows; v++) {
+            handles[v] = scheduler.volume(ids[v]);
+        }
         for (int d = 0; d < DEPTH; d++) {
             for (int v = 0; v < flows; v++) {
                 int k = op++ & (MIX - 1);
-                scheduler.enqueue(ids[v], kinds[k], sizes[k], REQUEST, clock.nanoTime());
+                scheduler.enqueue(handles[v], kinds[k], sizes[k], REQUEST, clock.nanoTime());
             }
         }
         // Start the closed loop: serve one request so there is a volume to refill.
         Ticket<Object> t = scheduler.next(clock.advance(TICK_NANOS));
-        lastVolume = t.volumeId();
+        lastVolume = t.volume();
         scheduler.complete(t, CPU_NANOS, clock.nanoTime());
         // Reach steady state before JMH's warmup: run until every volume has been served twice, so
         // each one has allocated its latency histograms and grown them to the range of its waits.
@@ -145,7 +150,7 @@ public class SchedulerBenchmark {
         int done = 0;
         for (long i = 0; done < flows && i < 100L * flows * DEPTH; i++) {
             enqueueNextComplete();
-            if (++served[index.get(lastVolume)] == 2) {
+            if (++served[index.get(lastVolume.volumeId())] == 2) {
                 done++;
             }
         }
@@ -167,14 +172,33 @@ public class SchedulerBenchmark {
         return 64 << 10;
     }
 
-    /** Enqueue on the volume served last, dispatch the next request, complete it. */
+    /**
+     * Enqueue on the volume served last (through its {@link VolumeHandle}, as a data node that
+     * resolved the volume when the connection opened), dispatch the next request, complete it.
+     */
     @Benchmark
     public long enqueueNextComplete() {
         int k = op++ & (MIX - 1);
         long now = clock.advance(TICK_NANOS);
         scheduler.enqueue(lastVolume, kinds[k], sizes[k], REQUEST, now);
         Ticket<Object> t = scheduler.next(now);
-        lastVolume = t.volumeId();
+        lastVolume = t.volume();
+        long bytes = t.bytes();
+        scheduler.complete(t, CPU_NANOS, now);
+        return bytes;
+    }
+
+    /**
+     * The same round trip through the {@code String} API: every enqueue looks the volume up by id.
+     * The difference to {@link #enqueueNextComplete()} is the cost of that lookup.
+     */
+    @Benchmark
+    public long enqueueNextCompleteById() {
+        int k = op++ & (MIX - 1);
+        long now = clock.advance(TICK_NANOS);
+        scheduler.enqueue(lastVolume.volumeId(), kinds[k], sizes[k], REQUEST, now);
+        Ticket<Object> t = scheduler.next(now);
+        lastVolume = t.volume();
         long bytes = t.bytes();
         scheduler.complete(t, CPU_NANOS, now);
         return bytes;

@@ -4,12 +4,16 @@ import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 
 /**
  * A volume: one flow with an intrusive FIFO of {@link Ticket}s, a counter, limits and an optional
- * reservation.
+ * reservation. It is also the volume's public {@link VolumeHandle}.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
-final class FlowNode extends SchedNode {
+final class FlowNode extends SchedNode implements VolumeHandle {
 
+    /** The scheduler that owns this node: a handle is only accepted by its own scheduler. */
+    final Object owner;
+    /** Set when the volume was removed and fully drained; its handle is dead from then on. */
+    boolean retired;
     VolumeSpec spec;
     TenantNode tenant;
     CostModel costModel;
@@ -36,8 +40,14 @@ final class FlowNode extends SchedNode {
     /** Service-time counts ({@link LatencyRecorder}), allocated on first use. */
     int[] serviceCounts;
 
-    FlowNode(VolumeSpec spec, int slot) {
+    FlowNode(VolumeSpec spec, int slot, Object owner) {
         super(spec.id(), spec.weight(), slot);
+        this.owner = owner;
+    }
+
+    @Override
+    public String volumeId() {
+        return id;
     }
 
     void push(Ticket<?> t) {

@@ -44,7 +44,11 @@ final class LatencyRecorder {
 
     /** Counts one value; returns the array to store back (it may have grown). */
     static int[] record(int[] counts, long nanos) {
-        int i = index(nanos);
+        return recordIndex(counts, index(nanos));
+    }
+
+    /** Counts one value already mapped to its bucket by {@link #index}; returns the array to store back. */
+    static int[] recordIndex(int[] counts, int i) {
         if (counts == null || i >= counts.length) {
             counts = grow(counts, i);
         }

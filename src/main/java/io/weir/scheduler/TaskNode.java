@@ -21,6 +21,8 @@ final class TaskNode {
     final boolean foreground;
     TaskSpec spec;
     double share;
+    /** {@code SCALE / share}, kept with the share so that a charge multiplies instead of dividing. */
+    private double unitsPerCpuNano;
     double utilization;
     long counter;
     boolean wasReady;
@@ -49,19 +51,24 @@ final class TaskNode {
     void apply(TaskSpec s) {
         this.spec = s;
         this.capacity = s.queueCapacity();
-        this.share = s.dynamic() == null ? s.share() : s.dynamic().shareAt(utilization);
+        setShare(s.dynamic() == null ? s.share() : s.dynamic().shareAt(utilization));
+    }
+
+    private void setShare(double s) {
+        share = s;
+        unitsPerCpuNano = SCALE / s;
     }
 
     void setUtilization(double u) {
         utilization = u;
         if (spec.dynamic() != null) {
-            share = spec.dynamic().shareAt(u);
+            setShare(spec.dynamic().shareAt(u));
         }
     }
 
     void charge(long cpu) {
         if (cpu > 0) {
-            counter += (long) (cpu * (SCALE / share));
+            counter += (long) (cpu * unitsPerCpuNano); // the same double as cpu * (SCALE / share)
         }
     }
 

@@ -43,6 +43,11 @@ public final class Ticket<R> {
         return flow == null ? null : flow.id;
     }
 
+    /** The volume's handle, or null for a background request. */
+    public VolumeHandle volume() {
+        return flow;
+    }
+
     /** The task that runs this request. */
     public String task() {
         return task.name;

@@ -201,6 +201,54 @@ class HierarchicalSchedulerTest {
     }
 
     @Test
+    void volumeHandleQueuesLikeTheIdUntilItsVolumeHasDrainedAway() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        VolumeHandle a = s.volume("a");
+        assertThat(a.volumeId()).isEqualTo("a");
+        assertThat(s.volume("a")).isSameAs(a);
+        s.enqueue(a, IoKind.READ, 4096, "a0", 0);
+        Ticket<String> t = s.next(0);
+        assertThat(t.volume()).isSameAs(a);
+        assertThat(t.request()).isEqualTo("a0");
+        s.complete(t, 0, 0);
+        assertThatThrownBy(() -> s.volume("nope")).isInstanceOf(IllegalArgumentException.class);
+        HierarchicalScheduler<String> other = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        assertThatThrownBy(() -> other.enqueue(a, IoKind.READ, 1, "x", 0)).isInstanceOf(IllegalArgumentException.class);
+
+        // removed while busy: refused, but revived by a config that brings it back before it drained
+        s.enqueue(a, IoKind.READ, 4096, "a1", 0);
+        Ticket<String> running = s.next(0);
+        SchedulerConfig without = twoVolumes(100, 100).toBuilder().removeVolume("a").build();
+        s.reconfigure(without, 0);
+        assertThatThrownBy(() -> s.enqueue(a, IoKind.READ, 1, "x", 0)).isInstanceOf(IllegalArgumentException.class);
+        s.reconfigure(twoVolumes(100, 100), 0);
+        s.enqueue(a, IoKind.READ, 4096, "a2", 0);
+        s.complete(running, 0, 0);
+        s.complete(s.next(0), 0, 0);
+
+        // removed and drained: the handle is dead, even once a volume of the same id is back
+        s.reconfigure(without, 0);
+        s.reconfigure(twoVolumes(100, 100), 0);
+        assertThatThrownBy(() -> s.enqueue(a, IoKind.READ, 1, "x", 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(s.volume("a")).isNotSameAs(a);
+        s.enqueue(s.volume("a"), IoKind.READ, 1, "a3", 0);
+        assertThat(s.queueDepth("a")).isEqualTo(1);
+    }
+
+    @Test
+    void snapshotCountsLatencySamplesStillBufferedForBatchCounting() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        s.enqueue("a", IoKind.READ, 4096, "a0", 0);
+        Ticket<String> t = s.next(MS); // waited 1 ms; still running
+        Stats running = s.snapshot(MS).volume("a");
+        assertThat(running.waitP50Nanos()).isBetween(MS * 97 / 100, MS * 103 / 100);
+        s.complete(t, 0, 3 * MS); // served 2 ms
+        Stats done = s.snapshot(3 * MS, true).volume("a");
+        assertThat(done.serviceP50Nanos()).isBetween(2 * MS * 97 / 100, 2 * MS * 103 / 100);
+        assertThat(s.snapshot(3 * MS).volume("a").waitP50Nanos()).isZero(); // reset
+    }
+
+    @Test
     void rootSchedulerPicksTaskWithLowestCpuPerShare() {
         SchedulerConfig c = SchedulerConfig.builder()
                 .task("foreground", 3).task("gc", 1)
