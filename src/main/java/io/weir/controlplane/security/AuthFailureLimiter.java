@@ -2,6 +2,9 @@ package io.weir.controlplane.security;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,17 +17,25 @@ import org.springframework.stereotype.Component;
  * A fixed window per address: the first failure opens a window of
  * {@link SecurityProperties.AuthFailures#window()}; once more than
  * {@link SecurityProperties.AuthFailures#maxPerWindow()} failures fall in it, the address is
- * blocked until the window ends, and every request from it that carries (or needs) credentials
- * answers {@code 429} with {@code Retry-After}. A blocked address cannot test tokens at all,
- * valid ones included, so the block gives a guesser no oracle.
+ * blocked until the window ends: every request from it that carries wrong (or no) credentials
+ * answers {@code 429} with {@code Retry-After}, and further guesses are not even told apart from
+ * the block. A request with a valid token still passes: the block exists to stop guessing, and
+ * a valid token (256 random bits, or at least 32 chosen characters) is not a guess, so an
+ * attacker who makes an address fail cannot lock out the legitimate clients behind it.
+ *
+ * <h2>Addresses</h2>
+ * IPv4 clients are tracked per address, IPv6 clients per {@code /64} (one host usually owns a
+ * whole /64, so per-address tracking would give it 2^64 fresh budgets).
  *
  * <h2>Concurrency and memory</h2>
  * Windows live in a Caffeine cache bounded to {@value #MAX_ADDRESSES} addresses (a flood of
  * addresses evicts the oldest rather than exhausting memory); each window is updated under the
  * cache's per-key compute lock. Time comes from the injected {@link Clock}, so tests control it.
  *
- * <p>Behind a reverse proxy every client shares the proxy's address; configure
- * {@code server.forward-headers-strategy} so the remote address is the client's.
+ * <p>The address is {@code request.getRemoteAddr()}, the TCP peer: {@code application.yml} sets
+ * {@code server.forward-headers-strategy: none}, so a client cannot pick its address with
+ * {@code X-Forwarded-For}. Behind a real ingress every client would share the proxy's address;
+ * enable forwarded headers for exactly that proxy (see the README's Configuration section).
  */
 @Component
 public class AuthFailureLimiter {
@@ -56,7 +67,7 @@ public class AuthFailureLimiter {
      * @return zero when it is not blocked
      */
     public Duration blockedFor(String address) {
-        Window w = windows.getIfPresent(address);
+        Window w = windows.getIfPresent(key(address));
         Instant now = clock.instant();
         if (w == null || w.failures() <= maxPerWindow) {
             return Duration.ZERO;
@@ -72,10 +83,35 @@ public class AuthFailureLimiter {
      */
     public Duration recordFailure(String address) {
         Instant now = clock.instant();
-        windows.asMap().compute(address, (a, w) -> w == null || !now.isBefore(w.start().plus(window))
+        windows.asMap().compute(key(address), (a, w) -> w == null || !now.isBefore(w.start().plus(window))
                 ? new Window(now, 1)
                 : new Window(w.start(), w.failures() + 1));
         return blockedFor(address);
+    }
+
+    /**
+     * What failures are counted under: an IPv4 address itself, the {@code /64} prefix of an IPv6
+     * one (as {@code 2001:db8:1:2::/64}). {@code address} is a literal from the servlet container,
+     * so parsing it never resolves a name; anything unparsable is its own key.
+     */
+    static String key(String address) {
+        if (address == null || address.indexOf(':') < 0) {
+            return address;
+        }
+        try {
+            InetAddress parsed = InetAddress.getByName(address.startsWith("[") ? address.substring(1, address.length() - 1) : address);
+            if (parsed instanceof Inet6Address v6) {
+                byte[] b = v6.getAddress();
+                StringBuilder prefix = new StringBuilder();
+                for (int i = 0; i < 8; i += 2) {
+                    prefix.append(Integer.toHexString(((b[i] & 0xff) << 8) | (b[i + 1] & 0xff))).append(':');
+                }
+                return prefix.append(":/64").toString();
+            }
+            return parsed.getHostAddress(); // an IPv4-mapped IPv6 address
+        } catch (UnknownHostException e) {
+            return address;
+        }
     }
 
     /** Forgets every failure: for operators after an incident, and for tests. */

@@ -23,10 +23,12 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * <ol>
  *   <li>No {@code Authorization} header: the request continues anonymously; the authorization
  *       rules then answer 401 unless the endpoint is public.
- *   <li>The remote address is blocked by {@link AuthFailureLimiter}: 429.
  *   <li>The header is not exactly one {@code Bearer <b64token>} of at most
  *       {@link TokenSecrets#MAX_LENGTH} characters, or the credential does not verify: the
- *       failure is counted and the answer is 401 (or 429 once over the limit).
+ *       failure is counted and the answer is 401, or 429 while the remote address is blocked by
+ *       {@link AuthFailureLimiter}.
+ *   <li>A credential that verifies passes even from a blocked address: the block stops
+ *       guessing, and a valid token is not a guess.
  *   <li>Otherwise the caller's {@link WeirAuthentication} is the security context of this
  *       request only: nothing is cached, so a revoke is seen by the next request.
  * </ol>
@@ -55,14 +57,9 @@ final class BearerTokenFilter extends OncePerRequestFilter {
             return;
         }
         String address = request.getRemoteAddr();
-        Duration blocked = limiter.blockedFor(address);
-        if (!blocked.isZero()) {
-            ProblemResponses.tooManyFailures(response, blocked);
-            return;
-        }
         Optional<WeirPrincipal> principal = headers.size() == 1 ? authenticate(headers.get(0)) : Optional.empty();
         if (principal.isEmpty()) {
-            blocked = limiter.recordFailure(address);
+            Duration blocked = limiter.recordFailure(address);
             if (!blocked.isZero()) {
                 ProblemResponses.tooManyFailures(response, blocked);
             } else {
