@@ -27,6 +27,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       {@link TokenSecrets#MAX_LENGTH} characters, or the credential does not verify: the
  *       failure is counted and the answer is 401, or 429 while the remote address is blocked by
  *       {@link AuthFailureLimiter}.
+ *   <li>A JWT while the OIDC issuer is unreachable: 503 with {@code Retry-After}, not counted.
  *   <li>A credential that verifies passes even from a blocked address: the block stops
  *       guessing, and a valid token is not a guess.
  *   <li>Otherwise the caller's {@link WeirAuthentication} is the security context of this
@@ -57,7 +58,14 @@ final class BearerTokenFilter extends OncePerRequestFilter {
             return;
         }
         String address = request.getRemoteAddr();
-        Optional<WeirPrincipal> principal = headers.size() == 1 ? authenticate(headers.get(0)) : Optional.empty();
+        Optional<WeirPrincipal> principal;
+        try {
+            principal = headers.size() == 1 ? authenticate(headers.get(0)) : Optional.empty();
+        } catch (OidcAuthenticator.IdentityProviderUnavailableException e) {
+            // Not the client's fault, so not counted as a failure.
+            ProblemResponses.identityProviderUnavailable(response);
+            return;
+        }
         if (principal.isEmpty()) {
             Duration blocked = limiter.recordFailure(address);
             if (!blocked.isZero()) {
