@@ -2,6 +2,7 @@ package io.weir.controlplane.audit;
 
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.WeirPrincipal;
+import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.PageResponse;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -12,7 +13,9 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
+import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Propagation;
@@ -63,6 +66,7 @@ public class AuditLog {
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(String action, String resourceType, Object resourceId, UUID tenantId, Object before, Object after) {
         WeirPrincipal actor = scope.current();
+        requireActorStillValid(actor, action, resourceId);
         jdbc.sql("""
                 INSERT INTO audit_event (id, occurred_at, actor_type, actor_id, actor_name, action, resource_type,
                                          resource_id, tenant_id, before_state, after_state)
@@ -80,6 +84,35 @@ public class AuditLog {
                 .param(json(before))
                 .param(json(after))
                 .update();
+    }
+
+    /**
+     * Fails the change (401, rolling the caller's transaction back) unless the token that makes
+     * it still exists and is unexpired, and keeps it so until the change commits.
+     *
+     * <p>The request was authenticated in a transaction of its own, before the change's; a revoke
+     * committed in between would otherwise let a revoked token's change commit. {@code FOR KEY
+     * SHARE} closes that gap: a revoke (a delete) that comes later waits for this transaction, and
+     * one that came earlier leaves no row to find. A token revoking itself has deleted its own
+     * row in this very transaction, which is the one case let through.
+     */
+    private void requireActorStillValid(WeirPrincipal actor, String action, Object resourceId) {
+        if (actor.kind() != WeirPrincipal.Kind.TOKEN) {
+            return;
+        }
+        if ("token.delete".equals(action) && actor.id().equals(String.valueOf(resourceId))) {
+            return;
+        }
+        boolean valid = !jdbc.sql("SELECT 1 FROM api_token WHERE id = ? AND (expires_at IS NULL OR expires_at > ?) FOR KEY SHARE")
+                .param(UUID.fromString(actor.id()))
+                .param(Timestamp.from(clock.instant()))
+                .query((rs, n) -> 1)
+                .list()
+                .isEmpty();
+        if (!valid) {
+            throw new ApiException(HttpStatus.UNAUTHORIZED, "Unauthorized",
+                    "The bearer token was revoked or expired while the request ran; nothing was changed", Map.of());
+        }
     }
 
     /** One page of entries matching {@code query}, narrowed to what the caller may see. */
