@@ -100,7 +100,7 @@ final class BearerTokenFilter extends OncePerRequestFilter {
         if (oidc != null && OidcAuthenticator.looksLikeJwt(credential)) {
             return oidc.authenticate(credential);
         }
-        // An operator-chosen bootstrap token, whose id is derived from its text.
+        // An operator-chosen bootstrap token, found by the hash of its text.
         return tokens.authenticate(credential);
     }
 }

@@ -24,9 +24,10 @@ import org.springframework.transaction.annotation.Transactional;
  * API tokens: issue, list, revoke, and verify a presented bearer secret.
  *
  * <p>Verification reads the token row on every request and caches nothing, so a revoke (a
- * delete) or an expiry takes effect on the very next request. The lookup is by primary key
- * (the id is part of the secret's text, see {@link TokenSecrets}) and the check is a
- * constant-time hash comparison.
+ * delete) or an expiry takes effect on the very next request. A generated token is looked up by
+ * primary key (the id is part of the secret's text, see {@link TokenSecrets}) and checked by a
+ * constant-time hash comparison; an operator-chosen one, whose text names no id, by the unique
+ * index on the hash of its text.
  */
 @Service
 public class TokenService {
@@ -110,9 +111,16 @@ public class TokenService {
         if (!TokenSecrets.wellFormed(text)) {
             return Optional.empty();
         }
-        Optional<ApiToken> found = tokens.findById(TokenSecrets.idOf(text));
-        // Hash even when nothing was found, so timing does not tell a known id from an unknown one.
-        boolean matches = TokenSecrets.matches(text, found.map(ApiToken::getSecretHash).orElseGet(() -> new byte[32]));
+        Optional<ApiToken> found;
+        boolean matches;
+        if (TokenSecrets.isWeirFormat(text)) {
+            found = tokens.findById(TokenSecrets.idOf(text));
+            // Hash even when nothing was found, so timing does not tell a known id from an unknown one.
+            matches = TokenSecrets.matches(text, found.map(ApiToken::getSecretHash).orElseGet(() -> new byte[32]));
+        } else {
+            found = tokens.findBySecretHash(TokenSecrets.hash(text));
+            matches = found.isPresent();
+        }
         if (found.isEmpty() || !matches || found.get().isExpiredAt(clock.instant())) {
             return Optional.empty();
         }
@@ -131,10 +139,15 @@ public class TokenService {
         return tokens.count() == 0;
     }
 
-    /** Stores the first admin token, with the given secret text. For {@link TokenBootstrap}. */
+    /**
+     * Stores the first admin token, with the given secret text. For {@link TokenBootstrap}. A
+     * secret in the Weir format keeps the id it names; any other gets a random id, never one
+     * derived from the secret.
+     */
     @Transactional
     void storeBootstrapAdmin(String name, String secret) {
-        store(TokenSecrets.idOf(secret), new TokenRequest(name, Role.ADMIN, null, null, null), secret);
+        UUID id = TokenSecrets.isWeirFormat(secret) ? TokenSecrets.idOf(secret) : UUID.randomUUID();
+        store(id, new TokenRequest(name, Role.ADMIN, null, null, null), secret);
     }
 
     private IssuedTokenResponse store(UUID id, TokenRequest request, String secret) {

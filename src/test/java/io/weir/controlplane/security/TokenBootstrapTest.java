@@ -94,6 +94,9 @@ class TokenBootstrapTest {
             assertThat(admin.post("/api/v1/tenants", "{\"name\":\"" + "boot-" + UUID.randomUUID().toString().substring(0, 8)
                     + "\"}").status()).isEqualTo(201);
             assertThat(client(app, chosen + "x").get("/api/v1/tokens").status()).isEqualTo(401);
+            // Its id is random, not derived from the secret (which made every shown id a guessing oracle).
+            UUID id = UUID.fromString(admin.get("/api/v1/tokens").json().get("items").get(0).get("id").asString());
+            assertThat(id.version()).isEqualTo(4);
         }
         assertThat(dataDir.resolve("admin-token")).doesNotExist();
         assertThat(output.getAll()).contains("weir.security.bootstrap-token").doesNotContain(chosen);
