@@ -33,6 +33,14 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       leaves half a token.
  * </ul>
  *
+ * <h2>Recovery</h2>
+ * If every admin token has expired (or was deleted behind the API's back), nothing can manage
+ * the service. Setting {@code WEIR_BOOTSTRAP_TOKEN} and restarting recovers: when the database
+ * holds no unexpired admin token, the configured text becomes a new admin token (named
+ * {@value #NAME}, or with a suffix if that name is taken) and a warning is logged. Unset it again
+ * once a fresh admin token has been issued. Without {@code WEIR_BOOTSTRAP_TOKEN} the bootstrap
+ * still only acts on an empty database.
+ *
  * <p>The log says where the token went, never what it is. Replicas starting together on an
  * empty database are serialised by a transaction-scoped advisory lock, so only one creates it.
  * The file is written inside that transaction: if writing fails, no token is stored either.
@@ -71,16 +79,24 @@ class TokenBootstrap implements ApplicationRunner {
                         + TokenSecrets.MIN_CHOSEN_LENGTH + " to " + TokenSecrets.MAX_LENGTH
                         + " characters of A-Z a-z 0-9 - . _ ~ + /");
             }
-            Boolean created = transactions.execute(status -> {
-                if (!tokens.lockForBootstrap()) {
-                    return false;
+            String[] outcome = transactions.execute(status -> {
+                if (tokens.lockForBootstrap()) {
+                    tokens.storeBootstrapAdmin(NAME, text);
+                    return new String[] {"created", NAME};
                 }
-                tokens.storeBootstrapAdmin(NAME, text);
-                return true;
+                if (tokens.lockForAdminRecovery()) {
+                    return new String[] {"recovered", tokens.storeRecoveryAdmin(text)};
+                }
+                return new String[] {"ignored", null};
             });
-            log.info(Boolean.TRUE.equals(created)
-                    ? "Created the bootstrap admin token '" + NAME + "' from weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN)"
-                    : "API tokens exist already; weir.security.bootstrap-token is ignored");
+            switch (outcome[0]) {
+                case "created" -> log.info("Created the bootstrap admin token '{}' from weir.security.bootstrap-token"
+                        + " (WEIR_BOOTSTRAP_TOKEN)", NAME);
+                case "recovered" -> log.warn("No unexpired admin token existed: created the admin token '{}' from"
+                        + " weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN) to recover access. Issue a new admin"
+                        + " token, revoke this one, and unset WEIR_BOOTSTRAP_TOKEN.", outcome[1]);
+                default -> log.info("An unexpired admin token exists; weir.security.bootstrap-token is ignored");
+            }
             return;
         }
         Path file = dataDir.resolve(FILE_NAME).toAbsolutePath().normalize();

@@ -85,16 +85,22 @@ public class TokenService {
     }
 
     /**
-     * Revokes a token: it stops working on the next request. The last admin token cannot be
-     * revoked, since nothing could then manage the service (the bootstrap only runs on an empty
-     * database).
+     * Revokes a token: it stops working on the next request. The last unexpired admin token
+     * cannot be revoked, since nothing could then manage the service (expired admin tokens do not
+     * count: they manage nothing). Concurrent revokes of admin tokens are serialised by locking
+     * every unexpired admin row ({@code FOR UPDATE}, in id order), so two of them cannot each see
+     * the other's token and both succeed. If every admin token has expired anyway, see
+     * {@link TokenBootstrap}'s recovery.
      */
     @Transactional
     public void revoke(UUID id, String ifMatch) {
         ApiToken token = tokens.findById(id).orElseThrow(() -> ApiException.notFound("Token", id));
         ETags.checkIfMatch(ifMatch, token.getVersion());
-        if (token.getRole() == Role.ADMIN && tokens.countByRole(Role.ADMIN) <= 1) {
-            throw ApiException.conflict("Token " + id + " is the last admin token; create another admin token first");
+        if (token.getRole() == Role.ADMIN) {
+            List<UUID> liveAdmins = lockUnexpiredAdmins();
+            if (liveAdmins.contains(id) && liveAdmins.size() <= 1) {
+                throw ApiException.conflict("Token " + id + " is the last unexpired admin token; create another admin token first");
+            }
         }
         TokenResponse before = TokenResponse.from(token);
         tokens.delete(token);
@@ -129,6 +135,16 @@ public class TokenService {
                 t.getTenantId(), t.getNodeId()));
     }
 
+    /** Locks the unexpired admin tokens' rows for the caller's transaction and answers their ids. */
+    private List<UUID> lockUnexpiredAdmins() {
+        return jdbc.sql("""
+                        SELECT id FROM api_token WHERE role = 'admin' AND (expires_at IS NULL OR expires_at > ?)
+                        ORDER BY id FOR UPDATE""")
+                .param(java.sql.Timestamp.from(clock.instant()))
+                .query(UUID.class)
+                .list();
+    }
+
     /**
      * Takes the bootstrap lock for the rest of the caller's transaction and answers whether the
      * database still holds no token.
@@ -137,6 +153,35 @@ public class TokenService {
     boolean lockForBootstrap() {
         jdbc.sql("SELECT pg_advisory_xact_lock(?)").param(BOOTSTRAP_LOCK).query((rs, n) -> 1).list();
         return tokens.count() == 0;
+    }
+
+    /**
+     * Whether no admin token is unexpired, with the bootstrap lock and the unexpired admin rows
+     * locked for the caller's transaction: the condition of {@link TokenBootstrap}'s recovery.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    boolean lockForAdminRecovery() {
+        jdbc.sql("SELECT pg_advisory_xact_lock(?)").param(BOOTSTRAP_LOCK).query((rs, n) -> 1).list();
+        return lockUnexpiredAdmins().isEmpty();
+    }
+
+    /**
+     * Stores an admin token with the operator-chosen {@code secret} when no admin token is
+     * unexpired, replacing any token that has the same secret (or, for a weir_ text, the same
+     * id). Named {@link TokenBootstrap#NAME}, or that with a suffix if the name is taken.
+     *
+     * @return the name it was stored under
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    String storeRecoveryAdmin(String secret) {
+        UUID id = TokenSecrets.isWeirFormat(secret) ? TokenSecrets.idOf(secret) : UUID.randomUUID();
+        jdbc.sql("DELETE FROM api_token WHERE secret_hash = ? OR id = ?").param(TokenSecrets.hash(secret)).param(id).update();
+        String name = TokenBootstrap.NAME;
+        if (tokens.existsByName(name)) {
+            name = TokenBootstrap.NAME + "-" + UUID.randomUUID().toString().substring(0, 8);
+        }
+        store(id, new TokenRequest(name, Role.ADMIN, null, null, null), secret);
+        return name;
     }
 
     /**

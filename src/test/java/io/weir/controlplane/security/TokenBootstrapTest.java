@@ -34,7 +34,7 @@ class TokenBootstrapTest {
 
     private static final Pattern JDBC_URL = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]*)(.*)");
 
-    private static String emptyDatabase() throws Exception {
+    static String emptyDatabase() throws Exception {
         TestDatabase.Coordinates db = TestDatabase.get();
         String name = "boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
@@ -46,7 +46,7 @@ class TokenBootstrapTest {
         return m.group(1) + name + m.group(3);
     }
 
-    private static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
+    static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
         TestDatabase.Coordinates db = TestDatabase.get();
         return new SpringApplicationBuilder(ControlPlaneApplication.class).run(
                 "--server.port=0",
@@ -57,7 +57,7 @@ class TokenBootstrapTest {
                 "--weir.security.bootstrap-token=" + bootstrapToken);
     }
 
-    private static HttpApi client(ConfigurableApplicationContext app, String token) {
+    static HttpApi client(ConfigurableApplicationContext app, String token) {
         int port = ((WebServerApplicationContext) app).getWebServer().getPort();
         return new HttpApi(port).withHeader("Authorization", "Bearer " + token);
     }
