@@ -6,11 +6,14 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.ByteBuffer;
+import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,8 +32,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       becomes the admin token. It must be at least {@value TokenSecrets#MIN_CHOSEN_LENGTH}
  *       characters of {@code [A-Za-z0-9-._~+/]}.
  *   <li>Otherwise a token is generated and written to {@code <weir.data-dir>/admin-token},
- *       readable by the service's user only (mode 0600), with an atomic replace so a crash never
- *       leaves half a token.
+ *       readable by the service's user only (mode 0600, in a directory created 0700), with an
+ *       atomic replace so a crash never leaves half a token (see {@link #writeOwnerOnly}). The log
+ *       advises rotating it and deleting the file after first use.
  * </ul>
  *
  * <h2>Recovery</h2>
@@ -112,30 +116,60 @@ class TokenBootstrap implements ApplicationRunner {
         if (Boolean.TRUE.equals(created)) {
             log.info("Created the bootstrap admin token '{}'; its secret is in {} (mode 0600). "
                     + "Send it as 'Authorization: Bearer <contents of the file>'.", NAME, file);
+            log.warn("After first use, issue your own admin token, revoke '{}' and delete {}: a long-lived admin"
+                    + " secret should not stay on disk.", NAME, file);
         }
     }
 
-    /** Writes {@code text} to {@code file} with mode 0600, atomically (temp file, fsync, rename). */
+    /**
+     * Writes {@code text} to {@code file} readable by the owner only, atomically.
+     *
+     * <ul>
+     *   <li>The directory is created with mode 0700 if it does not exist (an existing one is left
+     *       as the operator made it).
+     *   <li>The text goes to a temporary file of a random name, created and written through one
+     *       channel opened with {@code CREATE_NEW} (O_EXCL: fails on anything already there,
+     *       symlinks included), {@code NOFOLLOW_LINKS} and mode 0600 from the start: the file is
+     *       never reopened by path, so nothing can be swapped in between.
+     *   <li>It is forced to disk and renamed over {@code file}; a rename replaces a symlink at
+     *       {@code file} rather than writing through it.
+     * </ul>
+     */
     static void writeOwnerOnly(Path file, String text) {
+        Path dir = file.toAbsolutePath().getParent();
+        boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+        Path temp = dir.resolve(file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
-            Files.createDirectories(file.getParent());
-            Path temp = file.resolveSibling(file.getFileName() + ".tmp");
-            Files.deleteIfExists(temp);
-            boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
-            if (posix) {
-                Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            } else {
-                Files.createFile(temp);
-                temp.toFile().setReadable(false, false);
-                temp.toFile().setReadable(true, true);
-                temp.toFile().setWritable(true, true);
+            if (!Files.isDirectory(dir)) {
+                if (posix) {
+                    Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                } else {
+                    Files.createDirectories(dir);
+                }
             }
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                channel.write(ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.US_ASCII)));
+            Set<OpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
+            try (FileChannel channel = posix
+                    ? FileChannel.open(temp, options, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
+                    : FileChannel.open(temp, options)) {
+                if (!posix) {
+                    temp.toFile().setReadable(false, false);
+                    temp.toFile().setReadable(true, true);
+                    temp.toFile().setWritable(true, true);
+                }
+                ByteBuffer bytes = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.US_ASCII));
+                while (bytes.hasRemaining()) {
+                    channel.write(bytes);
+                }
                 channel.force(true);
             }
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException ignored) {
+                // The temporary file holds the secret; the next start writes a new one anyway.
+            }
             throw new UncheckedIOException("Cannot write the bootstrap admin token to " + file, e);
         }
     }

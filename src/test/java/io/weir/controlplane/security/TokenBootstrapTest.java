@@ -75,7 +75,7 @@ class TokenBootstrapTest {
             assertThat(secret).matches("weir_[0-9a-f]{32}_[A-Za-z0-9_-]{43}");
             assertThat(client(app, secret).get("/api/v1/tokens").status()).isEqualTo(200);
             assertThat(output.getAll()).contains(file.toString()).doesNotContain(secret)
-                    .doesNotContain(secret.substring(38));
+                    .doesNotContain(secret.substring(38)).contains("After first use, issue your own admin token");
         }
         // A second start finds a token and leaves everything as it was.
         try (ConfigurableApplicationContext app = start(url, dataDir, "")) {
@@ -83,6 +83,27 @@ class TokenBootstrapTest {
             assertThat(client(app, secret).get("/api/v1/tokens").json().get("totalItems").asLong()).isEqualTo(1);
         }
         assertThat(output.getAll()).doesNotContain(secret.substring(38));
+    }
+
+    @Test
+    void theTokenFileGoesIntoAnOwnerOnlyDirectoryAndReplacesASymlinkInsteadOfWritingThroughIt(@TempDir Path base)
+            throws Exception {
+        Path dir = base.resolve("fresh").resolve("data");
+        Path file = dir.resolve("admin-token");
+        TokenBootstrap.writeOwnerOnly(file, "first-secret");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+
+        Path victim = Files.writeString(base.resolve("victim"), "keep me");
+        Files.delete(file);
+        Files.createSymbolicLink(file, victim);
+        TokenBootstrap.writeOwnerOnly(file, "second-secret");
+        assertThat(Files.readString(victim)).isEqualTo("keep me");
+        assertThat(Files.isSymbolicLink(file)).isFalse();
+        assertThat(Files.readString(file).trim()).isEqualTo("second-secret");
+        try (var listing = Files.list(dir)) {
+            assertThat(listing.map(p -> p.getFileName().toString())).containsExactly("admin-token");
+        }
     }
 
     @Test
