@@ -8,6 +8,8 @@ import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 
 /**
@@ -46,6 +48,8 @@ public class AuthFailureLimiter {
     private record Window(Instant start, int failures) {
     }
 
+    private static final Logger log = LoggerFactory.getLogger(AuthFailureLimiter.class);
+
     private final Cache<String, Window> windows;
     private final Clock clock;
     private final int maxPerWindow;
@@ -82,10 +86,29 @@ public class AuthFailureLimiter {
      * @return how long the address is now blocked; zero if it is not
      */
     public Duration recordFailure(String address) {
+        return recordFailure(address, "a malformed credential");
+    }
+
+    /**
+     * Counts one failure of {@code address} and logs it at WARN: the first failure of an address
+     * in a window, and the failure that blocks it. The log lines themselves are limited so, at
+     * most two per address per window, and a guesser cannot flood the log.
+     *
+     * @param credential what was presented, safe to log: a token id, "a JWT", never a secret
+     * @return how long the address is now blocked; zero if it is not
+     */
+    Duration recordFailure(String address, String credential) {
         Instant now = clock.instant();
-        windows.asMap().compute(key(address), (a, w) -> w == null || !now.isBefore(w.start().plus(window))
+        Window w = windows.asMap().compute(key(address), (a, old) -> old == null || !now.isBefore(old.start().plus(window))
                 ? new Window(now, 1)
-                : new Window(w.start(), w.failures() + 1));
+                : new Window(old.start(), old.failures() + 1));
+        if (w.failures() == 1) {
+            log.warn("Refused {} from {} (further failures from this address are not logged for {})", credential,
+                    address, window);
+        } else if (w.failures() == maxPerWindow + 1) {
+            log.warn("Blocked {} for {} after {} failed authentications (the last: {}); its requests answer 429",
+                    key(address), Duration.between(now, w.start().plus(window)), w.failures(), credential);
+        }
         return blockedFor(address);
     }
 

@@ -67,7 +67,7 @@ final class BearerTokenFilter extends OncePerRequestFilter {
             return;
         }
         if (principal.isEmpty()) {
-            Duration blocked = limiter.recordFailure(address);
+            Duration blocked = limiter.recordFailure(address, describe(headers));
             if (!blocked.isZero()) {
                 ProblemResponses.tooManyFailures(response, blocked);
             } else {
@@ -83,6 +83,25 @@ final class BearerTokenFilter extends OncePerRequestFilter {
         } finally {
             contexts.clearContext();
         }
+    }
+
+    /** What the refused credential was, for the log: never any part of a secret. */
+    static String describe(List<String> headers) {
+        if (headers.size() != 1) {
+            return headers.size() + " Authorization headers";
+        }
+        String header = headers.get(0);
+        if (header.length() <= 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return "an Authorization header that is not a bearer token";
+        }
+        String credential = header.substring(7).trim();
+        if (TokenSecrets.isWeirFormat(credential)) {
+            return "token " + TokenSecrets.idOf(credential);
+        }
+        if (OidcAuthenticator.looksLikeJwt(credential)) {
+            return "a JWT";
+        }
+        return "a bearer credential not in the weir_ format";
     }
 
     private Optional<WeirPrincipal> authenticate(String header) {
