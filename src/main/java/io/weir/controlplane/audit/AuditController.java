@@ -35,7 +35,7 @@ class AuditController {
     PageResponse<AuditEventResponse> listAuditEvents(
             @Parameter(description = "Only entries about this kind of resource, such as tenant") @RequestParam(required = false) String resourceType,
             @Parameter(description = "Only entries about this resource id") @RequestParam(required = false) String resourceId,
-            @Parameter(description = "Only entries made by this token id, token name or JWT subject") @RequestParam(required = false) String actor,
+            @Parameter(description = "Only entries made by this token id, token name or JWT subject (for a tenant-admin: ids of tenant-admins only)") @RequestParam(required = false) String actor,
             @Parameter(description = "Only entries about this tenant's resources") @RequestParam(required = false) UUID tenantId,
             @Parameter(description = "Entries at or after this instant (RFC 3339)") @RequestParam(required = false) Instant from,
             @Parameter(description = "Entries before this instant (RFC 3339)") @RequestParam(required = false) Instant to,

@@ -11,7 +11,8 @@ public record AuditEventResponse(
         UUID id,
         @Schema(description = "When the change was made.") Instant occurredAt,
         @Schema(description = "token, jwt or system.", example = "token") String actorType,
-        @Schema(description = "The token id or JWT subject that made the change.") String actor,
+        @Schema(description = "The token id or JWT subject that made the change. Null when a tenant-admin reads an entry "
+                + "made by an admin, a node or the system: those are shown by actorType and actorName only.") String actor,
         @Schema(description = "The token's name, or the JWT subject.") String actorName,
         @Schema(description = "What was done, as <resource>.<verb>.", example = "tenant.update") String action,
         @Schema(example = "tenant") String resourceType,

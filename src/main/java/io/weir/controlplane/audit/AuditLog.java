@@ -1,7 +1,9 @@
 package io.weir.controlplane.audit;
 
 import io.weir.controlplane.security.AccessScope;
+import io.weir.controlplane.security.Role;
 import io.weir.controlplane.security.WeirPrincipal;
+import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.PageResponse;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -12,7 +14,9 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
+import org.springframework.http.HttpStatus;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Propagation;
@@ -63,16 +67,18 @@ public class AuditLog {
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(String action, String resourceType, Object resourceId, UUID tenantId, Object before, Object after) {
         WeirPrincipal actor = scope.current();
+        requireActorStillValid(actor, action, resourceId);
         jdbc.sql("""
-                INSERT INTO audit_event (id, occurred_at, actor_type, actor_id, actor_name, action, resource_type,
-                                         resource_id, tenant_id, before_state, after_state)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), CAST(? AS jsonb))
+                INSERT INTO audit_event (id, occurred_at, actor_type, actor_id, actor_name, actor_role, action,
+                                         resource_type, resource_id, tenant_id, before_state, after_state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS jsonb), CAST(? AS jsonb))
                 """)
                 .param(UUID.randomUUID())
                 .param(Timestamp.from(clock.instant().truncatedTo(ChronoUnit.MICROS)))
                 .param(actor.kind().name().toLowerCase(Locale.ROOT))
                 .param(actor.id())
                 .param(actor.name())
+                .param(actor.role().wireName())
                 .param(action)
                 .param(resourceType)
                 .param(String.valueOf(resourceId))
@@ -80,6 +86,35 @@ public class AuditLog {
                 .param(json(before))
                 .param(json(after))
                 .update();
+    }
+
+    /**
+     * Fails the change (401, rolling the caller's transaction back) unless the token that makes
+     * it still exists and is unexpired, and keeps it so until the change commits.
+     *
+     * <p>The request was authenticated in a transaction of its own, before the change's; a revoke
+     * committed in between would otherwise let a revoked token's change commit. {@code FOR KEY
+     * SHARE} closes that gap: a revoke (a delete) that comes later waits for this transaction, and
+     * one that came earlier leaves no row to find. A token revoking itself has deleted its own
+     * row in this very transaction, which is the one case let through.
+     */
+    private void requireActorStillValid(WeirPrincipal actor, String action, Object resourceId) {
+        if (actor.kind() != WeirPrincipal.Kind.TOKEN) {
+            return;
+        }
+        if ("token.delete".equals(action) && actor.id().equals(String.valueOf(resourceId))) {
+            return;
+        }
+        boolean valid = !jdbc.sql("SELECT 1 FROM api_token WHERE id = ? AND (expires_at IS NULL OR expires_at > ?) FOR KEY SHARE")
+                .param(UUID.fromString(actor.id()))
+                .param(Timestamp.from(clock.instant()))
+                .query((rs, n) -> 1)
+                .list()
+                .isEmpty();
+        if (!valid) {
+            throw new ApiException(HttpStatus.UNAUTHORIZED, "Unauthorized",
+                    "The bearer token was revoked or expired while the request ran; nothing was changed", Map.of());
+        }
     }
 
     /** One page of entries matching {@code query}, narrowed to what the caller may see. */
@@ -99,8 +134,12 @@ public class AuditLog {
             where.append(" AND resource_id = ?");
             params.add(query.resourceId());
         }
+        boolean hideOutsideActors = scope.current().role() == Role.TENANT_ADMIN;
         if (query.actor() != null) {
-            where.append(" AND (actor_id = ? OR actor_name = ?)");
+            // A tenant-admin may not test ids of actors it is not shown (see row()).
+            where.append(hideOutsideActors
+                    ? " AND (actor_name = ? OR (actor_id = ? AND actor_role = 'tenant-admin'))"
+                    : " AND (actor_id = ? OR actor_name = ?)");
             params.add(query.actor());
             params.add(query.actor());
         }
@@ -119,14 +158,21 @@ public class AuditLog {
         List<AuditEventResponse> items = jdbc.sql("SELECT * FROM audit_event" + where
                         + " ORDER BY occurred_at, id LIMIT ? OFFSET ?")
                 .params(pageParams)
-                .query((rs, n) -> row(rs))
+                .query((rs, n) -> row(rs, hideOutsideActors))
                 .list();
         return new PageResponse<>(items, page, size, total, (int) ((total + size - 1) / size));
     }
 
-    private AuditEventResponse row(ResultSet rs) throws SQLException {
+    /**
+     * One entry. For a tenant-admin caller, the actor id of an entry made by anyone but a
+     * tenant-admin (of this tenant: the entries are its tenant's) is left out: admins, node
+     * tokens and the system are shown by type and name only, so their token ids (which a
+     * bootstrap token's once derived from its secret) do not leak outside the operators.
+     */
+    private AuditEventResponse row(ResultSet rs, boolean hideOutsideActors) throws SQLException {
+        boolean showActor = !hideOutsideActors || Role.TENANT_ADMIN.wireName().equals(rs.getString("actor_role"));
         return new AuditEventResponse(rs.getObject("id", UUID.class), rs.getTimestamp("occurred_at").toInstant(),
-                rs.getString("actor_type"), rs.getString("actor_id"), rs.getString("actor_name"),
+                rs.getString("actor_type"), showActor ? rs.getString("actor_id") : null, rs.getString("actor_name"),
                 rs.getString("action"), rs.getString("resource_type"), rs.getString("resource_id"),
                 rs.getObject("tenant_id", UUID.class), tree(rs.getString("before_state")),
                 tree(rs.getString("after_state")));

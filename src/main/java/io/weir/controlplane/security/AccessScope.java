@@ -8,6 +8,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.stereotype.Component;
+import org.springframework.web.context.request.RequestContextHolder;
 
 /**
  * What the caller of the current request may see, for the checks only a controller or service
@@ -18,17 +19,30 @@ import org.springframework.stereotype.Component;
  * {@code 404}, exactly as if it did not exist, so nothing about other tenants leaks. Lists are
  * narrowed to the bound tenant instead.
  *
- * <p>Outside a request (no Weir authentication in the security context) the caller is the
- * service itself, {@link WeirPrincipal#SYSTEM}, which sees everything: every {@code /api/**}
- * request is authenticated before it reaches a controller.
+ * <p>Outside any HTTP request (no {@link RequestContextHolder request attributes} on the thread:
+ * the bootstrap, start-up work) the caller is the service itself, {@link WeirPrincipal#SYSTEM},
+ * which sees everything. Inside a request there must be a Weir authentication: an anonymous
+ * request that reaches a check (which the filter chain should have stopped) answers 401 rather
+ * than being taken for the system.
  */
 @Component
 public class AccessScope {
 
-    /** The caller of the current request, or {@link WeirPrincipal#SYSTEM} outside requests. */
+    /**
+     * The caller of the current request, or {@link WeirPrincipal#SYSTEM} outside requests.
+     *
+     * @throws ApiException 401 inside a request that carries no Weir authentication
+     */
     public WeirPrincipal current() {
         Authentication auth = SecurityContextHolder.getContext().getAuthentication();
-        return auth instanceof WeirAuthentication weir ? weir.getPrincipal() : WeirPrincipal.SYSTEM;
+        if (auth instanceof WeirAuthentication weir) {
+            return weir.getPrincipal();
+        }
+        if (RequestContextHolder.getRequestAttributes() == null) {
+            return WeirPrincipal.SYSTEM;
+        }
+        throw new ApiException(HttpStatus.UNAUTHORIZED, "Unauthorized",
+                "This request needs a bearer token: send 'Authorization: Bearer <token>'", Map.of());
     }
 
     /** The tenant the caller is bound to, if any. */

@@ -1,5 +1,6 @@
 package io.weir.controlplane.security;
 
+import java.util.Optional;
 import java.util.UUID;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
@@ -10,6 +11,9 @@ interface ApiTokenRepository extends JpaRepository<ApiToken, UUID> {
     boolean existsByName(String name);
 
     long countByRole(Role role);
+
+    /** The token whose secret hashes to {@code secretHash}: how operator-chosen tokens are found. */
+    Optional<ApiToken> findBySecretHash(byte[] secretHash);
 
     Page<ApiToken> findByRole(Role role, Pageable pageable);
 }

@@ -23,10 +23,13 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * <ol>
  *   <li>No {@code Authorization} header: the request continues anonymously; the authorization
  *       rules then answer 401 unless the endpoint is public.
- *   <li>The remote address is blocked by {@link AuthFailureLimiter}: 429.
  *   <li>The header is not exactly one {@code Bearer <b64token>} of at most
  *       {@link TokenSecrets#MAX_LENGTH} characters, or the credential does not verify: the
- *       failure is counted and the answer is 401 (or 429 once over the limit).
+ *       failure is counted and the answer is 401, or 429 while the remote address is blocked by
+ *       {@link AuthFailureLimiter}.
+ *   <li>A JWT while the OIDC issuer is unreachable: 503 with {@code Retry-After}, not counted.
+ *   <li>A credential that verifies passes even from a blocked address: the block stops
+ *       guessing, and a valid token is not a guess.
  *   <li>Otherwise the caller's {@link WeirAuthentication} is the security context of this
  *       request only: nothing is cached, so a revoke is seen by the next request.
  * </ol>
@@ -55,14 +58,16 @@ final class BearerTokenFilter extends OncePerRequestFilter {
             return;
         }
         String address = request.getRemoteAddr();
-        Duration blocked = limiter.blockedFor(address);
-        if (!blocked.isZero()) {
-            ProblemResponses.tooManyFailures(response, blocked);
+        Optional<WeirPrincipal> principal;
+        try {
+            principal = headers.size() == 1 ? authenticate(headers.get(0)) : Optional.empty();
+        } catch (OidcAuthenticator.IdentityProviderUnavailableException e) {
+            // Not the client's fault, so not counted as a failure.
+            ProblemResponses.identityProviderUnavailable(response);
             return;
         }
-        Optional<WeirPrincipal> principal = headers.size() == 1 ? authenticate(headers.get(0)) : Optional.empty();
         if (principal.isEmpty()) {
-            blocked = limiter.recordFailure(address);
+            Duration blocked = limiter.recordFailure(address, describe(headers));
             if (!blocked.isZero()) {
                 ProblemResponses.tooManyFailures(response, blocked);
             } else {
@@ -80,6 +85,25 @@ final class BearerTokenFilter extends OncePerRequestFilter {
         }
     }
 
+    /** What the refused credential was, for the log: never any part of a secret. */
+    static String describe(List<String> headers) {
+        if (headers.size() != 1) {
+            return headers.size() + " Authorization headers";
+        }
+        String header = headers.get(0);
+        if (header.length() <= 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return "an Authorization header that is not a bearer token";
+        }
+        String credential = header.substring(7).trim();
+        if (TokenSecrets.isWeirFormat(credential)) {
+            return "token " + TokenSecrets.idOf(credential);
+        }
+        if (OidcAuthenticator.looksLikeJwt(credential)) {
+            return "a JWT";
+        }
+        return "a bearer credential not in the weir_ format";
+    }
+
     private Optional<WeirPrincipal> authenticate(String header) {
         if (header.length() > TokenSecrets.MAX_LENGTH + 7
                 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
@@ -95,7 +119,7 @@ final class BearerTokenFilter extends OncePerRequestFilter {
         if (oidc != null && OidcAuthenticator.looksLikeJwt(credential)) {
             return oidc.authenticate(credential);
         }
-        // An operator-chosen bootstrap token, whose id is derived from its text.
+        // An operator-chosen bootstrap token, found by the hash of its text.
         return tokens.authenticate(credential);
     }
 }

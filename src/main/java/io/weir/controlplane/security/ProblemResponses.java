@@ -54,6 +54,16 @@ final class ProblemResponses implements AuthenticationEntryPoint, AccessDeniedHa
                 "Too many failed authentications from this address; retry after " + seconds + " s");
     }
 
+    /** How long a client should wait before retrying a JWT while the OIDC issuer is down. */
+    static final long IDP_RETRY_SECONDS = 30;
+
+    /** The credential is a JWT, and the OIDC issuer needed to verify it cannot be reached. */
+    static void identityProviderUnavailable(HttpServletResponse response) throws IOException {
+        response.setHeader(HttpHeaders.RETRY_AFTER, Long.toString(IDP_RETRY_SECONDS));
+        Problems.write(response, HttpStatus.SERVICE_UNAVAILABLE, "Identity provider unavailable",
+                "The OIDC issuer that signs JWTs cannot be reached to verify this token; retry later");
+    }
+
     /**
      * A request the firewall refused, such as one with control characters in a header. When the
      * offending header is {@code Authorization} (say, raw UTF-8 bytes in a token) the answer is

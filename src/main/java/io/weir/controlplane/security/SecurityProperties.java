@@ -23,11 +23,14 @@ public record SecurityProperties(
      * JWTs from an OIDC issuer, accepted beside Weir tokens when {@code issuerUri} is set.
      *
      * @param issuerUri the issuer; its discovery document names the JWKS
+     * @param audience the {@code aud} Weir's JWTs must carry; required when {@code issuerUri} is set
      * @param roleClaim the claim holding the Weir role (admin, tenant-admin, viewer)
-     * @param tenantClaim the claim holding the tenant id a tenant-admin or viewer is bound to
+     * @param tenantClaim the claim holding the tenant id a tenant-admin or viewer is bound to;
+     *     {@code *} makes a viewer cluster-wide, and a tenant-admin or viewer without it is refused
      */
     public record Oidc(
             String issuerUri,
+            String audience,
             @DefaultValue("weir_role") String roleClaim,
             @DefaultValue("weir_tenant") String tenantClaim) {
 

@@ -6,11 +6,14 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.ByteBuffer;
+import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,9 +32,18 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       becomes the admin token. It must be at least {@value TokenSecrets#MIN_CHOSEN_LENGTH}
  *       characters of {@code [A-Za-z0-9-._~+/]}.
  *   <li>Otherwise a token is generated and written to {@code <weir.data-dir>/admin-token},
- *       readable by the service's user only (mode 0600), with an atomic replace so a crash never
- *       leaves half a token.
+ *       readable by the service's user only (mode 0600, in a directory created 0700), with an
+ *       atomic replace so a crash never leaves half a token (see {@link #writeOwnerOnly}). The log
+ *       advises rotating it and deleting the file after first use.
  * </ul>
+ *
+ * <h2>Recovery</h2>
+ * If every admin token has expired (or was deleted behind the API's back), nothing can manage
+ * the service. Setting {@code WEIR_BOOTSTRAP_TOKEN} and restarting recovers: when the database
+ * holds no unexpired admin token, the configured text becomes a new admin token (named
+ * {@value #NAME}, or with a suffix if that name is taken) and a warning is logged. Unset it again
+ * once a fresh admin token has been issued. Without {@code WEIR_BOOTSTRAP_TOKEN} the bootstrap
+ * still only acts on an empty database.
  *
  * <p>The log says where the token went, never what it is. Replicas starting together on an
  * empty database are serialised by a transaction-scoped advisory lock, so only one creates it.
@@ -71,16 +83,24 @@ class TokenBootstrap implements ApplicationRunner {
                         + TokenSecrets.MIN_CHOSEN_LENGTH + " to " + TokenSecrets.MAX_LENGTH
                         + " characters of A-Z a-z 0-9 - . _ ~ + /");
             }
-            Boolean created = transactions.execute(status -> {
-                if (!tokens.lockForBootstrap()) {
-                    return false;
+            String[] outcome = transactions.execute(status -> {
+                if (tokens.lockForBootstrap()) {
+                    tokens.storeBootstrapAdmin(NAME, text);
+                    return new String[] {"created", NAME};
                 }
-                tokens.storeBootstrapAdmin(NAME, text);
-                return true;
+                if (tokens.lockForAdminRecovery()) {
+                    return new String[] {"recovered", tokens.storeRecoveryAdmin(text)};
+                }
+                return new String[] {"ignored", null};
             });
-            log.info(Boolean.TRUE.equals(created)
-                    ? "Created the bootstrap admin token '" + NAME + "' from weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN)"
-                    : "API tokens exist already; weir.security.bootstrap-token is ignored");
+            switch (outcome[0]) {
+                case "created" -> log.info("Created the bootstrap admin token '{}' from weir.security.bootstrap-token"
+                        + " (WEIR_BOOTSTRAP_TOKEN)", NAME);
+                case "recovered" -> log.warn("No unexpired admin token existed: created the admin token '{}' from"
+                        + " weir.security.bootstrap-token (WEIR_BOOTSTRAP_TOKEN) to recover access. Issue a new admin"
+                        + " token, revoke this one, and unset WEIR_BOOTSTRAP_TOKEN.", outcome[1]);
+                default -> log.info("An unexpired admin token exists; weir.security.bootstrap-token is ignored");
+            }
             return;
         }
         Path file = dataDir.resolve(FILE_NAME).toAbsolutePath().normalize();
@@ -96,30 +116,60 @@ class TokenBootstrap implements ApplicationRunner {
         if (Boolean.TRUE.equals(created)) {
             log.info("Created the bootstrap admin token '{}'; its secret is in {} (mode 0600). "
                     + "Send it as 'Authorization: Bearer <contents of the file>'.", NAME, file);
+            log.warn("After first use, issue your own admin token, revoke '{}' and delete {}: a long-lived admin"
+                    + " secret should not stay on disk.", NAME, file);
         }
     }
 
-    /** Writes {@code text} to {@code file} with mode 0600, atomically (temp file, fsync, rename). */
+    /**
+     * Writes {@code text} to {@code file} readable by the owner only, atomically.
+     *
+     * <ul>
+     *   <li>The directory is created with mode 0700 if it does not exist (an existing one is left
+     *       as the operator made it).
+     *   <li>The text goes to a temporary file of a random name, created and written through one
+     *       channel opened with {@code CREATE_NEW} (O_EXCL: fails on anything already there,
+     *       symlinks included), {@code NOFOLLOW_LINKS} and mode 0600 from the start: the file is
+     *       never reopened by path, so nothing can be swapped in between.
+     *   <li>It is forced to disk and renamed over {@code file}; a rename replaces a symlink at
+     *       {@code file} rather than writing through it.
+     * </ul>
+     */
     static void writeOwnerOnly(Path file, String text) {
+        Path dir = file.toAbsolutePath().getParent();
+        boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+        Path temp = dir.resolve(file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
-            Files.createDirectories(file.getParent());
-            Path temp = file.resolveSibling(file.getFileName() + ".tmp");
-            Files.deleteIfExists(temp);
-            boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
-            if (posix) {
-                Files.createFile(temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            } else {
-                Files.createFile(temp);
-                temp.toFile().setReadable(false, false);
-                temp.toFile().setReadable(true, true);
-                temp.toFile().setWritable(true, true);
+            if (!Files.isDirectory(dir)) {
+                if (posix) {
+                    Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                } else {
+                    Files.createDirectories(dir);
+                }
             }
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                channel.write(ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.US_ASCII)));
+            Set<OpenOption> options = Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS);
+            try (FileChannel channel = posix
+                    ? FileChannel.open(temp, options, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
+                    : FileChannel.open(temp, options)) {
+                if (!posix) {
+                    temp.toFile().setReadable(false, false);
+                    temp.toFile().setReadable(true, true);
+                    temp.toFile().setWritable(true, true);
+                }
+                ByteBuffer bytes = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.US_ASCII));
+                while (bytes.hasRemaining()) {
+                    channel.write(bytes);
+                }
                 channel.force(true);
             }
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException ignored) {
+                // The temporary file holds the secret; the next start writes a new one anyway.
+            }
             throw new UncheckedIOException("Cannot write the bootstrap admin token to " + file, e);
         }
     }

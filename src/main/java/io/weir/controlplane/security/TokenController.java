@@ -52,7 +52,7 @@ class TokenController {
     }
 
     @DeleteMapping("/{tokenId}")
-    @Operation(summary = "Revoke a token", description = "Takes effect on the next request. The last admin token cannot be revoked (409).")
+    @Operation(summary = "Revoke a token", description = "Takes effect on the next request. The last unexpired admin token cannot be revoked (409).")
     ResponseEntity<Void> deleteToken(@PathVariable UUID tokenId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         service.revoke(tokenId, ifMatch);

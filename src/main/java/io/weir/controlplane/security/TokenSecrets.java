@@ -28,8 +28,10 @@ import java.util.regex.Pattern;
  *
  * <h2>Operator-chosen tokens</h2>
  * The bootstrap token from {@code WEIR_BOOTSTRAP_TOKEN} may be any string of at least
- * {@value #MIN_CHOSEN_LENGTH} token characters. If it is not in the format above its id is
- * derived from its hash ({@link #idOf}), so lookup stays by id.
+ * {@value #MIN_CHOSEN_LENGTH} token characters. If it is not in the format above it gets a random
+ * id and is found by the hash of its text (a unique index). Its id is never derived from the
+ * secret: ids are shown (in the audit log, in token lists), and a derived one would let anybody
+ * who sees it test guesses of the secret offline.
  */
 final class TokenSecrets {
 
@@ -72,17 +74,18 @@ final class TokenSecrets {
         return WEIR_FORMAT.matcher(text).matches();
     }
 
-    /** The id of the token whose text is {@code text}: named in it, or derived from its hash. */
+    /**
+     * The id a generated Weir token names in its text.
+     *
+     * @throws IllegalArgumentException if {@code text} is not in the Weir format
+     */
     static UUID idOf(String text) {
         var m = WEIR_FORMAT.matcher(text);
-        if (m.matches()) {
-            String h = m.group(1);
-            return new UUID(Long.parseUnsignedLong(h.substring(0, 16), 16), Long.parseUnsignedLong(h.substring(16), 16));
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not a weir_<id>_<secret> token");
         }
-        ByteBuffer b = ByteBuffer.wrap(sha256(("weir-token-id:" + text).getBytes(StandardCharsets.UTF_8)));
-        long msb = (b.getLong() & ~0xF000L) | 0x8000L;              // version 8 (custom)
-        long lsb = (b.getLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L; // IETF variant
-        return new UUID(msb, lsb);
+        String h = m.group(1);
+        return new UUID(Long.parseUnsignedLong(h.substring(0, 16), 16), Long.parseUnsignedLong(h.substring(16), 16));
     }
 
     /** SHA-256 of the token text: what is stored. */

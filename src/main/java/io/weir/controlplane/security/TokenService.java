@@ -24,9 +24,10 @@ import org.springframework.transaction.annotation.Transactional;
  * API tokens: issue, list, revoke, and verify a presented bearer secret.
  *
  * <p>Verification reads the token row on every request and caches nothing, so a revoke (a
- * delete) or an expiry takes effect on the very next request. The lookup is by primary key
- * (the id is part of the secret's text, see {@link TokenSecrets}) and the check is a
- * constant-time hash comparison.
+ * delete) or an expiry takes effect on the very next request. A generated token is looked up by
+ * primary key (the id is part of the secret's text, see {@link TokenSecrets}) and checked by a
+ * constant-time hash comparison; an operator-chosen one, whose text names no id, by the unique
+ * index on the hash of its text.
  */
 @Service
 public class TokenService {
@@ -84,16 +85,22 @@ public class TokenService {
     }
 
     /**
-     * Revokes a token: it stops working on the next request. The last admin token cannot be
-     * revoked, since nothing could then manage the service (the bootstrap only runs on an empty
-     * database).
+     * Revokes a token: it stops working on the next request. The last unexpired admin token
+     * cannot be revoked, since nothing could then manage the service (expired admin tokens do not
+     * count: they manage nothing). Concurrent revokes of admin tokens are serialised by locking
+     * every unexpired admin row ({@code FOR UPDATE}, in id order), so two of them cannot each see
+     * the other's token and both succeed. If every admin token has expired anyway, see
+     * {@link TokenBootstrap}'s recovery.
      */
     @Transactional
     public void revoke(UUID id, String ifMatch) {
         ApiToken token = tokens.findById(id).orElseThrow(() -> ApiException.notFound("Token", id));
         ETags.checkIfMatch(ifMatch, token.getVersion());
-        if (token.getRole() == Role.ADMIN && tokens.countByRole(Role.ADMIN) <= 1) {
-            throw ApiException.conflict("Token " + id + " is the last admin token; create another admin token first");
+        if (token.getRole() == Role.ADMIN) {
+            List<UUID> liveAdmins = lockUnexpiredAdmins();
+            if (liveAdmins.contains(id) && liveAdmins.size() <= 1) {
+                throw ApiException.conflict("Token " + id + " is the last unexpired admin token; create another admin token first");
+            }
         }
         TokenResponse before = TokenResponse.from(token);
         tokens.delete(token);
@@ -110,15 +117,32 @@ public class TokenService {
         if (!TokenSecrets.wellFormed(text)) {
             return Optional.empty();
         }
-        Optional<ApiToken> found = tokens.findById(TokenSecrets.idOf(text));
-        // Hash even when nothing was found, so timing does not tell a known id from an unknown one.
-        boolean matches = TokenSecrets.matches(text, found.map(ApiToken::getSecretHash).orElseGet(() -> new byte[32]));
+        Optional<ApiToken> found;
+        boolean matches;
+        if (TokenSecrets.isWeirFormat(text)) {
+            found = tokens.findById(TokenSecrets.idOf(text));
+            // Hash even when nothing was found, so timing does not tell a known id from an unknown one.
+            matches = TokenSecrets.matches(text, found.map(ApiToken::getSecretHash).orElseGet(() -> new byte[32]));
+        } else {
+            found = tokens.findBySecretHash(TokenSecrets.hash(text));
+            matches = found.isPresent();
+        }
         if (found.isEmpty() || !matches || found.get().isExpiredAt(clock.instant())) {
             return Optional.empty();
         }
         ApiToken t = found.get();
         return Optional.of(new WeirPrincipal(WeirPrincipal.Kind.TOKEN, t.getId().toString(), t.getName(), t.getRole(),
                 t.getTenantId(), t.getNodeId()));
+    }
+
+    /** Locks the unexpired admin tokens' rows for the caller's transaction and answers their ids. */
+    private List<UUID> lockUnexpiredAdmins() {
+        return jdbc.sql("""
+                        SELECT id FROM api_token WHERE role = 'admin' AND (expires_at IS NULL OR expires_at > ?)
+                        ORDER BY id FOR UPDATE""")
+                .param(java.sql.Timestamp.from(clock.instant()))
+                .query(UUID.class)
+                .list();
     }
 
     /**
@@ -131,10 +155,44 @@ public class TokenService {
         return tokens.count() == 0;
     }
 
-    /** Stores the first admin token, with the given secret text. For {@link TokenBootstrap}. */
+    /**
+     * Whether no admin token is unexpired, with the bootstrap lock and the unexpired admin rows
+     * locked for the caller's transaction: the condition of {@link TokenBootstrap}'s recovery.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    boolean lockForAdminRecovery() {
+        jdbc.sql("SELECT pg_advisory_xact_lock(?)").param(BOOTSTRAP_LOCK).query((rs, n) -> 1).list();
+        return lockUnexpiredAdmins().isEmpty();
+    }
+
+    /**
+     * Stores an admin token with the operator-chosen {@code secret} when no admin token is
+     * unexpired, replacing any token that has the same secret (or, for a weir_ text, the same
+     * id). Named {@link TokenBootstrap#NAME}, or that with a suffix if the name is taken.
+     *
+     * @return the name it was stored under
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    String storeRecoveryAdmin(String secret) {
+        UUID id = TokenSecrets.isWeirFormat(secret) ? TokenSecrets.idOf(secret) : UUID.randomUUID();
+        jdbc.sql("DELETE FROM api_token WHERE secret_hash = ? OR id = ?").param(TokenSecrets.hash(secret)).param(id).update();
+        String name = TokenBootstrap.NAME;
+        if (tokens.existsByName(name)) {
+            name = TokenBootstrap.NAME + "-" + UUID.randomUUID().toString().substring(0, 8);
+        }
+        store(id, new TokenRequest(name, Role.ADMIN, null, null, null), secret);
+        return name;
+    }
+
+    /**
+     * Stores the first admin token, with the given secret text. For {@link TokenBootstrap}. A
+     * secret in the Weir format keeps the id it names; any other gets a random id, never one
+     * derived from the secret.
+     */
     @Transactional
     void storeBootstrapAdmin(String name, String secret) {
-        store(TokenSecrets.idOf(secret), new TokenRequest(name, Role.ADMIN, null, null, null), secret);
+        UUID id = TokenSecrets.isWeirFormat(secret) ? TokenSecrets.idOf(secret) : UUID.randomUUID();
+        store(id, new TokenRequest(name, Role.ADMIN, null, null, null), secret);
     }
 
     private IssuedTokenResponse store(UUID id, TokenRequest request, String secret) {

@@ -10,7 +10,9 @@
  *   <li>{@link io.weir.controlplane.security.AccessScope}: the tenant and node bindings that
  *       controllers apply, answering 404 for anything of another tenant or node.
  *   <li>{@link io.weir.controlplane.security.TokenBootstrap}: the first admin token of an empty
- *       database.
+ *       database, and the {@code WEIR_BOOTSTRAP_TOKEN} recovery when no admin token is unexpired.
+ *   <li>{@link io.weir.controlplane.security.AuthFailureLimiter}: 429 after repeated failed
+ *       authentications per address (IPv6: per /64), logged once per address per window.
  * </ul>
  */
 package io.weir.controlplane.security;

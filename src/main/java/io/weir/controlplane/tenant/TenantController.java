@@ -9,7 +9,9 @@ import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.Responses;
 import io.weir.controlplane.web.Paging;
 import jakarta.validation.Valid;
+import java.util.List;
 import java.util.UUID;
+import org.springframework.data.domain.Pageable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -52,8 +54,13 @@ class TenantController {
             @Parameter(description = "Only tenants whose name contains this text") @RequestParam(required = false) String name,
             @RequestParam(defaultValue = "0") int page,
             @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
-        // A caller bound to a tenant sees that tenant only.
-        return service.list(name, scope.listFilter(null).tenantId(), Paging.of(page, size));
+        // A caller bound to a tenant sees that tenant only; one that may see none gets nothing.
+        Pageable pageable = Paging.of(page, size);
+        AccessScope.TenantFilter filter = scope.listFilter(null);
+        if (!filter.visible()) {
+            return new PageResponse<>(List.of(), page, size, 0, 0);
+        }
+        return service.list(name, filter.tenantId(), pageable);
     }
 
     @GetMapping("/{tenantId}")

@@ -1,6 +1,7 @@
 package io.weir.controlplane.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
@@ -26,10 +27,13 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -46,10 +50,19 @@ class OidcJwtTest extends IntegrationTest {
     private static final HttpServer ISSUER = startIssuer();
     private static final String ISSUER_URI = "http://127.0.0.1:" + ISSUER.getAddress().getPort();
     private static final AtomicInteger DISCOVERY_REQUESTS = new AtomicInteger();
+    /** While true the issuer answers every request with 503, as an identity provider in an outage. */
+    private static final AtomicBoolean ISSUER_DOWN = new AtomicBoolean();
+    private static final String AUDIENCE = "weir-api";
 
     @DynamicPropertySource
     static void oidc(DynamicPropertyRegistry registry) {
         registry.add("weir.security.oidc.issuer-uri", () -> ISSUER_URI);
+        registry.add("weir.security.oidc.audience", () -> AUDIENCE);
+    }
+
+    @AfterEach
+    void issuerUp() {
+        ISSUER_DOWN.set(false);
     }
 
     @AfterAll
@@ -88,6 +101,11 @@ class OidcJwtTest extends IntegrationTest {
     }
 
     private static void respond(com.sun.net.httpserver.HttpExchange exchange, String json) throws IOException {
+        if (ISSUER_DOWN.get()) {
+            exchange.sendResponseHeaders(503, -1);
+            exchange.close();
+            return;
+        }
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().add("Content-Type", "application/json");
         exchange.sendResponseHeaders(200, body.length);
@@ -96,13 +114,19 @@ class OidcJwtTest extends IntegrationTest {
     }
 
     private String jwt(KeyPair key, String issuer, Instant expiry, Map<String, Object> claims) {
+        return jwt(key, "k1", issuer, expiry, claims);
+    }
+
+    /** A JWT of {@code claims} on top of iss, sub, aud, iat and exp; a claim mapped to null is left out. */
+    private String jwt(KeyPair key, String keyId, String issuer, Instant expiry, Map<String, Object> claims) {
         JWTClaimsSet.Builder set = new JWTClaimsSet.Builder()
                 .issuer(issuer)
                 .subject("alice@example.com")
+                .audience(AUDIENCE)
                 .issueTime(Date.from(clock.instant()))
-                .expirationTime(Date.from(expiry));
+                .expirationTime(expiry == null ? null : Date.from(expiry));
         claims.forEach(set::claim);
-        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID("k1").build(), set.build());
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(keyId).build(), set.build());
         try {
             jwt.sign(new RSASSASigner((RSAPrivateKey) key.getPrivate()));
         } catch (JOSEException e) {
@@ -140,14 +164,14 @@ class OidcJwtTest extends IntegrationTest {
         assertThat(adminOfA.get("/api/v1/tenants/" + b).status()).isEqualTo(404);
         assertThat(adminOfA.get("/api/v1/tenants?size=500").json().get("items").findValuesAsString("id"))
                 .containsExactly(a.toString());
-        HttpApi viewer = apiAs(jwt(Map.of("weir_role", "viewer")));
+        HttpApi viewer = apiAs(jwt(Map.of("weir_role", "viewer", "weir_tenant", "*")));
         assertThat(viewer.get("/api/v1/tenants/" + b).status()).isEqualTo(200);
         assertThat(viewer.post("/api/v1/tenants", "{\"name\":\"" + unique("oidc") + "\"}").status()).isEqualTo(403);
     }
 
     @Test
     void expiredJwtIsRefused() {
-        String token = jwt(Map.of("weir_role", "viewer"));
+        String token = jwt(Map.of("weir_role", "viewer", "weir_tenant", "*"));
         assertThat(apiAs(token).get("/api/v1/tenants").status()).isEqualTo(200);
         clock.advance(Duration.ofMinutes(7)); // past the expiry and the 60 s of allowed skew
         Response refused = apiAs(token).get("/api/v1/tenants");
@@ -168,6 +192,69 @@ class OidcJwtTest extends IntegrationTest {
                 .as("tenant-admin without a tenant").isEqualTo(401);
         assertThat(apiAs(jwt(Map.of("weir_role", "node"))).get("/api/v1/tenants").status())
                 .as("nodes use Weir tokens").isEqualTo(401);
+    }
+
+    @Test
+    void aJwtWithoutExpiryIsRefused() {
+        assertThat(apiAs(jwt(KEY, ISSUER_URI, null, Map.of("weir_role", "admin"))).get("/api/v1/tenants").status())
+                .isEqualTo(401);
+    }
+
+    @Test
+    void aJwtForAnotherAudienceIsRefused() {
+        assertThat(apiAs(jwt(Map.of("weir_role", "admin", "aud", "some-other-app"))).get("/api/v1/tenants").status())
+                .isEqualTo(401);
+        assertThat(apiAs(jwt(withNull("aud", Map.of("weir_role", "admin")))).get("/api/v1/tenants").status())
+                .as("no aud at all").isEqualTo(401);
+    }
+
+    @Test
+    void aJwtWithoutSubjectIsRefused() {
+        assertThat(apiAs(jwt(withNull("sub", Map.of("weir_role", "admin")))).get("/api/v1/tenants").status())
+                .isEqualTo(401);
+    }
+
+    /**
+     * Changed behaviour: a viewer JWT without a tenant claim used to be cluster-wide. A missing
+     * claim is more often a forgotten mapping than an intent, so only an explicit {@code *} is.
+     */
+    @Test
+    void aViewerJwtWithoutATenantClaimIsRefusedNotClusterWide() {
+        assertThat(apiAs(jwt(Map.of("weir_role", "viewer"))).get("/api/v1/tenants").status()).isEqualTo(401);
+        HttpApi clusterViewer = apiAs(jwt(Map.of("weir_role", "viewer", "weir_tenant", "*")));
+        assertThat(clusterViewer.get("/api/v1/nodes").status()).isEqualTo(200);
+        UUID a = tenant();
+        HttpApi viewerOfA = apiAs(jwt(Map.of("weir_role", "viewer", "weir_tenant", a.toString())));
+        assertThat(viewerOfA.get("/api/v1/tenants?size=500").json().get("items").findValuesAsString("id"))
+                .containsExactly(a.toString());
+        assertThat(apiAs(jwt(Map.of("weir_role", "tenant-admin", "weir_tenant", "*"))).get("/api/v1/tenants").status())
+                .as("* is for viewers only").isEqualTo(401);
+    }
+
+    @Test
+    void whileTheIssuerIsDownJwtsAnswer503WithRetryAfter() {
+        ISSUER_DOWN.set(true);
+        // A key id the service has not seen, so its keys must be fetched whether or not an
+        // earlier test already loaded the discovery document.
+        Response down = apiAs(jwt(KEY, "k-new", ISSUER_URI, clock.instant().plus(Duration.ofMinutes(5)),
+                Map.of("weir_role", "admin"))).get("/api/v1/tenants");
+        assertThat(down.status()).isEqualTo(503);
+        assertThat(down.contentType()).startsWith("application/problem+json");
+        assertThat(Long.parseLong(down.header("Retry-After"))).isPositive();
+        assertThat(api.get("/api/v1/tenants").status()).as("Weir tokens keep working").isEqualTo(200);
+    }
+
+    @Test
+    void anIssuerWithoutAnAudienceDoesNotStart() {
+        assertThatThrownBy(() -> new OidcAuthenticator(new SecurityProperties.Oidc(ISSUER_URI, " ", "weir_role",
+                "weir_tenant"), clock)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("weir.security.oidc.audience");
+    }
+
+    private static Map<String, Object> withNull(String claim, Map<String, Object> claims) {
+        Map<String, Object> m = new HashMap<>(claims);
+        m.put(claim, null);
+        return m;
     }
 
     @Test

@@ -34,7 +34,7 @@ class TokenBootstrapTest {
 
     private static final Pattern JDBC_URL = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]*)(.*)");
 
-    private static String emptyDatabase() throws Exception {
+    static String emptyDatabase() throws Exception {
         TestDatabase.Coordinates db = TestDatabase.get();
         String name = "boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
@@ -46,7 +46,7 @@ class TokenBootstrapTest {
         return m.group(1) + name + m.group(3);
     }
 
-    private static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
+    static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
         TestDatabase.Coordinates db = TestDatabase.get();
         return new SpringApplicationBuilder(ControlPlaneApplication.class).run(
                 "--server.port=0",
@@ -57,7 +57,7 @@ class TokenBootstrapTest {
                 "--weir.security.bootstrap-token=" + bootstrapToken);
     }
 
-    private static HttpApi client(ConfigurableApplicationContext app, String token) {
+    static HttpApi client(ConfigurableApplicationContext app, String token) {
         int port = ((WebServerApplicationContext) app).getWebServer().getPort();
         return new HttpApi(port).withHeader("Authorization", "Bearer " + token);
     }
@@ -75,7 +75,7 @@ class TokenBootstrapTest {
             assertThat(secret).matches("weir_[0-9a-f]{32}_[A-Za-z0-9_-]{43}");
             assertThat(client(app, secret).get("/api/v1/tokens").status()).isEqualTo(200);
             assertThat(output.getAll()).contains(file.toString()).doesNotContain(secret)
-                    .doesNotContain(secret.substring(38));
+                    .doesNotContain(secret.substring(38)).contains("After first use, issue your own admin token");
         }
         // A second start finds a token and leaves everything as it was.
         try (ConfigurableApplicationContext app = start(url, dataDir, "")) {
@@ -83,6 +83,27 @@ class TokenBootstrapTest {
             assertThat(client(app, secret).get("/api/v1/tokens").json().get("totalItems").asLong()).isEqualTo(1);
         }
         assertThat(output.getAll()).doesNotContain(secret.substring(38));
+    }
+
+    @Test
+    void theTokenFileGoesIntoAnOwnerOnlyDirectoryAndReplacesASymlinkInsteadOfWritingThroughIt(@TempDir Path base)
+            throws Exception {
+        Path dir = base.resolve("fresh").resolve("data");
+        Path file = dir.resolve("admin-token");
+        TokenBootstrap.writeOwnerOnly(file, "first-secret");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+
+        Path victim = Files.writeString(base.resolve("victim"), "keep me");
+        Files.delete(file);
+        Files.createSymbolicLink(file, victim);
+        TokenBootstrap.writeOwnerOnly(file, "second-secret");
+        assertThat(Files.readString(victim)).isEqualTo("keep me");
+        assertThat(Files.isSymbolicLink(file)).isFalse();
+        assertThat(Files.readString(file).trim()).isEqualTo("second-secret");
+        try (var listing = Files.list(dir)) {
+            assertThat(listing.map(p -> p.getFileName().toString())).containsExactly("admin-token");
+        }
     }
 
     @Test
@@ -94,6 +115,9 @@ class TokenBootstrapTest {
             assertThat(admin.post("/api/v1/tenants", "{\"name\":\"" + "boot-" + UUID.randomUUID().toString().substring(0, 8)
                     + "\"}").status()).isEqualTo(201);
             assertThat(client(app, chosen + "x").get("/api/v1/tokens").status()).isEqualTo(401);
+            // Its id is random, not derived from the secret (which made every shown id a guessing oracle).
+            UUID id = UUID.fromString(admin.get("/api/v1/tokens").json().get("items").get(0).get("id").asString());
+            assertThat(id.version()).isEqualTo(4);
         }
         assertThat(dataDir.resolve("admin-token")).doesNotExist();
         assertThat(output.getAll()).contains("weir.security.bootstrap-token").doesNotContain(chosen);

@@ -21,10 +21,15 @@ public final class RowLocks implements AutoCloseable {
     private final Connection observer;
 
     public RowLocks() throws SQLException {
+        this(TestDatabase.get().jdbcUrl());
+    }
+
+    /** Locks in the database at {@code jdbcUrl} on the shared test server (such as one a test created). */
+    public RowLocks(String jdbcUrl) throws SQLException {
         TestDatabase.Coordinates db = TestDatabase.get();
-        holder = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
+        holder = DriverManager.getConnection(jdbcUrl, db.username(), db.password());
         holder.setAutoCommit(false);
-        observer = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
+        observer = DriverManager.getConnection(jdbcUrl, db.username(), db.password());
     }
 
     /** Runs {@code sql} (such as {@code SELECT ... FOR UPDATE}) in the holder's open transaction. */
