@@ -234,21 +234,29 @@ class QosExecutorTest {
         List<CompletableFuture<Integer>> all = java.util.Collections.synchronizedList(new ArrayList<>());
         try (QosExecutor ex = QosExecutor.builder(a).workers(2).build()) {
             CountDownLatch start = new CountDownLatch(1);
+            // Every submitter stops halfway until the first reconfiguration is in, so the loop of
+            // reconfigurations below starts while each of them still has half its requests to
+            // send, however the threads are scheduled (before, a fast run could finish every
+            // submission before the first reconfiguration and race nothing).
+            CountDownLatch reconfiguredOnce = new CountDownLatch(1);
             List<Thread> threads = new ArrayList<>();
             for (int s = 0; s < submitters; s++) {
                 int base = s * perSubmitter;
                 Thread t = new Thread(() -> {
                     try {
                         start.await();
+                        for (int i = 0; i < perSubmitter; i++) {
+                            if (i == perSubmitter / 2) {
+                                reconfiguredOnce.await();
+                            }
+                            int id = base + i;
+                            all.add(ex.submit("v" + (id % 4), IoKind.READ, 4096, () -> {
+                                runs.incrementAndGet(id);
+                                return id;
+                            }));
+                        }
                     } catch (InterruptedException e) {
-                        return;
-                    }
-                    for (int i = 0; i < perSubmitter; i++) {
-                        int id = base + i;
-                        all.add(ex.submit("v" + (id % 4), IoKind.READ, 4096, () -> {
-                            runs.incrementAndGet(id);
-                            return id;
-                        }));
+                        Thread.currentThread().interrupt();
                     }
                 });
                 threads.add(t);
@@ -256,6 +264,9 @@ class QosExecutorTest {
             }
             start.countDown();
             int flips = 0;
+            ex.reconfigure(b);
+            flips++;
+            reconfiguredOnce.countDown();
             while (threads.stream().anyMatch(Thread::isAlive)) {
                 ex.reconfigure(flips++ % 2 == 0 ? b : a);
             }
