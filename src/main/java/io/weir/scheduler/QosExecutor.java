@@ -1,20 +1,20 @@
 package io.weir.scheduler;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -42,8 +42,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       or the lowest-counter tenant and volume that is within its limits.</li>
  *   <li>The worker runs the work outside the lock and completes the future with the result or
  *       the exception thrown. When the backlog is deep it takes up to {@value #MAX_BATCH}
- *       decisions per lock acquisition and runs them in order, which amortises the lock. If everything queued is throttled, workers sleep until the earliest
- *       eligible time or the next submission.</li>
+ *       decisions per lock acquisition and runs them in order, which amortises the lock. If
+ *       everything queued is throttled, workers sleep until the earliest eligible time or the
+ *       next submission.</li>
  * </ol>
  *
  * <h2>Thread safety</h2>
