@@ -5,12 +5,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 
 /**
  * A real PostgreSQL 17 server run from the binaries shipped in the jar (zonky
@@ -54,7 +57,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      */
     public static EmbeddedPostgresServer start(Path dataDirectory, int port) {
         try {
-            Files.createDirectories(dataDirectory);
+            createOwnerOnly(dataDirectory);
             EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
                     .setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(false)
@@ -71,6 +74,26 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             return server;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start embedded PostgreSQL in " + dataDirectory, e);
+        }
+    }
+
+    /**
+     * Creates {@code dir} and any missing parents readable by the owner only: the parent is
+     * normally Weir's data directory, which also holds the bootstrap admin token.
+     */
+    private static void createOwnerOnly(Path dir) throws IOException {
+        Path absolute = dir.toAbsolutePath();
+        Deque<Path> missing = new ArrayDeque<>();
+        for (Path p = absolute; p != null && !Files.exists(p); p = p.getParent()) {
+            missing.push(p);
+        }
+        boolean posix = absolute.getFileSystem().supportedFileAttributeViews().contains("posix");
+        for (Path p : missing) {
+            if (posix) {
+                Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } else {
+                Files.createDirectory(p);
+            }
         }
     }
 

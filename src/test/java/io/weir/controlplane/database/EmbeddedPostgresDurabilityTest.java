@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.weir.controlplane.support.IntegrationTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -49,6 +50,15 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("still here");
         }
+    }
+
+    @Test
+    void missingDataDirectoriesAreCreatedOwnerOnly(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("weir-data");
+        try (EmbeddedPostgresServer server = EmbeddedPostgresServer.start(data.resolve("postgres"), 0)) {
+            assertThat(server.port()).isPositive();
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwx------");
     }
 
     private static String show(Statement s, String setting) throws Exception {
