@@ -182,13 +182,33 @@ class QosExecutorTest {
     @Test
     void throttledWorkIsRunWhenItBecomesEligibleWithoutBusyWaiting() throws Exception {
         SchedulerConfig c = SchedulerConfig.builder().tenant(TenantSpec.of("t"))
-                .volume(VolumeSpec.of("slow", "t").withMaxIops(200)).build();
+                .volume(VolumeSpec.of("slow", "t").withMaxIops(200))
+                .volume(VolumeSpec.of("busy", "t")).build();
         try (QosExecutor ex = QosExecutor.builder(c).workers(2).build()) {
+            // Both workers are held on an unlimited volume until all 20 requests are queued, so
+            // the volume is backlogged, and so throttled, between every two of its dispatches.
+            // Before, a submitting thread slower than the 5 ms between dispatches (descheduled on
+            // 2 busy cores) let the queue run dry between submissions: idle, not throttled, and
+            // throttledNanos fell below the bound. Each blocker is submitted only once the previous one runs, so the
+            // first worker cannot take both in one batch.
+            CountDownLatch release = new CountDownLatch(1);
+            List<CompletableFuture<?>> blockers = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                CountDownLatch running = new CountDownLatch(1);
+                blockers.add(ex.submit("busy", IoKind.READ, 1, () -> {
+                    running.countDown();
+                    return release.await(30, TimeUnit.SECONDS);
+                }));
+                running.await();
+            }
             long t0 = System.nanoTime();
             List<CompletableFuture<?>> all = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 all.add(ex.submit("slow", IoKind.READ, 4096, () -> 0));
             }
+            release.countDown();
+            CompletableFuture.allOf(blockers.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
+            assertThat(blockers).allMatch(b -> Boolean.TRUE.equals(b.join()));
             CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
             long elapsed = System.nanoTime() - t0;
             // 20 ops at 200 IOPS: the first goes at once, the rest 5 ms apart (minus 2 ms tolerance)

@@ -15,6 +15,8 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.UUID;
@@ -53,6 +55,15 @@ class AdminLockoutTest {
         }
     }
 
+    /**
+     * An expiry a minute in the past by this JVM's clock, which is the one the service judges
+     * expiry by. Not the database's {@code now()}: a database in a container VM or on a remote
+     * Docker host may run minutes behind, and then its "a minute ago" is still the future here.
+     */
+    private static OffsetDateTime aMinuteAgo() {
+        return OffsetDateTime.now(ZoneOffset.UTC).minusMinutes(1);
+    }
+
     private static UUID idOf(String url, String name) throws Exception {
         TestDatabase.Coordinates db = TestDatabase.get();
         try (Connection c = DriverManager.getConnection(url, db.username(), db.password());
@@ -83,7 +94,7 @@ class AdminLockoutTest {
         try (ConfigurableApplicationContext app = start(url, dataDir, secret)) {
             HttpApi admin = client(app, secret);
             String expired = mintAdmin(admin, "soon-gone", Instant.now().plus(1, ChronoUnit.HOURS));
-            sql(url, "UPDATE api_token SET expires_at = now() - interval '1 minute' WHERE id = ?", UUID.fromString(expired));
+            sql(url, "UPDATE api_token SET expires_at = ? WHERE id = ?", aMinuteAgo(), UUID.fromString(expired));
             UUID bootstrap = idOf(url, TokenBootstrap.NAME);
             Response refused = admin.delete("/api/v1/tokens/" + bootstrap, null);
             assertThat(refused.status()).as(refused.toString()).isEqualTo(409);
@@ -107,7 +118,7 @@ class AdminLockoutTest {
             HttpApi adminA = client(app, ra.json().get("token").asString());
             HttpApi adminB = client(app, rb.json().get("token").asString());
             // The bootstrap token expires: a and b are the last two unexpired admin tokens.
-            sql(url, "UPDATE api_token SET expires_at = now() - interval '1 minute' WHERE name = ?", TokenBootstrap.NAME);
+            sql(url, "UPDATE api_token SET expires_at = ? WHERE name = ?", aMinuteAgo(), TokenBootstrap.NAME);
             List<Response> results;
             try (RowLocks locks = new RowLocks(url)) {
                 // Hold both rows, so both revokes are in flight before either may finish.
@@ -135,7 +146,7 @@ class AdminLockoutTest {
         try (ConfigurableApplicationContext app = start(url, dataDir, first)) {
             assertThat(client(app, first).get("/api/v1/tokens").status()).isEqualTo(200);
         }
-        sql(url, "UPDATE api_token SET expires_at = now() - interval '1 minute' WHERE role = 'admin'");
+        sql(url, "UPDATE api_token SET expires_at = ? WHERE role = 'admin'", aMinuteAgo());
         String recovery = chosen();
         try (ConfigurableApplicationContext app = start(url, dataDir, recovery)) {
             assertThat(client(app, first).get("/api/v1/tokens").status()).isEqualTo(401);

@@ -16,8 +16,11 @@ import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -34,6 +37,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -83,20 +87,43 @@ class OidcJwtTest extends IntegrationTest {
     private static HttpServer startIssuer() {
         try {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            // Both documents are fixed, so they are built once here rather than per request: the
+            // service fetches them with 500 ms connect and read timeouts (Spring Security's Nimbus
+            // defaults), and building a JWKS cold took ~80 ms on a busy 2-core machine.
+            String base = "http://127.0.0.1:" + server.getAddress().getPort();
+            String discovery = "{\"issuer\":\"" + base + "\",\"jwks_uri\":\"" + base + "/jwks\","
+                    + "\"authorization_endpoint\":\"" + base + "/authorize\",\"token_endpoint\":\"" + base + "/token\","
+                    + "\"subject_types_supported\":[\"public\"],\"response_types_supported\":[\"code\"],"
+                    + "\"id_token_signing_alg_values_supported\":[\"RS256\"]}";
+            String jwks = new JWKSet(new RSAKey.Builder((RSAPublicKey) KEY.getPublic()).keyID("k1").build()).toString();
             server.createContext("/.well-known/openid-configuration", exchange -> {
                 DISCOVERY_REQUESTS.incrementAndGet();
-                String base = "http://127.0.0.1:" + server.getAddress().getPort();
-                respond(exchange, "{\"issuer\":\"" + base + "\",\"jwks_uri\":\"" + base + "/jwks\","
-                        + "\"authorization_endpoint\":\"" + base + "/authorize\",\"token_endpoint\":\"" + base + "/token\","
-                        + "\"subject_types_supported\":[\"public\"],\"response_types_supported\":[\"code\"],"
-                        + "\"id_token_signing_alg_values_supported\":[\"RS256\"]}");
+                respond(exchange, discovery);
             });
-            server.createContext("/jwks", exchange -> respond(exchange, new JWKSet(
-                    new RSAKey.Builder((RSAPublicKey) KEY.getPublic()).keyID("k1").build()).toString()));
+            server.createContext("/jwks", exchange -> respond(exchange, jwks));
             server.start();
             return server;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * One request to the issuer before the tests, so that the service's first fetch (under those
+     * 500 ms timeouts) does not also pay for loading and interpreting the JDK HTTP server's code:
+     * a real identity provider is warm. It asks for the JWKS, which {@link #DISCOVERY_REQUESTS}
+     * does not count. Not in the static initialiser: the handlers are this class's code, so the
+     * server thread would wait for the initialisation that waits for it.
+     */
+    @BeforeAll
+    static void warmUpIssuer() throws IOException {
+        HttpURLConnection connection = (HttpURLConnection) URI.create(ISSUER_URI + "/jwks").toURL().openConnection();
+        connection.setConnectTimeout(30_000);
+        connection.setReadTimeout(30_000);
+        try (InputStream in = connection.getInputStream()) {
+            in.readAllBytes();
+        } finally {
+            connection.disconnect();
         }
     }
 

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.time.Clock;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -35,6 +36,9 @@ import org.springframework.test.context.DynamicPropertySource;
 @SpringBootTest(classes = ControlPlaneApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @Import(IntegrationTest.TestClockConfiguration.class)
 public abstract class IntegrationTest {
+
+    /** How many names {@link #unique} has handed out in this JVM. */
+    private static final AtomicLong NAMES = new AtomicLong();
 
     /** The bootstrap admin token of the test database. */
     public static final String ADMIN_TOKEN = "weir_000000000000000000000000000000a1_test-admin-token-of-the-integration-tests0";
@@ -128,9 +132,15 @@ public abstract class IntegrationTest {
         return r.json().get("id").asString();
     }
 
-    /** A resource name that no other test uses: {@code prefix-} and 8 random characters. */
+    /**
+     * A resource name that no other test of this JVM uses: {@code prefix-}, 8 random hex digits,
+     * {@code -} and a counter. The counter makes it unique for certain (8 random digits alone
+     * collide once in a while over the thousands of names a run creates on its one database);
+     * the random digits keep one name from containing another, for the lists filtered by a name
+     * fragment.
+     */
     protected static String unique(String prefix) {
-        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8) + "-" + NAMES.incrementAndGet();
     }
 
     private static String tempDataDir() {

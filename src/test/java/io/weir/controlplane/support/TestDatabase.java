@@ -16,8 +16,8 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  * <p>With a reachable Docker engine it is a Testcontainers {@code postgres:17} container;
  * without one, the same embedded PostgreSQL 17 server the application starts by default
  * ({@link EmbeddedPostgresServer}, with fsync and synchronous commit on), in a temporary data
- * directory removed when the JVM exits. Either way it is started once and shared by every
- * Spring context of the run.
+ * directory removed when the JVM exits (also when the container fails to start). Either way it
+ * is started once and shared by every Spring context of the run.
  */
 public final class TestDatabase {
 
@@ -32,9 +32,25 @@ public final class TestDatabase {
 
     public static synchronized Coordinates get() {
         if (coordinates == null) {
-            coordinates = dockerAvailable() ? startContainer() : startEmbedded();
+            coordinates = dockerAvailable() ? containerOrEmbedded() : startEmbedded();
         }
         return coordinates;
+    }
+
+    /**
+     * The container, or the embedded server if the container does not come up: a reachable
+     * engine can still fail to pull {@code postgres:17} (registry rate limits and outages on
+     * shared CI runners) or to start it in time, and that is no reason to fail every
+     * integration test of the run when the same PostgreSQL 17 is at hand.
+     */
+    private static Coordinates containerOrEmbedded() {
+        try {
+            return startContainer();
+        } catch (RuntimeException e) {
+            System.err.println("TestDatabase: the postgres:17 container did not start (" + e
+                    + "); using the embedded PostgreSQL 17 instead");
+            return startEmbedded();
+        }
     }
 
     private static boolean dockerAvailable() {
