@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  */
 class IndexedHeapTest {
 
-    /** The classic binary heap with the same tie rules, as the reference. */
+    /** The classic d-ary heap (of {@link IndexedHeap#ARITY}) with the same tie rules, as the reference. */
     private static final class Classic {
         final List<SchedNode> nodes = new ArrayList<>();
         final List<Long> keys = new ArrayList<>();
@@ -65,7 +65,7 @@ class IndexedHeapTest {
 
         void siftUp(int i, SchedNode n, long k) {
             while (i > 0) {
-                int p = (i - 1) >>> 1;
+                int p = (i - 1) / IndexedHeap.ARITY;
                 if (k - keys.get(p) >= 0) {
                     break;
                 }
@@ -77,10 +77,13 @@ class IndexedHeapTest {
 
         void siftDown(int i, SchedNode n, long k) {
             int sz = nodes.size();
-            while (i < sz >>> 1) {
-                int c = 2 * i + 1;
-                if (c + 1 < sz && keys.get(c + 1) - keys.get(c) < 0) {
-                    c++;
+            while (IndexedHeap.ARITY * i + 1 < sz) {
+                int first = IndexedHeap.ARITY * i + 1;
+                int c = first;
+                for (int j = first + 1; j < Math.min(first + IndexedHeap.ARITY, sz); j++) {
+                    if (keys.get(j) - keys.get(c) < 0) {
+                        c = j; // the leftmost of the smallest children
+                    }
                 }
                 if (k - keys.get(c) <= 0) {
                     break;
