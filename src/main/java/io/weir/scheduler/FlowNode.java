@@ -35,10 +35,6 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     long writeBytes;
     long rejected;
     long cpuNanos;
-    /** Wait-time counts ({@link LatencyRecorder}), allocated on first use. */
-    int[] waitCounts;
-    /** Service-time counts ({@link LatencyRecorder}), allocated on first use. */
-    int[] serviceCounts;
 
     FlowNode(VolumeSpec spec, int slot, Object owner) {
         super(spec.id(), spec.weight(), slot);

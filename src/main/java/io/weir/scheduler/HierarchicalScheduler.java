@@ -4,6 +4,7 @@ import io.weir.scheduler.SchedulerConfig.TaskSpec;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -147,9 +148,16 @@ public final class HierarchicalScheduler<R> {
      */
     private long reservationShift;
 
-    /** Volume latency samples not yet counted: the volume and its bucket index (see {@link #deferLatency}). */
-    private final FlowNode[] latencyFlows = new FlowNode[LATENCY_BATCH];
-    private final int[] latencyBuckets = new int[LATENCY_BATCH];
+    /**
+     * Volume latency counts ({@link LatencyRecorder}) by node slot, allocated on first use: wait
+     * times and service times. Kept here rather than in the {@link FlowNode}, so counting a sample
+     * does not have to load the (by then cold) node first.
+     */
+    private int[][] waitCountsBySlot = new int[64][];
+    private int[][] serviceCountsBySlot = new int[64][];
+
+    /** Volume latency samples not yet counted: slot, kind and bucket index (see {@link #deferLatency}). */
+    private final long[] latencySamples = new long[LATENCY_BATCH];
     private int latencyCount;
 
     private Ticket<R> free;
@@ -376,7 +384,7 @@ public final class HierarchicalScheduler<R> {
         }
         TenantNode tn = f.tenant;
         Ticket<R> t = (Ticket<R>) f.poll();
-        deferLatency(f, LatencyRecorder.index(now - t.enqueuedAt));
+        deferLatency(f.slot, LatencyRecorder.index(now - t.enqueuedAt));
         long cost = f.costModel.cost(t.kind, t.bytes);
         if (!reservationPhase) {
             // Virtual time = start tag of the request entering service (SFQ). Only the weight phase
@@ -432,7 +440,7 @@ public final class HierarchicalScheduler<R> {
                 f.writeOps++;
                 f.writeBytes += ticket.bytes;
             }
-            deferLatency(f, LatencyRecorder.index(served) | SERVICE_SAMPLE);
+            deferLatency(f.slot, LatencyRecorder.index(served) | SERVICE_SAMPLE);
             if (f.draining) {
                 maybeRetire(f);
             }
@@ -698,13 +706,23 @@ public final class HierarchicalScheduler<R> {
         readyPositions.ensure(slot);
         timerPositions.ensure(slot);
         reservationPositions.ensure(slot);
+        if (slot >= waitCountsBySlot.length) {
+            int len = Math.max(slot + 1, waitCountsBySlot.length * 2);
+            waitCountsBySlot = Arrays.copyOf(waitCountsBySlot, len);
+            serviceCountsBySlot = Arrays.copyOf(serviceCountsBySlot, len);
+        }
         return slot;
     }
 
     /** Returns a retired node's slot; precondition: the node is in no heap. */
     private void releaseSlot(SchedNode n) {
+        if (n instanceof FlowNode) {
+            foldLatencies(); // no buffered sample of this volume may be counted for the slot's next owner
+            waitCountsBySlot[n.slot] = null;
+            serviceCountsBySlot[n.slot] = null;
+        }
         if (freeSlotCount == freeSlots.length) {
-            freeSlots = java.util.Arrays.copyOf(freeSlots, freeSlotCount * 2);
+            freeSlots = Arrays.copyOf(freeSlots, freeSlotCount * 2);
         }
         freeSlots[freeSlotCount++] = n.slot;
     }
@@ -816,8 +834,8 @@ public final class HierarchicalScheduler<R> {
             for (FlowNode f : tn.flows) {
                 Histogram w = LatencyRecorder.newHistogram();
                 Histogram sv = LatencyRecorder.newHistogram();
-                LatencyRecorder.addTo(f.waitCounts, w);
-                LatencyRecorder.addTo(f.serviceCounts, sv);
+                LatencyRecorder.addTo(waitCountsBySlot[f.slot], w);
+                LatencyRecorder.addTo(serviceCountsBySlot[f.slot], sv);
                 tw.add(w);
                 tsv.add(sv);
                 vs.put(f.id, new Stats(f.id, f.readOps, f.writeOps, f.readBytes, f.writeBytes, f.size, f.inFlight,
@@ -833,8 +851,8 @@ public final class HierarchicalScheduler<R> {
                 rej += f.rejected;
                 cpu += f.cpuNanos;
                 if (resetLatencies) {
-                    LatencyRecorder.reset(f.waitCounts);
-                    LatencyRecorder.reset(f.serviceCounts);
+                    LatencyRecorder.reset(waitCountsBySlot[f.slot]);
+                    LatencyRecorder.reset(serviceCountsBySlot[f.slot]);
                 }
             }
             ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, LatencyRecorder.percentile(tw, 50),
@@ -871,12 +889,14 @@ public final class HierarchicalScheduler<R> {
      * cache line; counting a sample at once stalls the decision on that miss (and on the one for
      * the array reference before it). Counted in a batch, the misses of different samples are
      * independent, so the CPU overlaps them. Nothing is lost: {@link #snapshot} counts the buffer
-     * first.
+     * first, and so does retiring a volume, before its slot can be reused.
+     *
+     * @param bucket the {@link LatencyRecorder#index bucket}, with {@link #SERVICE_SAMPLE} set for
+     *     a service time
      */
-    private void deferLatency(FlowNode f, int bucket) {
+    private void deferLatency(int slot, int bucket) {
         int n = latencyCount;
-        latencyFlows[n] = f;
-        latencyBuckets[n] = bucket;
+        latencySamples[n] = ((long) slot << 32) | (bucket & 0xFFFF_FFFFL);
         latencyCount = n + 1;
         if (n + 1 == LATENCY_BATCH) {
             foldLatencies();
@@ -884,17 +904,18 @@ public final class HierarchicalScheduler<R> {
     }
 
     private void foldLatencies() {
-        FlowNode[] fs = latencyFlows;
-        int[] bs = latencyBuckets;
+        long[] samples = latencySamples;
+        int[][] waits = waitCountsBySlot;
+        int[][] services = serviceCountsBySlot;
         for (int i = 0, n = latencyCount; i < n; i++) {
-            FlowNode f = fs[i];
-            int b = bs[i];
+            long sample = samples[i];
+            int slot = (int) (sample >>> 32);
+            int b = (int) sample;
             if (b >= 0) {
-                f.waitCounts = LatencyRecorder.recordIndex(f.waitCounts, b);
+                waits[slot] = LatencyRecorder.recordIndex(waits[slot], b);
             } else {
-                f.serviceCounts = LatencyRecorder.recordIndex(f.serviceCounts, b & ~SERVICE_SAMPLE);
+                services[slot] = LatencyRecorder.recordIndex(services[slot], b & ~SERVICE_SAMPLE);
             }
-            fs[i] = null;
         }
         latencyCount = 0;
     }
