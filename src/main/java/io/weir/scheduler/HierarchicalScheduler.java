@@ -269,9 +269,17 @@ public final class HierarchicalScheduler<R> {
         Ticket<R> t = obtain();
         t.request = request;
         t.bytes = bytes;
-        t.kind = kind;
-        t.flow = f;
-        t.task = foreground;
+        // A recycled ticket often served the same volume before: store only what changed (see
+        // "Reference stores").
+        if (t.kind != kind) {
+            t.kind = kind;
+        }
+        if (t.flow != f) {
+            t.flow = f;
+        }
+        if (t.task != foreground) {
+            t.task = foreground;
+        }
         t.enqueuedAt = now;
         t.status = Ticket.QUEUED;
         f.push(t);
@@ -309,6 +317,9 @@ public final class HierarchicalScheduler<R> {
         }
         Ticket<R> t = obtain();
         t.request = request;
+        t.flow = null;
+        t.kind = null;
+        t.bytes = 0;
         t.task = k;
         t.enqueuedAt = now;
         t.status = Ticket.QUEUED;
@@ -355,7 +366,11 @@ public final class HierarchicalScheduler<R> {
         t.status = Ticket.RUNNING;
         t.dispatchedAt = now;
         long waited = now - t.enqueuedAt;
-        best.waitCounts = LatencyRecorder.record(best.waitCounts, waited); // a volume's: in dispatchForeground
+        int[] counts = best.waitCounts; // a volume's wait is counted in dispatchForeground
+        int[] grown = LatencyRecorder.record(counts, waited);
+        if (grown != counts) {
+            best.waitCounts = grown; // only when it grew: see "Reference stores"
+        }
         return t;
     }
 
@@ -428,7 +443,11 @@ public final class HierarchicalScheduler<R> {
         k.cpuNanos += cpu;
         k.inFlight--;
         k.ops++;
-        k.serviceCounts = LatencyRecorder.record(k.serviceCounts, served);
+        int[] counts = k.serviceCounts;
+        int[] grown = LatencyRecorder.record(counts, served);
+        if (grown != counts) {
+            k.serviceCounts = grown;
+        }
         FlowNode f = ticket.flow;
         if (f != null) {
             f.inFlight--;
@@ -911,10 +930,11 @@ public final class HierarchicalScheduler<R> {
             long sample = samples[i];
             int slot = (int) (sample >>> 32);
             int b = (int) sample;
-            if (b >= 0) {
-                waits[slot] = LatencyRecorder.recordIndex(waits[slot], b);
-            } else {
-                services[slot] = LatencyRecorder.recordIndex(services[slot], b & ~SERVICE_SAMPLE);
+            int[][] table = b >= 0 ? waits : services;
+            int[] counts = table[slot];
+            int[] grown = LatencyRecorder.recordIndex(counts, b & ~SERVICE_SAMPLE);
+            if (grown != counts) {
+                table[slot] = grown; // only when it grew: see "Reference stores"
             }
         }
         latencyCount = 0;
@@ -934,12 +954,13 @@ public final class HierarchicalScheduler<R> {
         return new Ticket<>();
     }
 
+    /**
+     * Returns a completed ticket to the pool. It drops the caller's request but keeps its volume,
+     * task and kind, which the next request often shares (a pooled ticket may so keep a removed
+     * volume's node from being collected until it is reused).
+     */
     private void recycle(Ticket<R> t) {
         t.request = null;
-        t.flow = null;
-        t.task = null;
-        t.kind = null;
-        t.bytes = 0;
         t.reservationPhase = false;
         t.status = Ticket.FREE;
         if (freeCount < TICKET_POOL_MAX) {

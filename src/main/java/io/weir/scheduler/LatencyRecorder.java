@@ -23,7 +23,7 @@ import org.HdrHistogram.Histogram;
  * scheme as HdrHistogram with a fixed precision. The array covers only the range of buckets seen,
  * in chunks of {@value #GROW_CHUNK}: {@code counts[0]} is the index of the bucket counted in
  * {@code counts[1]}. Idle nodes cost nothing, and a node whose latencies stay within a factor of
- * two or four (the usual case) costs one or two chunks: 68-132 bytes, where an array from bucket 0
+ * two or four (the usual case) costs one to three chunks: 68-196 bytes, where an array from bucket 0
  * up to a 400 &micro;s wait would take a kilobyte. With tens of thousands of volumes that is the
  * difference between per-volume state that stays in the CPU's last-level cache and state that
  * does not.
