@@ -85,11 +85,21 @@ import org.HdrHistogram.Histogram;
  * With thousands of volumes a round trip is bound by cache misses, not instructions: the chosen
  * volume's node, its head ticket (queued {@code flows x depth} requests ago) and its latency
  * counts are cold. So the hot path avoids every miss it can: {@link VolumeHandle}s skip the
- * {@code String} lookup (a chain of three dependent misses at 100,000 volumes), heaps keep keys
- * and slots in primitive arrays ({@link IndexedHeap}), and a volume's latency samples are
- * buffered and counted {@value #LATENCY_BATCH} at a time, when their misses overlap (a
- * {@link #snapshot} counts the buffer first, so statistics are unchanged). What remains is
- * inherent to per-volume state: about two dependent misses (node, then head ticket) per decision.
+ * {@code String} lookup (a chain of three dependent misses at 100,000 volumes), heaps are 4-ary
+ * and keep only keys and slots, in primitive arrays ({@link IndexedHeap}), latency counts cover
+ * only the buckets a volume uses ({@link LatencyRecorder}) and are found by slot, without the
+ * volume's node, and a volume's latency samples are buffered and counted {@value #LATENCY_BATCH}
+ * at a time, when their misses overlap (a {@link #snapshot} counts the buffer first, so
+ * statistics are unchanged). What remains is inherent to per-volume state: about two dependent
+ * misses (node, then head ticket) per decision.
+ *
+ * <h3>Reference stores</h3>
+ * Under G1 (the default collector) storing a non-null reference into an old object from another
+ * region runs a write barrier with a full memory fence, which also waits for every earlier store
+ * still missing the cache. Scheduler state is long-lived, so the hot path stores references only
+ * when they change: latency arrays only when they grew, a recycled ticket's volume, task and
+ * kind only when they differ (a closed-loop client's next request is usually for the volume that
+ * just completed), and the heaps none at all.
  *
  * <h3>Concurrency</h3>
  * None inside. Every method must be called with the caller's lock held.
