@@ -59,21 +59,22 @@ import org.openjdk.jmh.infra.Blackhole;
  *
  * <h2>Results</h2>
  * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM, OpenJDK 17.0.15, G1,
- * 2026-12-01, branch {@code perf}; load average 0.7-1.5 besides the benchmark's own threads.
+ * 2026-12-01; four runs between 23:33 and 23:44 UTC.
  * <table>
- *   <caption>CRC32C of 4 KiB per item, 2 workers, 2 submitters</caption>
- *   <tr><th>executor</th><th>items/s</th><th>B/item</th><th>ratio to fifo</th></tr>
- *   <tr><td>fifo</td><td>2,555,969 &plusmn; 453,831</td><td>107</td><td>1</td></tr>
- *   <tr><td>qos</td><td>1,756,716 &plusmn; 434,206</td><td>75</td><td>0.69</td></tr>
- *   <tr><td>qos-wallclock</td><td>1,725,879 &plusmn; 417,224</td><td>75</td><td>0.68</td></tr>
+ *   <caption>CRC32C of 4 KiB per item, 2 workers, 2 submitters: items/s (millions)</caption>
+ *   <tr><th>run</th><th>fifo</th><th>qos</th><th>qos-wallclock</th><th>qos / fifo</th></tr>
+ *   <tr><td>1</td><td>2.39</td><td>2.26</td><td>1.93</td><td>0.94</td></tr>
+ *   <tr><td>2</td><td>2.62</td><td>2.01</td><td>1.96</td><td>0.76</td></tr>
+ *   <tr><td>3</td><td>2.71</td><td>1.73</td><td>1.92</td><td>0.64</td></tr>
+ *   <tr><td>4</td><td>2.59</td><td>2.12</td><td>1.91</td><td>0.82</td></tr>
  * </table>
- * The target (at least 90% of FIFO) is not met. CPU sampling made the CPU clock free (qos and
- * qos-wallclock are equal); what remains is the scheduling itself. At FIFO's rate the machine
- * spends about 780 ns of CPU per item in all, so 90% leaves under 90 ns per item for admission,
- * enqueue, decision and completion, less than one single-threaded, cache-hot round trip
- * ({@link SchedulerBenchmark}, 100 flows: 114 ns); and with two workers the scheduler's nodes and
- * tickets move between cores at every lock hand-off, which JFR shows as the hottest lines of
- * {@code next}.
+ * Allocation: 107 B/item for fifo, 74 for qos. The target (at least 90% of FIFO) is not met: the
+ * median is 0.79. CPU sampling made the CPU clock free (qos and qos-wallclock are equal within
+ * the noise); what remains is the scheduling itself. At FIFO's rate the machine spends about
+ * 780 ns of CPU per item in all, so 90% leaves under 80 ns per item for admission, enqueue,
+ * decision and completion, less than one single-threaded, cache-hot round trip
+ * ({@link SchedulerBenchmark}, 100 flows: 94 ns); and with two workers the scheduler's nodes and
+ * tickets move between cores at every lock hand-off.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

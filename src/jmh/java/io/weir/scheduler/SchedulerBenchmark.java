@@ -51,23 +51,21 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <h2>Results</h2>
  * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM (1 MiB L2 per core, 32 MiB L3),
- * OpenJDK 17.0.15, G1, 4 GiB heap, 2026-12-01, branch {@code perf}. Load average 0.5-1.5 during
- * the run (the machine is shared with other builds; at load 3-6 the 100k case swings between
- * about 0.8 and 2.5 &micro;s from run to run, for the old code and the new alike).
+ * OpenJDK 17.0.15, G1, 4 GiB heap, 2026-12-01. The VM shares its host, and the same code measured
+ * up to 2x apart at different times; the README compares versions with interleaved runs.
  * <table>
  *   <caption>enqueue + next + complete, all flows backlogged</caption>
  *   <tr><th>flows</th><th>handle (ns/op)</th><th>by id (ns/op)</th><th>B/op</th></tr>
- *   <tr><td>100</td><td>114 &plusmn; 6</td><td>109 &plusmn; 14</td><td>0.001</td></tr>
- *   <tr><td>10,000</td><td>281 &plusmn; 68</td><td>436 &plusmn; 147</td><td>0.07</td></tr>
- *   <tr><td>100,000</td><td>1,069 &plusmn; 211</td><td>1,319 &plusmn; 1,020</td><td>2.6 &plusmn; 2.9</td></tr>
+ *   <tr><td>100</td><td>94 &plusmn; 6</td><td>102 &plusmn; 13</td><td>0.000</td></tr>
+ *   <tr><td>10,000</td><td>221 &plusmn; 50</td><td>275 &plusmn; 67</td><td>0.02</td></tr>
+ *   <tr><td>100,000</td><td>663 &plusmn; 211</td><td>671 &plusmn; 339</td><td>0.6</td></tr>
  * </table>
- * Against the targets: 32 B/op is met; 150 ns/op at 10k flows is not (281); 100k at most 3x the
- * cost of 100 is not (9.4x). The round trip is memory-bound once the per-volume state leaves the
- * cache: a dependent load costs about 1.4 ns within 32 KiB, 15 ns within 4 MiB and 150-190 ns
- * beyond 16 MiB on this VM (pointer chase), and each decision needs at least two dependent
- * misses (the heap-top volume's node, then its head ticket, queued {@code flows x 4} ops ago),
- * which alone is about 3x the whole 100-flow round trip at 100k flows. Full numbers, the before
- * state and the evidence are in the README, section Benchmarks.
+ * Against the targets: 32 B/op is met; 150 ns/op at 10k flows is not (221); 100k at most 3x the
+ * cost of 100 is not (7.1x). The round trip is memory-bound once the per-volume state leaves the
+ * cache: beyond about 4-8 MiB a dependent load costs 160-220 ns on this VM (pointer chase), and
+ * with every flow backlogged each decision needs at least two dependent misses (the heap-top
+ * volume's node, then its head ticket, queued {@code flows x 4} ops ago). Full numbers and the
+ * evidence are in the README, section Benchmarks.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -13,7 +13,7 @@
  * </pre>
  * <ul>
  *   <li>{@link io.weir.scheduler.HierarchicalScheduler} is the single-threaded core: the caller
- *       holds a lock and passes the time. Each level is an indexed binary min-heap of its ready
+ *       holds a lock and passes the time. Each level is an indexed 4-ary min-heap of its ready
  *       children keyed by counter; children over a limit wait in one timer heap keyed by the time
  *       they may go again; volumes with a reservation are also in a heap keyed by reservation tag.
  *       A decision is {@code O(log n)}; requests are pooled {@link io.weir.scheduler.Ticket}s
@@ -107,7 +107,7 @@
  *       within about 3%. A volume's samples are buffered and counted 1024 at a time (and before
  *       every snapshot, so no sample is missing from one), because counting each at once stalled
  *       every decision on a cold cache line with many volumes; counted together, those misses
- *       overlap.</li>
+ *       overlap. A node's counts cover only the buckets it has used.</li>
  * </ol>
  *
  * <h2>Multi-core (US 10,423,447)</h2>
