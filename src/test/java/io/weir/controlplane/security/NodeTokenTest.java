@@ -24,8 +24,8 @@ class NodeTokenTest extends IntegrationTest {
         assertThat(token).matches("weir_[0-9a-f]{32}_[A-Za-z0-9_-]{43}");
         assertThat(created.header("Cache-Control")).contains("no-store");
         assertThat(api.get("/api/v1/nodes/" + id).json().has("token")).isFalse();
-        assertThat(api.get("/api/v1/nodes?size=500").body()).doesNotContain(token);
-        Response tokens = api.get("/api/v1/tokens?role=node&size=500");
+        assertThat(newestPage("/api/v1/nodes?").body()).contains(id).doesNotContain(token);
+        Response tokens = newestPage("/api/v1/tokens?role=node");
         assertThat(tokens.body()).contains("\"nodeId\":\"" + id + "\"").doesNotContain(token);
         Response audit = api.get("/api/v1/audit?resourceType=node&resourceId=" + id);
         assertThat(audit.json().get("items").findValuesAsString("action")).containsExactly("node.create");

@@ -40,7 +40,7 @@ class TokenApiTest extends IntegrationTest {
         assertThat(r.header("Location")).endsWith("/api/v1/tokens/" + body.get("id").asString());
         assertThat(r.header("Cache-Control")).contains("no-store");
 
-        Response list = api.get("/api/v1/tokens?size=500&role=viewer");
+        Response list = newestPage("/api/v1/tokens?role=viewer");
         assertThat(list.status()).isEqualTo(200);
         assertThat(list.body()).contains(name).doesNotContain(secret).doesNotContain(secret.substring(38));
         JsonNode listed = list.json().get("items").findParents("name").stream()

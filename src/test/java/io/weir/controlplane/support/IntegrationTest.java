@@ -139,6 +139,17 @@ public abstract class IntegrationTest {
      * the random digits keep one name from containing another, for the lists filtered by a name
      * fragment.
      */
+    /**
+     * The last page (of 500) of a list ordered oldest first, which holds what was just created
+     * however many items earlier tests left in the shared database. {@code pathAndQuery} must
+     * already have a query string.
+     */
+    protected HttpApi.Response newestPage(String pathAndQuery) {
+        HttpApi.Response first = api.get(pathAndQuery + "&size=500");
+        long total = first.json().get("totalItems").asLong();
+        return total <= 500 ? first : api.get(pathAndQuery + "&size=500&page=" + (total - 1) / 500);
+    }
+
     protected static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8) + "-" + NAMES.incrementAndGet();
     }
