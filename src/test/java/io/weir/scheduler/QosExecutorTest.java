@@ -187,10 +187,10 @@ class QosExecutorTest {
         try (QosExecutor ex = QosExecutor.builder(c).workers(2).build()) {
             // Both workers are held on an unlimited volume until all 20 requests are queued, so
             // the volume is backlogged, and so throttled, between every two of its dispatches.
-            // Before, a submitting thread slower than the 5 ms between dispatches (descheduled on
-            // 2 busy cores) let the queue run dry between submissions: idle, not throttled, and
-            // throttledNanos fell below the bound. Each blocker is submitted only once the previous one runs, so the
-            // first worker cannot take both in one batch.
+            // Otherwise a submitting thread slower than the 5 ms between dispatches (descheduled
+            // on 2 busy cores) lets the queue run dry between submissions: idle, not throttled,
+            // and throttledNanos falls below the bound. Each blocker is submitted only once the
+            // previous one runs, so the first worker cannot take both in one batch.
             CountDownLatch release = new CountDownLatch(1);
             List<CompletableFuture<?>> blockers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
@@ -199,7 +199,7 @@ class QosExecutorTest {
                     running.countDown();
                     return release.await(30, TimeUnit.SECONDS);
                 }));
-                running.await();
+                assertThat(running.await(10, TimeUnit.SECONDS)).as("blocker %d running", w).isTrue();
             }
             long t0 = System.nanoTime();
             List<CompletableFuture<?>> all = new ArrayList<>();
