@@ -133,13 +133,6 @@ public abstract class IntegrationTest {
     }
 
     /**
-     * A resource name that no other test of this JVM uses: {@code prefix-}, 8 random hex digits,
-     * {@code -} and a counter. The counter makes it unique for certain (8 random digits alone
-     * collide once in a while over the thousands of names a run creates on its one database);
-     * the random digits keep one name from containing another, for the lists filtered by a name
-     * fragment.
-     */
-    /**
      * The last page (of 500) of a list ordered oldest first, which holds what was just created
      * however many items earlier tests left in the shared database. {@code pathAndQuery} must
      * already have a query string.
@@ -150,6 +143,13 @@ public abstract class IntegrationTest {
         return total <= 500 ? first : api.get(pathAndQuery + "&size=500&page=" + (total - 1) / 500);
     }
 
+    /**
+     * A resource name that no other test of this JVM uses: {@code prefix-}, 8 random hex digits,
+     * {@code -} and a counter. The counter makes it unique for certain (8 random digits alone
+     * collide once in a while over the thousands of names a run creates on its one database);
+     * the random digits keep one name from containing another, for the lists filtered by a name
+     * fragment.
+     */
     protected static String unique(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8) + "-" + NAMES.incrementAndGet();
     }
