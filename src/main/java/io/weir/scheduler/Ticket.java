@@ -19,9 +19,18 @@ public final class Ticket<R> {
     static final int QUEUED = 1;
     static final int RUNNING = 2;
 
+    private static final IoKind[] KINDS = IoKind.values();
+
+    /** {@link #kind} of a background request. */
+    static final byte NO_KIND = -1;
+
     R request;
     long bytes;
-    IoKind kind;
+    /**
+     * The {@link IoKind} ordinal, or {@link #NO_KIND}. A byte rather than the enum: storing a
+     * reference into a pooled (old) ticket runs the GC's write barrier, a primitive store does not.
+     */
+    byte kind = NO_KIND;
     FlowNode flow;
     TaskNode task;
     long enqueuedAt;
@@ -60,7 +69,7 @@ public final class Ticket<R> {
 
     /** Read or write for a foreground request, null for background. */
     public IoKind kind() {
-        return kind;
+        return kind == NO_KIND ? null : KINDS[kind];
     }
 
     /** When the request was enqueued. */
