@@ -106,8 +106,9 @@
  *       on the hot path, turned into HdrHistograms when a snapshot is taken; percentiles are
  *       within about 3%. A volume's samples are buffered and counted 1024 at a time (and before
  *       every snapshot, so no sample is missing from one), because counting each at once stalled
- *       every decision on a cold cache line with many volumes; counted together, those misses
- *       overlap. A node's counts cover only the buckets it has used.</li>
+ *       every decision on a cold cache line with many volumes; counted together, in two passes
+ *       (first only the loads, then the counts), those misses overlap. A node's counts cover
+ *       only the buckets it has used.</li>
  * </ol>
  *
  * <h2>Multi-core (US 10,423,447)</h2>
