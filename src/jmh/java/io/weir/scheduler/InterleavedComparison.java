@@ -22,8 +22,9 @@ import java.util.Locale;
  *
  * <h2>How it works</h2>
  * Each build's {@code target/classes} and {@code target/test-classes} are loaded by a class loader
- * of their own (the libraries are shared), so both schedulers are compiled and run independently
- * in the same process. Each side gets its own {@link SchedulerBenchmark} state, set up as JMH
+ * of their own, so both schedulers are compiled and run independently in the same process. Both
+ * loaders take the libraries (HdrHistogram, ...) from this build's class path, so a comparison
+ * with a build that used other library versions runs it on this build's versions. Each side gets its own {@link SchedulerBenchmark} state, set up as JMH
  * would. After a warm-up, every round runs {@value #OPS_PER_ROUND} operations of
  * {@code enqueueNextComplete} on one side and then on the other, swapping the order every round;
  * it prints the minimum and the median of the rounds' ns/op for each side. The operation is
@@ -31,17 +32,24 @@ import java.util.Locale;
  *
  * <h2>How to run</h2>
  * Build the other version in its own checkout first ({@code git worktree add ../base <commit>},
- * then {@code mvn -q test-compile} there), then from this checkout:
+ * then {@code mvn -B -q test-compile} there), then from this checkout:
  * <pre>
  * mvn -B -q -Pbench test-compile exec:exec -Dbench.main=io.weir.scheduler.InterleavedComparison \
- *     -Djmh.args="10000 16 ../base"
+ *     -Dbench.jvmArgs="-Xms10g -Xmx10g" -Djmh.args="10000 16 ../base"
  * </pre>
- * Arguments: the number of flows, the number of rounds, and the other checkout's directory. Give
- * the JVM room for two schedulers at 100,000 flows ({@code -Dbench.jvmArgs=-Xmx8g}).
+ * Arguments: the number of flows, the number of rounds, and the other checkout's directory
+ * (relative paths are resolved against this checkout). The heap holds two schedulers: at 100,000
+ * flows give it several gigabytes. Both builds must use Maven's default {@code target} directory;
+ * this build's is found from where {@link SchedulerBenchmark} was loaded.
+ *
+ * <p>Garbage collection matters at this scale: scheduler state that a collection has already
+ * moved to the old generation pays G1's write barriers and card refinement, state that is still
+ * young does not. Both sides share one heap and so one collector; compare runs with the same heap
+ * size.
  */
 public final class InterleavedComparison {
 
-    /** Operations per side and round: about a quarter of a second at 10,000 flows. */
+    /** Operations per side and round: about a third of a second at 10,000 flows. */
     static final int OPS_PER_ROUND = 1_000_000;
 
     /** Rounds per side run before measuring, for the JIT and the caches. */
@@ -57,6 +65,9 @@ public final class InterleavedComparison {
         }
         int flows = Integer.parseInt(args[0]);
         int rounds = Integer.parseInt(args[1]);
+        if (flows < 1 || rounds < 1) {
+            throw new IllegalArgumentException("flows and rounds must be at least 1");
+        }
         Path other = Path.of(args[2]).toAbsolutePath().normalize();
         for (String dir : List.of("target/classes", "target/test-classes")) {
             if (!Files.isDirectory(other.resolve(dir))) {
@@ -83,8 +94,9 @@ public final class InterleavedComparison {
         for (int s = 0; s < 2; s++) {
             double[] sorted = nsPerOp[s].clone();
             Arrays.sort(sorted);
+            double median = (sorted[(rounds - 1) / 2] + sorted[rounds / 2]) / 2;
             System.out.printf(Locale.ROOT, "%s, %d flows: min %.1f, median %.1f ns/op%n", names[s], flows, sorted[0],
-                    sorted[rounds / 2]);
+                    median);
         }
     }
 

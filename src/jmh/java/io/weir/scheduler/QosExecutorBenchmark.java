@@ -70,8 +70,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * Allocation: 108 B/item for fifo, 75 for qos. The target (at least 90% of FIFO) is not met. The
  * sampled CPU accounting made the CPU clock cheap (qos and qos-wallclock are equal within the
  * noise); what remains is the scheduling itself and the lock hand-offs between the workers. At
- * FIFO's rate the machine spends about 0.7 us of CPU per item in all, so 90% leaves about 70 ns
- * per item for admission, enqueue, decision and completion, less than one single-threaded,
+ * FIFO's rate the machine spends about 0.7 us of CPU per item in all, so at 90% of that rate an
+ * item may cost about 0.78 us: about 80 ns per item for admission, enqueue, decision and completion, less than one single-threaded,
  * cache-hot round trip ({@link SchedulerBenchmark}, 100 flows: 110-150 ns on this VM). The
  * README, section Benchmarks, has the profile.
  */

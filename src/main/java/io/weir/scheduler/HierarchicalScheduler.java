@@ -985,8 +985,8 @@ public final class HierarchicalScheduler<R> {
     }
 
     /**
-     * Returns a completed ticket to the pool. It drops the caller's request but keeps its volume,
-     * task and kind, which the next request often shares (a pooled ticket may so keep a removed
+     * Returns a completed ticket to the pool. It drops the caller's request but keeps its volume
+     * and task, which the next request often shares (a pooled ticket may so keep a removed
      * volume's node from being collected until it is reused).
      */
     private void recycle(Ticket<R> t) {
