@@ -948,11 +948,9 @@ public final class HierarchicalScheduler<R> {
             long sample = samples[i];
             int b = (int) sample;
             int[] counts = (b >= 0 ? waits : services)[(int) (sample >>> 32)];
-            if (counts != null) {
-                int j = (b & ~SERVICE_SAMPLE) - counts[0] + 1;
-                if (j >= 1 && j < counts.length) {
-                    touched += counts[j];
-                }
+            int j = LatencyRecorder.position(counts, b & ~SERVICE_SAMPLE);
+            if (j > 0) {
+                touched += counts[j];
             }
         }
         latencyTouch = touched;

@@ -54,16 +54,26 @@ final class LatencyRecorder {
 
     /** Counts one value already mapped to its bucket by {@link #index}; returns the array to store back. */
     static int[] recordIndex(int[] counts, int i) {
-        if (counts != null) {
-            int j = i - counts[0] + 1;
-            if (j >= 1 && j < counts.length) {
-                counts[j]++;
-                return counts;
-            }
+        int j = position(counts, i);
+        if (j > 0) {
+            counts[j]++;
+            return counts;
         }
         counts = grow(counts, i);
         counts[i - counts[0] + 1]++;
         return counts;
+    }
+
+    /**
+     * Where bucket {@code i} is counted in {@code counts}, or 0 if the array (null or not) does not
+     * cover it.
+     */
+    static int position(int[] counts, int i) {
+        if (counts == null) {
+            return 0;
+        }
+        int j = i - counts[0] + 1;
+        return j >= 1 && j < counts.length ? j : 0;
     }
 
     /**
