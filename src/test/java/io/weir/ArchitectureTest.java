@@ -9,7 +9,7 @@ import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 /**
- * The package boundaries of DESIGN.md section 2: what each top-level package may depend on.
+ * The package boundaries: what each top-level package may depend on (the README's Architecture table).
  * Only the control plane sees Spring, so the agent (scheduler, protocol, agent) embeds in a data
  * node without it.
  */
