@@ -1,11 +1,51 @@
-# Weir: one image, several roles (control plane by default; `datanode`, `demo`).
-# Build the jar first with `mvn -B package -DskipTests`, then `docker build -t weir .`.
+# Weir: one image for every role, the first argument:
+#   controlplane (the default)   the REST control plane        docker run weir
+#   datanode                     an NBD data node               docker run weir datanode --control-plane URL --token-file F ...
+#   agent                        the agent on its own           docker run weir agent ...
+#   demo                         a whole local cluster          docker run -p 8080:8080 -p 10809:10809 weir demo
+# Options after the role go to the role (`docker run weir datanode --help`).
+#
+# Build it from the jar that `mvn package` produces; nothing else is needed:
+#   mvn -B package -DskipTests && docker build -t weir .
+#
+# The Spring Boot jar is extracted into its layers (dependencies, loader, snapshot dependencies,
+# application), each its own image layer, so a code change rebuilds only the small last one.
+
+FROM eclipse-temurin:17-jre AS layers
+WORKDIR /build
+COPY target/weir-*.jar /build/
+RUN set -eu; \
+    jar=$(ls /build/weir-*.jar | grep -v -- '-agent\.jar$' | head -n 1); \
+    java -Djarmode=tools -jar "$jar" extract --layers --launcher --destination /build/extracted
+
 FROM eclipse-temurin:17-jre
-RUN useradd --system --home-dir /var/lib/weir --create-home weir
+# A fixed, non-root UID and GID (not 1000, which base images hand out): Kubernetes'
+# runAsNonRoot can check it, and volumes can be prepared for it.
+ARG WEIR_UID=10001
+RUN groupadd --system --gid "${WEIR_UID}" weir \
+ && useradd --system --uid "${WEIR_UID}" --gid weir --home-dir /var/lib/weir --no-create-home \
+            --shell /usr/sbin/nologin weir \
+ && mkdir -p /var/lib/weir/data \
+ && chown -R weir:weir /var/lib/weir
+WORKDIR /opt/weir
+COPY --from=layers /build/extracted/dependencies/ ./
+COPY --from=layers /build/extracted/spring-boot-loader/ ./
+COPY --from=layers /build/extracted/snapshot-dependencies/ ./
+COPY --from=layers /build/extracted/application/ ./
+USER 10001:10001
+# The working directory holds ./data (weir.data-dir): the embedded PostgreSQL (used only when no
+# SPRING_DATASOURCE_URL is set), the generated admin token, a data node's volumes and cached config.
 WORKDIR /var/lib/weir
-COPY target/weir-*[0-9T].jar /opt/weir/weir.jar
-USER weir
-# The embedded PostgreSQL (used only when SPRING_DATASOURCE_URL is unset) keeps its data here.
 VOLUME /var/lib/weir/data
-EXPOSE 8080
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-jar", "/opt/weir/weir.jar"]
+# 8080: control plane HTTP (REST, Actuator); 10809: a data node's NBD.
+EXPOSE 8080 10809
+# The heap follows the container's memory limit: 75% of it (the rest is for metaspace, thread
+# stacks, direct buffers). Add JVM options with JAVA_TOOL_OPTIONS; an -Xmx there replaces the 75%.
+ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-cp", "/opt/weir", \
+            "org.springframework.boot.loader.launch.JarLauncher"]
+CMD ["controlplane"]
+# Readiness, without curl: a JDK-only class of the jar. It finds the role in the main process's
+# command line and checks /actuator/health/readiness (control plane, demo) or the NBD greeting (data node).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=90s --retries=3 \
+  CMD ["java", "-Xmx16m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", "/opt/weir/BOOT-INF/classes", \
+       "io.weir.HealthProbe"]
