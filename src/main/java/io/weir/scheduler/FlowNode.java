@@ -3,7 +3,7 @@ package io.weir.scheduler;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 
 /**
- * A volume: one flow with an intrusive FIFO of {@link Ticket}s, a counter, limits and an optional
+ * A volume: one flow with an intrusive FIFO of requests ({@link TicketQueue}), a counter, limits and an optional
  * reservation. It is also the volume's public {@link VolumeHandle}.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
@@ -19,9 +19,6 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     CostModel costModel;
     int capacity;
 
-    Ticket<?> head;
-    Ticket<?> tail;
-    int size;
     int inFlight;
 
     /** Reservation interval {@code 1e9 / minIops}, or 0 when the volume has no reservation. */
@@ -44,27 +41,5 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     @Override
     public String volumeId() {
         return id;
-    }
-
-    void push(Ticket<?> t) {
-        t.next = null;
-        if (tail == null) {
-            head = t;
-        } else {
-            tail.next = t;
-        }
-        tail = t;
-        size++;
-    }
-
-    Ticket<?> poll() {
-        Ticket<?> t = head;
-        head = t.next;
-        if (head == null) {
-            tail = null;
-        }
-        t.next = null;
-        size--;
-        return t;
     }
 }

@@ -1,5 +1,7 @@
 package io.weir.scheduler;
 
+import java.math.BigInteger;
+
 /**
  * One rate constraint in the form of the Generic Cell Rate Algorithm (virtual-scheduling form),
  * the integer-exact equivalent of a token bucket.
@@ -17,7 +19,10 @@ package io.weir.scheduler;
  * <h3>Exactness</h3>
  * {@code units * 1e9 / rate} is carried with its remainder (Bresenham style), so rounding never
  * accumulates: after any sequence of charges {@code tat} is within 1 ns of the exact rational
- * value. Times compare by subtraction so {@code System.nanoTime()} wrap-around is harmless.
+ * value. Times compare by subtraction so {@code System.nanoTime()} wrap-around is harmless. The
+ * product {@code units * 1e9} fits a {@code long} for every request size the scheduler accepts
+ * ({@link HierarchicalScheduler#MAX_REQUEST_BYTES}); where the carried remainder of an extreme rate
+ * would overflow it, the charge is computed exactly in {@code BigInteger} instead.
  *
  * <h3>Admission</h3>
  * The test is made before the cost is added, so a request larger than the remaining credit may
@@ -32,6 +37,13 @@ package io.weir.scheduler;
 final class Gcra {
 
     private static final long NANOS_PER_SECOND = 1_000_000_000L;
+
+    /**
+     * Most units whose {@code units * 1e9} fits a {@code long} with room for the carried remainder
+     * of any rate up to {@code 4.9e18}: {@code 2^32}, which covers
+     * {@link HierarchicalScheduler#MAX_REQUEST_BYTES}.
+     */
+    static final long MAX_FAST_UNITS = 1L << 32;
 
     final long rate;
     final long tauNanos;
@@ -57,12 +69,29 @@ final class Gcra {
         return tat - tauNanos;
     }
 
-    /** Records that a request of {@code units} started at {@code now}. */
+    /** Records that a request of {@code units} (at most {@code 2^32}) started at {@code now}. */
     void charge(long now, long units) {
         long base = tat - now < 0 ? now : tat;
         long num = units * NANOS_PER_SECOND + rem;
+        if (units > MAX_FAST_UNITS || num < 0) {
+            chargeWide(base, units);
+            return;
+        }
         tat = base + num / rate;
         rem = num % rate;
+    }
+
+    /**
+     * {@link #charge} when {@code units * 1e9 + rem} does not fit a {@code long}: a rate above
+     * {@code 4.9e18} units/s, or more units than a request can have. Rare, so exact and slow.
+     */
+    private void chargeWide(long base, long units) {
+        BigInteger[] qr = BigInteger.valueOf(units).multiply(BigInteger.valueOf(NANOS_PER_SECOND))
+                .add(BigInteger.valueOf(rem)).divideAndRemainder(BigInteger.valueOf(rate));
+        // the quotient is below 2^63 ns for any rate >= 1 and units <= 2^32; saturate beyond
+        long q = qr[0].bitLength() < 63 ? qr[0].longValue() : Long.MAX_VALUE / 2;
+        tat = base + q;
+        rem = qr[1].longValue();
     }
 
     /** The burst credit available at {@code now}, in units. */

@@ -5,14 +5,12 @@ import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import org.HdrHistogram.Histogram;
 
 /**
  * The single-threaded core of Weir's hierarchical QoS scheduler: a root scheduler that divides
@@ -21,8 +19,9 @@ import org.HdrHistogram.Histogram;
  *
  * <p>The caller owns time and threads: every method takes {@code now} (from a
  * {@link TimeSource}) and the caller must serialize all calls, normally with one lock as
- * {@link QosExecutor} does. A decision is {@code O(log n)} in the number of flows and allocates
- * nothing in steady state.
+ * {@link QosExecutor} does. A decision is {@code O(log n)} in the number of flows; in steady state
+ * a request allocates only its {@link Ticket} (16 bytes). Requests are at most
+ * {@link #MAX_REQUEST_BYTES}.
  *
  * <pre>{@code
  * HierarchicalScheduler<Runnable> s = new HierarchicalScheduler<>(config, clock.nanoTime());
@@ -34,81 +33,59 @@ import org.HdrHistogram.Histogram;
  * s.complete(t, cpu, clock.nanoTime());                                 // charges the task's CPU time
  * }</pre>
  *
+ * <p>The theory &mdash; the rejoin rule, the fairness bound, reservations and their bounded lead,
+ * the counters' range, and every deviation from the published algorithms &mdash; is in the
+ * {@linkplain io.weir.scheduler package documentation}.
+ *
  * <h2>Implementation notes</h2>
  *
  * <h3>Structure</h3>
  * <ol>
  *   <li><b>Root.</b> A linear scan over the (few) tasks picks, among tasks with dispatchable work,
- *       the lowest counter {@code cpuNanos / share} (first currency) [patent, claim 1]. Charged at
- *       {@link #complete} with measured CPU time.</li>
- *   <li><b>Foreground.</b> First the reservation (constraint) phase: the volume with the earliest
- *       reservation tag, if that tag is {@code <= now} [2]. Otherwise the weight phase: the
- *       tenant with the lowest counter in the foreground ready heap, then its volume with the
- *       lowest counter. Both levels are charged {@code cost / weight} at dispatch, since the cost
- *       (bytes) is known then; this makes it H-SFQ [1][3] with start tags.</li>
+ *       the lowest counter {@code cpuNanos / share}. Charged at {@link #complete} with measured
+ *       CPU time.</li>
+ *   <li><b>Foreground.</b> First the reservation phase: the volume with the earliest reservation
+ *       tag, if that tag is {@code <= now}. Otherwise the weight phase: the tenant with the lowest
+ *       counter in the foreground ready heap, then its volume with the lowest counter. Both levels
+ *       are charged {@code cost / weight} at dispatch; a reservation-phase charge is capped
+ *       ({@link SchedNode#capLead}).</li>
  *   <li><b>Limits.</b> A node over a limit leaves its parent's ready heap and waits in one timer
  *       heap keyed by the time it may go again ({@link Limiter}); the rest of the level takes the
  *       capacity, so the scheduler is work-conserving.</li>
+ *   <li><b>Reservation tags</b> are stored minus {@link #reservationShift}: raising the shift moves
+ *       all tags forward together ({@code O(1)}), which caps the earliest tag's lag at
+ *       {@link #RESERVATION_MAX_LAG_NANOS} without changing their order.</li>
+ *   <li><b>Rebasing.</b> Where a level's virtual time is raised, a level past
+ *       {@link #REBASE_THRESHOLD} is rebased in place: its children's counters and its ready heap's
+ *       keys move down together ({@link IndexedHeap#shiftKeys}).</li>
  * </ol>
- *
- * <h3>Rejoin rule</h3>
- * Each level keeps a virtual time {@code V}: the largest counter dispatched at that level by the
- * weight phase (the start tag of the request in service, as in SFQ [1]). {@code V} never
- * decreases and never exceeds the counter of a ready child. A child that becomes ready (it was
- * idle, or it was throttled) gets {@code counter = max(counter, V)}, as CFS places a waking task
- * at {@code min_vruntime}. It banks no credit for idle time, and never starts behind.
- *
- * <h3>Fairness bound</h3>
- * For two children {@code i, j} of one level that stay ready over an interval, the normalised
- * service differs by at most {@code Lmax_i/w_i + Lmax_j/w_j} (SFQ, [1] Theorem 1), where
- * {@code Lmax} is the largest cost. A child that rejoins is bounded the same way from the moment
- * it rejoins. <b>Deviation:</b> counters are fixed point ({@link SchedNode#COUNTER_SCALE}); the
- * remainder is carried so rounding does not accumulate, and the bound holds up to 4 counter units
- * ({@code 4 / 65536} byte per unit weight).
- *
- * <h3>Reservations</h3>
- * mClock's reservation tag, kept per volume for its head request: a volume that becomes ready
- * starts at {@code max(tag, now)}; each reservation-phase dispatch advances it by
- * {@code 1 / minIops}. Weight-phase dispatches do not advance it (mClock's tag adjustment [2]).
- * A volume whose weight share already exceeds its reservation still sees the reservation phase,
- * but its counter is charged for that service too, which leaves its total at
- * {@code max(reservation, fair share)} rather than the sum. When reservations exceed capacity,
- * earliest-tag-first serves each volume in proportion to its {@code minIops}.
- * <b>Deviation:</b> the earliest tag lags {@code now} by at most {@link #RESERVATION_MAX_LAG_NANOS}:
- * when it would lag more, all tags move forward together (one shared offset, {@code O(1)}), which
- * keeps their order, so proportional degradation is preserved while the reservation service owed
- * after an infeasible period is bounded by that much time's worth.
- * <b>Deviation:</b> the reservation phase ignores the tenant's limits but charges them; config
- * validation guarantees a tenant's {@code maxIops} covers the sum of its volumes' minimums.
+ * Parts that stand alone live in their own classes: the request FIFO ({@link TicketQueue}), the
+ * pooled request state ({@link TicketPool}, {@link RequestRecord}), the latency counts
+ * ({@link LatencyBuffer}) and the snapshot ({@link SnapshotBuilder}).
  *
  * <h3>Memory per request</h3>
  * With thousands of volumes a round trip is bound by cache misses, not instructions: the chosen
- * volume's node, its head ticket (queued {@code flows x depth} requests ago) and its latency
+ * volume's node, its head request (queued {@code flows x depth} requests ago) and its latency
  * counts are cold. So the hot path avoids every miss it can: {@link VolumeHandle}s skip the
  * {@code String} lookup (a chain of three dependent misses at 100,000 volumes), heaps are 4-ary
  * and keep only keys and slots, in primitive arrays ({@link IndexedHeap}), latency counts cover
  * only the buckets a volume uses ({@link LatencyRecorder}) and are found by slot, without the
- * volume's node, and a volume's latency samples are buffered and counted {@value #LATENCY_BATCH}
- * at a time, when their misses overlap (a {@link #snapshot} counts the buffer first, so
- * statistics are unchanged). What remains is inherent to per-volume state: about two dependent
- * misses (node, then head ticket) per decision.
+ * volume's node, and latency samples are counted {@value #LATENCY_BATCH} at a time, when their
+ * misses overlap ({@link LatencyBuffer}). What remains is inherent to per-volume state: about two
+ * dependent misses (node, then head request) per decision.
  *
  * <h3>Reference stores</h3>
  * Under G1 (the default collector) storing a non-null reference into an old object from another
  * region runs a write barrier with a full memory fence, which also waits for every earlier store
  * still missing the cache. Scheduler state is long-lived, so the hot path stores references only
- * when they change: latency arrays only when they grew, a recycled ticket's volume and task
+ * when they change: latency arrays only when they grew, a recycled record's volume and task
  * only when they differ (a closed-loop client's next request is usually for the volume that just
- * completed), and the heaps none at all. A ticket's IO kind is a byte, not the enum.
+ * completed), and the heaps none at all. A record's IO kind is a byte, not the enum. The one
+ * store per request that is new on every request is the record's {@link Ticket} (16 bytes,
+ * allocated per request so that a stale ticket can be told from a current one).
  *
  * <h3>Concurrency</h3>
  * None inside. Every method must be called with the caller's lock held.
- *
- * <p>[1] P. Goyal, H. M. Vin, H. Cheng, "Start-time fair queueing: a scheduling algorithm for
- * integrated services packet switching networks", SIGCOMM 1996.<br>
- * [2] A. Gulati, A. Merchant, P. Varman, "mClock: handling throughput variability for hypervisor
- * IO scheduling", OSDI 2010.<br>
- * [3] J. C. R. Bennett, H. Zhang, "Hierarchical packet fair queueing algorithms", SIGCOMM 1996.
  *
  * @param <R> the caller's request type
  */
@@ -118,36 +95,60 @@ public final class HierarchicalScheduler<R> {
     public static final long NO_DEADLINE = Long.MAX_VALUE;
 
     /**
+     * Largest request accepted, in bytes: {@code 2^32 - 1}, the largest length of an NBD request
+     * (its length field is 32 bits). {@code enqueue} and {@link QosExecutor#submit} reject more.
+     */
+    public static final long MAX_REQUEST_BYTES = (1L << 32) - 1;
+
+    /**
+     * Largest cost charged for one request: a {@link CostModel} that returns more is charged
+     * this much ({@code 2^40}, 256 times the largest request), which keeps {@code cost * 2^16}
+     * and every counter far from the range of a {@code long}.
+     */
+    public static final long MAX_COST = 1L << 40;
+
+    /**
+     * How far reservation service may carry a volume's counter ahead of its level's virtual time,
+     * in cost (bytes) per unit of weight, unless its last request alone cost more: 1 MiB. See
+     * "Reservations" in the package documentation for what this bounds.
+     */
+    public static final long RESERVATION_LEAD_BYTES = 1L << 20;
+
+    /**
      * How far a reservation tag may lag the clock: the most reservation service a volume can catch
      * up on after a period in which its reservation could not be met.
      */
     static final long RESERVATION_MAX_LAG_NANOS = 1_000_000_000L;
 
-    /** Volume latency samples buffered before they are counted in one pass. */
-    static final int LATENCY_BATCH = 1024;
+    /**
+     * A level whose virtual time passes this ({@code 2^62}) subtracts it from its virtual time
+     * and from every child's counter: the counters then never come near {@code 2^63}.
+     */
+    static final long REBASE_THRESHOLD = 1L << 62;
 
-    /** Marks a buffered sample as a service time (otherwise it is a wait time). */
-    private static final int SERVICE_SAMPLE = 1 << 31;
+    /** Volume latency samples buffered before they are counted in one pass. */
+    static final int LATENCY_BATCH = LatencyBuffer.BATCH;
 
     private static final byte READ = (byte) IoKind.READ.ordinal();
 
-    /** Largest number of idle tickets kept for reuse. */
-    static final int TICKET_POOL_MAX = 1 << 16;
+    private static final IoKind[] KINDS = IoKind.values();
 
     private SchedulerConfig config;
-    private final Map<String, TaskNode> tasksByName = new LinkedHashMap<>();
+    final Map<String, TaskNode> tasksByName = new LinkedHashMap<>();
     private TaskNode[] tasks = new TaskNode[0];
     private TaskNode foreground;
-    private long rootVtime;
+    /** Virtual time of the root (tasks). */
+    long rootVtime;
 
-    private final Map<String, TenantNode> tenants = new LinkedHashMap<>();
+    final Map<String, TenantNode> tenants = new LinkedHashMap<>();
     private final Map<String, FlowNode> flows = new LinkedHashMap<>();
     /** Positions in ready heaps (each node is in at most one: its parent's). */
     private final IndexedHeap.Positions readyPositions = new IndexedHeap.Positions();
     private final IndexedHeap.Positions timerPositions = new IndexedHeap.Positions();
     private final IndexedHeap.Positions reservationPositions = new IndexedHeap.Positions();
     private final IndexedHeap<TenantNode> fgReady = new IndexedHeap<>(readyPositions);
-    private long fgVtime;
+    /** Virtual time of the tenant level. */
+    long fgVtime;
     private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(timerPositions);
     private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(reservationPositions);
     /** Free node slots, reused before new ones are minted. */
@@ -158,25 +159,14 @@ public final class HierarchicalScheduler<R> {
      * Added to every stored reservation tag before it is compared with the clock. Raising it moves
      * all tags forward together, which bounds the lag without changing their order.
      */
-    private long reservationShift;
+    long reservationShift;
 
-    /**
-     * Volume latency counts ({@link LatencyRecorder}) by node slot, allocated on first use: wait
-     * times and service times. Kept here rather than in the {@link FlowNode}, so counting a sample
-     * does not have to load the (by then cold) node first.
-     */
-    private int[][] waitCountsBySlot = new int[64][];
-    private int[][] serviceCountsBySlot = new int[64][];
+    /** Volume latency counts and the samples not yet counted. */
+    final LatencyBuffer latencies = new LatencyBuffer();
 
-    /** Volume latency samples not yet counted: slot, kind and bucket index (see {@link #deferLatency}). */
-    private final long[] latencySamples = new long[LATENCY_BATCH];
-    private int latencyCount;
-    /** Written by {@link #foldLatencies}'s first pass so that its loads are not optimised away. */
-    private int latencyTouch;
-
-    private Ticket<R> free;
-    private int freeCount;
-    private int queued;
+    /** Reused request records; also identifies this scheduler's tickets. */
+    private final TicketPool pool = new TicketPool();
+    int queued;
     private int running;
 
     /** Creates a scheduler enforcing {@code config}, starting at time {@code now}. */
@@ -271,16 +261,26 @@ public final class HierarchicalScheduler<R> {
         return f;
     }
 
+    /**
+     * Checks a request size against {@link #MAX_REQUEST_BYTES}.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is negative or above the maximum
+     */
+    static void checkRequestBytes(long bytes) {
+        if (bytes < 0 || bytes > MAX_REQUEST_BYTES) {
+            throw new IllegalArgumentException("request size must be in [0, " + MAX_REQUEST_BYTES
+                    + "] bytes (the largest NBD request): " + bytes);
+        }
+    }
+
     private Ticket<R> enqueue(FlowNode f, IoKind kind, long bytes, R request, long now, boolean admitted) {
         Objects.requireNonNull(kind, "kind");
-        if (bytes < 0) {
-            throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
-        }
+        checkRequestBytes(bytes);
         if (!admitted && f.size >= f.capacity) {
             f.rejected++;
             throw new QueueFullException(f.id, f.capacity);
         }
-        Ticket<R> t = obtain();
+        RequestRecord t = pool.obtain();
         t.request = request;
         t.bytes = bytes;
         t.kind = (byte) kind.ordinal();
@@ -293,14 +293,16 @@ public final class HierarchicalScheduler<R> {
             t.task = foreground;
         }
         t.enqueuedAt = now;
-        t.status = Ticket.QUEUED;
+        t.status = RequestRecord.QUEUED;
+        Ticket<R> ticket = new Ticket<>(t);
+        t.ticket = ticket;
         f.push(t);
         queued++;
         if (f.state == SchedNode.IDLE) {
             refreshFlow(f, now);
             refreshTenant(f.tenant, now);
         }
-        return t;
+        return ticket;
     }
 
     /**
@@ -327,17 +329,19 @@ public final class HierarchicalScheduler<R> {
             k.rejected++;
             throw new QueueFullException(k.name, k.capacity);
         }
-        Ticket<R> t = obtain();
+        RequestRecord t = pool.obtain();
         t.request = request;
         t.flow = null;
-        t.kind = Ticket.NO_KIND;
+        t.kind = RequestRecord.NO_KIND;
         t.bytes = 0;
         t.task = k;
         t.enqueuedAt = now;
-        t.status = Ticket.QUEUED;
+        t.status = RequestRecord.QUEUED;
+        Ticket<R> ticket = new Ticket<>(t);
+        t.ticket = ticket;
         k.push(t);
         queued++;
-        return t;
+        return ticket;
     }
 
     // ------------------------------------------------------------------------------ dispatch
@@ -370,12 +374,15 @@ public final class HierarchicalScheduler<R> {
         }
         if (best.counter - rootVtime > 0) {
             rootVtime = best.counter;
+            if (rootVtime > REBASE_THRESHOLD) {
+                rebaseRoot();
+            }
         }
-        Ticket<R> t = best.foreground ? dispatchForeground(now) : (Ticket<R>) best.poll();
+        RequestRecord t = best.foreground ? dispatchForeground(now) : best.poll();
         queued--;
         running++;
         best.inFlight++;
-        t.status = Ticket.RUNNING;
+        t.status = RequestRecord.RUNNING;
         t.dispatchedAt = now;
         long waited = now - t.enqueuedAt;
         int[] counts = best.waitCounts; // a volume's wait is counted in dispatchForeground
@@ -383,7 +390,7 @@ public final class HierarchicalScheduler<R> {
         if (grown != counts) {
             best.waitCounts = grown; // only when it grew: see "Reference stores"
         }
-        return t;
+        return (Ticket<R>) t.ticket;
     }
 
     private boolean foregroundReady(long now) {
@@ -394,8 +401,7 @@ public final class HierarchicalScheduler<R> {
         return !reservations.isEmpty() && reservations.peekKey() + reservationShift - now <= 0;
     }
 
-    @SuppressWarnings("unchecked")
-    private Ticket<R> dispatchForeground(long now) {
+    private RequestRecord dispatchForeground(long now) {
         FlowNode f;
         boolean reservationPhase;
         if (reservationDue(now)) {
@@ -410,30 +416,70 @@ public final class HierarchicalScheduler<R> {
             reservationPhase = false;
         }
         TenantNode tn = f.tenant;
-        Ticket<R> t = (Ticket<R>) f.poll();
-        deferLatency(f.slot, LatencyRecorder.index(now - t.enqueuedAt));
-        long cost = f.costModel.cost(t.kind(), t.bytes);
+        RequestRecord t = f.poll();
+        latencies.deferWait(f.slot, now - t.enqueuedAt);
+        long cost = Math.max(1, Math.min(f.costModel.cost(KINDS[t.kind], t.bytes), MAX_COST));
         if (!reservationPhase) {
             // Virtual time = start tag of the request entering service (SFQ). Only the weight phase
             // picks the minimum, so only it may advance V without overtaking a ready child.
             if (f.counter - tn.vtime > 0) {
                 tn.vtime = f.counter;
+                if (tn.vtime > REBASE_THRESHOLD) {
+                    rebaseVolumes(tn);
+                }
             }
             if (tn.counter - fgVtime > 0) {
                 fgVtime = tn.counter;
+                if (fgVtime > REBASE_THRESHOLD) {
+                    rebaseTenants();
+                }
             }
         } else {
             f.reservationTag += f.reservationInterval;
         }
         t.reservationPhase = reservationPhase;
         f.chargeCounter(cost);
+        tn.chargeCounter(cost);
+        if (reservationPhase) {
+            // the bounded lead (deviation 4 in the package documentation)
+            f.capLead(tn.vtime, cost);
+            tn.capLead(fgVtime, cost);
+        }
         f.limiter.charge(now, t.bytes);
         f.inFlight++;
         refreshFlow(f, now);
-        tn.chargeCounter(cost);
         tn.limiter.charge(now, t.bytes);
         refreshTenant(tn, now);
         return t;
+    }
+
+    /** Rebases the volume level of a tenant: see {@link #REBASE_THRESHOLD}. {@code O(volumes)}. */
+    private static void rebaseVolumes(TenantNode tn) {
+        long base = tn.vtime;
+        tn.vtime = 0;
+        for (FlowNode f : tn.flows) {
+            f.rebase(base);
+        }
+        tn.ready.shiftKeys(base);
+    }
+
+    /** Rebases the tenant level. {@code O(tenants)}. */
+    private void rebaseTenants() {
+        long base = fgVtime;
+        fgVtime = 0;
+        for (TenantNode tn : tenants.values()) {
+            tn.rebase(base);
+        }
+        fgReady.shiftKeys(base);
+    }
+
+    /** Rebases the root. {@code O(tasks)}. */
+    private void rebaseRoot() {
+        long base = rootVtime;
+        rootVtime = 0;
+        for (TaskNode k : tasksByName.values()) {
+            k.rebase(base);
+        }
     }
 
     /**
@@ -445,12 +491,19 @@ public final class HierarchicalScheduler<R> {
      * @param now current time
      */
     public void complete(Ticket<R> ticket, long cpuNanos, long now) {
-        if (ticket.status != Ticket.RUNNING) {
+        RequestRecord r = ticket.record;
+        if (r.owner != pool) {
+            throw new IllegalArgumentException("ticket of another scheduler: " + ticket);
+        }
+        if (r.generation != ticket.generation) {
+            throw new IllegalStateException("stale ticket: its request was already completed");
+        }
+        if (r.status != RequestRecord.RUNNING) {
             throw new IllegalStateException("ticket is not running: " + ticket);
         }
         long cpu = Math.max(0, cpuNanos);
-        long served = now - ticket.dispatchedAt;
-        TaskNode k = ticket.task;
+        long served = now - r.dispatchedAt;
+        TaskNode k = r.task;
         k.charge(cpu);
         k.cpuNanos += cpu;
         k.inFlight--;
@@ -460,18 +513,18 @@ public final class HierarchicalScheduler<R> {
         if (grown != counts) {
             k.serviceCounts = grown;
         }
-        FlowNode f = ticket.flow;
+        FlowNode f = r.flow;
         if (f != null) {
             f.inFlight--;
             f.cpuNanos += cpu;
-            if (ticket.kind == READ) {
+            if (r.kind == READ) {
                 f.readOps++;
-                f.readBytes += ticket.bytes;
+                f.readBytes += r.bytes;
             } else {
                 f.writeOps++;
-                f.writeBytes += ticket.bytes;
+                f.writeBytes += r.bytes;
             }
-            deferLatency(f.slot, LatencyRecorder.index(served) | SERVICE_SAMPLE);
+            latencies.deferService(f.slot, served);
             if (f.draining) {
                 maybeRetire(f);
             }
@@ -480,7 +533,7 @@ public final class HierarchicalScheduler<R> {
             rebuildTaskArray();
         }
         running--;
-        recycle(ticket);
+        pool.release(r);
     }
 
     /**
@@ -677,9 +730,12 @@ public final class HierarchicalScheduler<R> {
                     f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 }
                 if (f.tenant != tn) {
+                    // Its counter meant something only relative to the old tenant's virtual time:
+                    // it starts at the new level as a newcomer (the heaps are rebuilt below).
                     f.tenant.flows.remove(f);
                     f.tenant = tn;
                     tn.flows.add(f);
+                    f.placeAt(tn.vtime);
                 }
                 f.setWeight(s.weight());
                 f.draining = false;
@@ -737,20 +793,14 @@ public final class HierarchicalScheduler<R> {
         readyPositions.ensure(slot);
         timerPositions.ensure(slot);
         reservationPositions.ensure(slot);
-        if (slot >= waitCountsBySlot.length) {
-            int len = Math.max(slot + 1, waitCountsBySlot.length * 2);
-            waitCountsBySlot = Arrays.copyOf(waitCountsBySlot, len);
-            serviceCountsBySlot = Arrays.copyOf(serviceCountsBySlot, len);
-        }
+        latencies.ensure(slot);
         return slot;
     }
 
     /** Returns a retired node's slot; precondition: the node is in no heap. */
     private void releaseSlot(SchedNode n) {
         if (n instanceof FlowNode) {
-            foldLatencies(); // no buffered sample of this volume may be counted for the slot's next owner
-            waitCountsBySlot[n.slot] = null;
-            serviceCountsBySlot[n.slot] = null;
+            latencies.release(n.slot);
         }
         if (freeSlotCount == freeSlots.length) {
             freeSlots = Arrays.copyOf(freeSlots, freeSlotCount * 2);
@@ -829,10 +879,32 @@ public final class HierarchicalScheduler<R> {
         return f == null ? 0 : f.size;
     }
 
-    /** True if the volume is known and not being removed. */
+    /**
+     * True if the volume is known and not being removed: false both while a removed volume drains
+     * and once it is gone; {@link #volumeStatus} tells the two apart.
+     */
     public boolean hasVolume(String volumeId) {
         FlowNode f = flows.get(volumeId);
         return f != null && !f.draining;
+    }
+
+    /** Whether a volume is live, draining after its removal, or gone (or never known). */
+    public VolumeStatus volumeStatus(String volumeId) {
+        FlowNode f = flows.get(volumeId);
+        return f == null ? VolumeStatus.GONE : f.draining ? VolumeStatus.DRAINING : VolumeStatus.LIVE;
+    }
+
+    /** The life cycle of a volume, as {@link #volumeStatus} reports it. */
+    public enum VolumeStatus {
+        /** Configured: accepts requests. */
+        LIVE,
+        /**
+         * Removed by a reconfiguration but still has queued or running requests: accepts no new
+         * ones, is still scheduled under its last policy, and is still in snapshots.
+         */
+        DRAINING,
+        /** Not configured, or removed and fully drained: absent from snapshots. */
+        GONE
     }
 
     /** True if the background task is known and not being removed. */
@@ -854,56 +926,10 @@ public final class HierarchicalScheduler<R> {
      *     percentiles cover only the requests completed in between
      */
     public SchedulerSnapshot snapshot(long now, boolean resetLatencies) {
-        foldLatencies();
-        Map<String, Stats> vs = new HashMap<>();
-        Map<String, Stats> ts = new HashMap<>();
-        Map<String, Stats> ks = new HashMap<>();
-        for (TenantNode tn : tenants.values()) {
-            long rOps = 0, wOps = 0, rB = 0, wB = 0, q = 0, inf = 0, rej = 0, cpu = 0;
-            Histogram tw = LatencyRecorder.newHistogram();
-            Histogram tsv = LatencyRecorder.newHistogram();
-            for (FlowNode f : tn.flows) {
-                Histogram w = LatencyRecorder.newHistogram();
-                Histogram sv = LatencyRecorder.newHistogram();
-                LatencyRecorder.addTo(waitCountsBySlot[f.slot], w);
-                LatencyRecorder.addTo(serviceCountsBySlot[f.slot], sv);
-                tw.add(w);
-                tsv.add(sv);
-                vs.put(f.id, new Stats(f.id, f.readOps, f.writeOps, f.readBytes, f.writeBytes, f.size, f.inFlight,
-                        f.rejected, LatencyRecorder.percentile(w, 50), LatencyRecorder.percentile(w, 99),
-                        LatencyRecorder.percentile(sv, 50), LatencyRecorder.percentile(sv, 99), f.throttledNanos(now),
-                        f.cpuNanos, 0));
-                rOps += f.readOps;
-                wOps += f.writeOps;
-                rB += f.readBytes;
-                wB += f.writeBytes;
-                q += f.size;
-                inf += f.inFlight;
-                rej += f.rejected;
-                cpu += f.cpuNanos;
-                if (resetLatencies) {
-                    LatencyRecorder.reset(waitCountsBySlot[f.slot]);
-                    LatencyRecorder.reset(serviceCountsBySlot[f.slot]);
-                }
-            }
-            ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, LatencyRecorder.percentile(tw, 50),
-                    LatencyRecorder.percentile(tw, 99), LatencyRecorder.percentile(tsv, 50),
-                    LatencyRecorder.percentile(tsv, 99), tn.throttledNanos(now), cpu, 0));
-        }
-        for (TaskNode k : tasksByName.values()) {
-            ks.put(k.name, new Stats(k.name, k.ops, 0, 0, 0, k.foreground ? queued - backgroundQueued() : k.size,
-                    k.inFlight, k.rejected, LatencyRecorder.percentile(k.waitCounts, 50),
-                    LatencyRecorder.percentile(k.waitCounts, 99), LatencyRecorder.percentile(k.serviceCounts, 50),
-                    LatencyRecorder.percentile(k.serviceCounts, 99), 0, k.cpuNanos, k.share));
-            if (resetLatencies) {
-                LatencyRecorder.reset(k.waitCounts);
-                LatencyRecorder.reset(k.serviceCounts);
-            }
-        }
-        return new SchedulerSnapshot(now, vs, ts, ks);
+        return SnapshotBuilder.build(this, now, resetLatencies);
     }
 
-    private int backgroundQueued() {
+    int backgroundQueued() {
         int n = 0;
         for (TaskNode k : tasks) {
             if (!k.foreground) {
@@ -913,89 +939,9 @@ public final class HierarchicalScheduler<R> {
         return n;
     }
 
-    // ------------------------------------------------------------------------------- latencies
-
-    /**
-     * Buffers one latency sample of a volume. With many volumes, a volume's counts are a cold
-     * cache line; counting a sample at once stalls the decision on that miss (and on the one for
-     * the array reference before it). Counted in a batch, the misses of different samples are
-     * independent, so the CPU overlaps them; the more so as the batch is walked twice, first
-     * only loading each sample's bucket, then counting (a loop of loads alone keeps more misses in
-     * flight than one that also stores). Nothing is lost: {@link #snapshot} counts the buffer
-     * first, and so does retiring a volume, before its slot can be reused.
-     *
-     * @param bucket the {@link LatencyRecorder#index bucket}, with {@link #SERVICE_SAMPLE} set for
-     *     a service time
-     */
-    private void deferLatency(int slot, int bucket) {
-        int n = latencyCount;
-        latencySamples[n] = ((long) slot << 32) | (bucket & 0xFFFF_FFFFL);
-        latencyCount = n + 1;
-        if (n + 1 == LATENCY_BATCH) {
-            foldLatencies();
-        }
-    }
-
-    private void foldLatencies() {
-        long[] samples = latencySamples;
-        int[][] waits = waitCountsBySlot;
-        int[][] services = serviceCountsBySlot;
-        int n = latencyCount;
-        // Pass 1 only loads each sample's bucket: the iterations are independent loads, so the CPU
-        // keeps dozens of their cache misses in flight; pass 2 then counts in cache.
-        int touched = 0;
-        for (int i = 0; i < n; i++) {
-            long sample = samples[i];
-            int b = (int) sample;
-            int[] counts = (b >= 0 ? waits : services)[(int) (sample >>> 32)];
-            int j = LatencyRecorder.position(counts, b & ~SERVICE_SAMPLE);
-            if (j > 0) {
-                touched += counts[j];
-            }
-        }
-        latencyTouch = touched;
-        for (int i = 0; i < n; i++) {
-            long sample = samples[i];
-            int slot = (int) (sample >>> 32);
-            int b = (int) sample;
-            int[][] table = b >= 0 ? waits : services;
-            int[] counts = table[slot];
-            int[] grown = LatencyRecorder.recordIndex(counts, b & ~SERVICE_SAMPLE);
-            if (grown != counts) {
-                table[slot] = grown; // only when it grew: see "Reference stores"
-            }
-        }
-        latencyCount = 0;
-    }
-
-    // --------------------------------------------------------------------------------- tickets
-
-    @SuppressWarnings("unchecked")
-    private Ticket<R> obtain() {
-        Ticket<R> t = free;
-        if (t != null) {
-            free = (Ticket<R>) t.next;
-            t.next = null;
-            freeCount--;
-            return t;
-        }
-        return new Ticket<>();
-    }
-
-    /**
-     * Returns a completed ticket to the pool. It drops the caller's request but keeps its volume
-     * and task, which the next request often shares (a pooled ticket may so keep a removed
-     * volume's node from being collected until it is reused).
-     */
-    private void recycle(Ticket<R> t) {
-        t.request = null;
-        t.reservationPhase = false;
-        t.status = Ticket.FREE;
-        if (freeCount < TICKET_POOL_MAX) {
-            t.next = free;
-            free = t;
-            freeCount++;
-        }
+    /** Idle request records kept for reuse; for tests. */
+    int pooledRecords() {
+        return pool.idle();
     }
 
     /** Names of the live (not draining) volumes; for tests and diagnostics. */

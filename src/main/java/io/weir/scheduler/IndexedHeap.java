@@ -29,8 +29,9 @@ import java.util.Arrays;
  * <h3>Ordering</h3>
  * Keys are counters or {@code nanoTime} values, both of which may wrap, so keys compare by
  * subtraction: {@code a} precedes {@code b} when {@code a - b < 0}. This is a total order as long
- * as all live keys of one heap lie within {@code 2^62} of each other, which the rejoin rule
- * guarantees for counters and which holds for times.
+ * as all live keys of one heap lie within {@code 2^63} of each other, which the rejoin rule, the
+ * bounded lead and the rebasing of each level guarantee for counters ({@link HierarchicalScheduler})
+ * and which holds for times.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
@@ -156,6 +157,17 @@ final class IndexedHeap<N extends SchedNode> {
         N top = (N) positions.nodes[slots[0]];
         remove(top);
         return top;
+    }
+
+    /**
+     * Subtracts {@code delta} from every key: the order is unchanged, so no entry moves. Used when
+     * a level rebases its counters; {@code O(n)}.
+     */
+    void shiftKeys(long delta) {
+        long[] ks = keys;
+        for (int i = 0; i < size; i++) {
+            ks[i] -= delta;
+        }
     }
 
     /** Removes every node. */

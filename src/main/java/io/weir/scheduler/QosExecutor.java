@@ -163,19 +163,19 @@ public final class QosExecutor implements AutoCloseable {
      *
      * @param volumeId the volume (flow) the IO belongs to
      * @param kind read or write, for statistics and the cost model
-     * @param bytes the IO size: the basis of its cost and of byte limits
+     * @param bytes the IO size: the basis of its cost and of byte limits; at most
+     *     {@link HierarchicalScheduler#MAX_REQUEST_BYTES}
      * @param work the work; its result or exception completes the returned future
      * @return a future completed by a worker once the work has run
      * @throws QueueFullException if the volume's queue is at its bound
-     * @throws IllegalArgumentException if the volume is not configured (or is being removed)
+     * @throws IllegalArgumentException if the volume is not configured (or is being removed), or
+     *     {@code bytes} is negative or above {@link HierarchicalScheduler#MAX_REQUEST_BYTES}
      * @throws RejectedExecutionException if the executor is closed
      */
     public <T> CompletableFuture<T> submit(String volumeId, IoKind kind, long bytes, Callable<T> work) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(work, "work");
-        if (bytes < 0) {
-            throw new IllegalArgumentException("bytes must be >= 0: " + bytes);
-        }
+        HierarchicalScheduler.checkRequestBytes(bytes);
         Gate gate = volumeGates.get(volumeId);
         if (gate == null) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
@@ -370,7 +370,7 @@ public final class QosExecutor implements AutoCloseable {
             extraByTenant.forEach((t, n) -> tenants.computeIfPresent(t, (k, st) -> withExtraRejected(st, n)));
             Map<String, Stats> tasks = new HashMap<>(s.tasks());
             taskGates.forEach((name, g) -> tasks.computeIfPresent(name, (k, st) -> withExtraRejected(st, g.rejected.get())));
-            return new SchedulerSnapshot(s.nanoTime(), vols, tenants, tasks);
+            return s.withStats(vols, tenants, tasks);
         } finally {
             lock.unlock();
         }

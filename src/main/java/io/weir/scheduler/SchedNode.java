@@ -23,10 +23,18 @@ package io.weir.scheduler;
  * Counters are fixed point: one unit is {@code 1 / COUNTER_SCALE} cost-unit per unit of weight.
  * Each charge adds {@code cost * COUNTER_SCALE / weight} and carries the remainder, so the
  * counter never drifts from the exact rational value {@code base + C / w} by more than one unit.
+ * A cost is at most {@link HierarchicalScheduler#MAX_COST} ({@code 2^40}), so a charge is at most
+ * {@code 2^56} units and {@code cost * COUNTER_SCALE + remainder} cannot overflow.
+ *
+ * <h3>Range</h3>
+ * Counters are plain non-negative {@code long}s: the level they belong to rebases them
+ * ({@link #rebase}) before its virtual time passes {@link HierarchicalScheduler#REBASE_THRESHOLD},
+ * and a counter's lead over its level's virtual time is bounded ({@link #capLead}), so no counter
+ * comes near {@code 2^63}, however long the scheduler runs.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
-abstract class SchedNode {
+abstract class SchedNode extends TicketQueue {
 
     /** Counter resolution: {@code 2^16} units per byte per unit weight. */
     static final long COUNTER_SCALE = 1L << 16;
@@ -72,8 +80,39 @@ abstract class SchedNode {
     /** Applies the rejoin rule against the level's virtual time. */
     final void rejoin(long vtime) {
         if (counter - vtime < 0) {
-            counter = vtime;
+            placeAt(vtime);
+        }
+    }
+
+    /** Places the node at {@code vtime} as a newcomer: no credit, no debt. */
+    final void placeAt(long vtime) {
+        counter = vtime;
+        remainder = 0;
+    }
+
+    /**
+     * Bounds the lead over the level's virtual time after a reservation-phase charge: at most
+     * {@code max(cost, RESERVATION_LEAD_BYTES)} per unit of weight.
+     */
+    final void capLead(long vtime, long cost) {
+        long cap = vtime + Math.max(cost, HierarchicalScheduler.RESERVATION_LEAD_BYTES) * COUNTER_SCALE / weight;
+        if (counter > cap) {
+            counter = cap;
             remainder = 0;
+        }
+    }
+
+    /**
+     * Moves the counter down by {@code base} when its level rebases; a counter that lagged the
+     * level by more than that (an idle node) goes to 0, the new virtual time, which is where the
+     * rejoin rule would have put it anyway.
+     */
+    final void rebase(long base) {
+        long c = counter - base;
+        if (c < 0) {
+            placeAt(0);
+        } else {
+            counter = c;
         }
     }
 

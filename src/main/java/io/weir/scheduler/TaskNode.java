@@ -8,14 +8,23 @@ import io.weir.scheduler.SchedulerConfig.TaskSpec;
  *
  * <h2>Implementation notes</h2>
  * The counter is the first currency: CPU nanoseconds times {@link #SCALE} divided by the current
- * share, charged at completion with the CPU time the executor measured.
+ * share, charged at completion with the CPU time the executor measured, at most
+ * {@link #MAX_CHARGE} per completion. The root rebases the counters like every other level
+ * ({@link HierarchicalScheduler#REBASE_THRESHOLD}).
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
-final class TaskNode {
+final class TaskNode extends TicketQueue {
 
     /** Counter units per CPU nanosecond at share 1; keeps fractional shares precise. */
     static final double SCALE = 1024.0;
+
+    /**
+     * Largest charge of one completion, in counter units ({@code 2^54}): about 4.9 hours of CPU
+     * time at share 1, so it binds only for absurd measurements or tiny shares, and it keeps the
+     * root's counters far from {@code 2^63} between two rebases.
+     */
+    static final long MAX_CHARGE = 1L << 54;
 
     final String name;
     final boolean foreground;
@@ -29,9 +38,6 @@ final class TaskNode {
     boolean draining;
     int capacity;
 
-    Ticket<?> head;
-    Ticket<?> tail;
-    int size;
     int inFlight;
 
     long ops;
@@ -68,29 +74,14 @@ final class TaskNode {
 
     void charge(long cpu) {
         if (cpu > 0) {
-            counter += (long) (cpu * unitsPerCpuNano); // the same double as cpu * (SCALE / share)
+            // the same double as cpu * (SCALE / share); at most MAX_CHARGE, so counters stay in range
+            counter += Math.min((long) (cpu * unitsPerCpuNano), MAX_CHARGE);
         }
     }
 
-    void push(Ticket<?> t) {
-        t.next = null;
-        if (tail == null) {
-            head = t;
-        } else {
-            tail.next = t;
-        }
-        tail = t;
-        size++;
-    }
-
-    Ticket<?> poll() {
-        Ticket<?> t = head;
-        head = t.next;
-        if (head == null) {
-            tail = null;
-        }
-        t.next = null;
-        size--;
-        return t;
+    /** Moves the counter down by {@code base} when the root rebases (see {@link SchedNode#rebase}). */
+    void rebase(long base) {
+        long c = counter - base;
+        counter = c < 0 ? 0 : c;
     }
 }

@@ -5,91 +5,98 @@ package io.weir.scheduler;
  * out by {@link HierarchicalScheduler#next(long)}, and given back to
  * {@link HierarchicalScheduler#complete(Ticket, long, long)}.
  *
- * <p>Tickets are pooled and reused, so the scheduler allocates nothing per request in steady
- * state. <b>A ticket must not be used after it was passed to {@code complete}</b>: by then it may
- * already describe another request.
+ * <p>A ticket is good for one request. Once the request was completed the ticket is <em>stale</em>:
+ * its accessors and a second {@code complete} throw {@link IllegalStateException}, even after
+ * the scheduler reused its internal state for another request. A ticket is only accepted by the
+ * scheduler that issued it ({@code complete} throws {@link IllegalArgumentException} otherwise).
  *
  * <p>Not thread-safe; read it under the scheduler lock or before handing it back.
+ *
+ * <h2>Implementation notes</h2>
+ * The request's state lives in a pooled {@link RequestRecord}; the ticket is a small object
+ * (16 bytes of fields) allocated per request that names the record and the record's generation
+ * at the time. Pooling the records keeps the per-request allocation to this handle, while a fresh
+ * handle per request is what makes a stale one detectable: the same pooled object handed out
+ * twice could not tell its two uses apart.
  *
  * @param <R> the caller's request type
  */
 public final class Ticket<R> {
 
-    static final int FREE = 0;
-    static final int QUEUED = 1;
-    static final int RUNNING = 2;
-
     private static final IoKind[] KINDS = IoKind.values();
 
-    /** {@link #kind} of a background request. */
-    static final byte NO_KIND = -1;
+    final RequestRecord record;
+    final int generation;
 
-    R request;
-    long bytes;
-    /**
-     * The {@link IoKind} ordinal, or {@link #NO_KIND}. A byte rather than the enum: storing a
-     * reference into a pooled (old) ticket runs the GC's write barrier, a primitive store does not.
-     */
-    byte kind = NO_KIND;
-    FlowNode flow;
-    TaskNode task;
-    long enqueuedAt;
-    long dispatchedAt;
-    boolean reservationPhase;
-    int status;
-    Ticket<?> next;
+    Ticket(RequestRecord record) {
+        this.record = record;
+        this.generation = record.generation;
+    }
 
-    Ticket() {
+    /** The record, if this ticket is still current. */
+    private RequestRecord current() {
+        RequestRecord r = record;
+        if (r.generation != generation) {
+            throw new IllegalStateException("stale ticket: its request was already completed");
+        }
+        return r;
+    }
+
+    /** True until the request was completed. */
+    public boolean isCurrent() {
+        return record.generation == generation;
     }
 
     /** The request given to {@code enqueue}. */
+    @SuppressWarnings("unchecked")
     public R request() {
-        return request;
+        return (R) current().request;
     }
 
     /** The volume id, or null for a background request. */
     public String volumeId() {
-        return flow == null ? null : flow.id;
+        FlowNode f = current().flow;
+        return f == null ? null : f.id;
     }
 
     /** The volume's handle, or null for a background request. */
     public VolumeHandle volume() {
-        return flow;
+        return current().flow;
     }
 
     /** The task that runs this request. */
     public String task() {
-        return task.name;
+        return current().task.name;
     }
 
     /** Bytes of a foreground request, 0 for background. */
     public long bytes() {
-        return bytes;
+        return current().bytes;
     }
 
     /** Read or write for a foreground request, null for background. */
     public IoKind kind() {
-        return kind == NO_KIND ? null : KINDS[kind];
+        byte k = current().kind;
+        return k == RequestRecord.NO_KIND ? null : KINDS[k];
     }
 
     /** When the request was enqueued. */
     public long enqueuedAtNanos() {
-        return enqueuedAt;
+        return current().enqueuedAt;
     }
 
     /** When the request was dispatched, once running. */
     public long dispatchedAtNanos() {
-        return dispatchedAt;
+        return current().dispatchedAt;
     }
 
     /** True if it was dispatched by the reservation (constraint) phase rather than by weight. */
     public boolean reservationPhase() {
-        return reservationPhase;
+        return current().reservationPhase;
     }
 
     @Override
     public String toString() {
-        return "Ticket[" + (flow != null ? "volume=" + flow.id : "task=" + (task == null ? "?" : task.name))
-                + ", bytes=" + bytes + ", status=" + status + "]";
+        return "Ticket[" + (isCurrent() ? record.toString() : "stale") + "]";
     }
 }

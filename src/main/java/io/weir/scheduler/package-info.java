@@ -45,6 +45,10 @@
  * already competing (no banked credit) and no later than its own past (no penalty beyond what it
  * consumed). A reservation tag is placed the mClock way, {@code max(tag, now)}.
  *
+ * <p>A volume that a reconfiguration moves to another tenant is placed at its new tenant's
+ * {@code V} as a newcomer: its counter meant something only relative to the old tenant's virtual
+ * time, so it neither keeps credit nor debt from there.
+ *
  * <h2>Fairness bound</h2>
  * For two siblings {@code i, j} ready throughout an interval, with {@code W} the cost served and
  * {@code Lmax} the largest cost of one request, {@code |W_i/w_i − W_j/w_j| ≤ Lmax_i/w_i +
@@ -67,10 +71,69 @@
  * <h2>Reservations, and what happens when they are infeasible</h2>
  * A volume whose reservation tag is due is served before any weight-based choice, earliest tag
  * first; each such dispatch advances its tag by {@code 1/minIops}. The service is also charged to
- * its counter, so a volume gets {@code max(reservation, fair share)}, not the sum. When the
- * reservations add up to more than the node can serve, earliest-tag-first serves every backlogged
- * reserved volume <b>in proportion to its min IOPS</b>, and weight-only volumes get nothing until the
- * reservations are met again.
+ * its counter (and its tenant's), so a volume gets {@code max(reservation, fair share)}, not the
+ * sum. When the reservations add up to more than the node can serve, earliest-tag-first serves
+ * every backlogged reserved volume <b>in proportion to its min IOPS</b>, and weight-only volumes
+ * get nothing until the reservations are met again.
+ *
+ * <h3>The bounded lead</h3>
+ * A volume whose reservation exceeds its fair share is charged faster than its level's virtual
+ * time advances. Unbounded, that charge became a debt: once the reservation was removed, or its
+ * competitors stopped, the volume waited until the others had caught up with everything it had
+ * received beyond its share (72 s of starvation after an hour at 2,000 IOPS against a fair
+ * share of 909; and past {@code 2^63} units the comparison flipped). So after every
+ * reservation-phase dispatch the lead is capped:
+ * <pre>
+ *   counter_i ≤ V + max(RESERVATION_LEAD_BYTES, cost) / w_i        (RESERVATION_LEAD_BYTES = 1 MiB)
+ * </pre>
+ * and likewise the tenant's counter against the tenant level's {@code V} with the tenant's weight.
+ * Every other charge leaves a ready child at most its last request's {@code cost / w} ahead, so
+ * at every moment a ready volume's lead is at most {@code max(1 MiB, Lmax_i) / w_i}. The snapshot
+ * reports it ({@link io.weir.scheduler.SchedulerSnapshot#levels()}).
+ *
+ * <p>What this means, exactly:
+ * <ul>
+ *   <li><b>While the reservation holds:</b> a volume gets at least its reservation and, when its
+ *       fair share is larger, its fair share (it is served by the weight phase whenever its
+ *       counter is the lowest, and reservation service only adds to its counter). When its
+ *       reservation is larger, its capped counter stays {@code 1 MiB / w_i} ahead, so the weight
+ *       phase serves it only if a sibling's last request weighs more than that
+ *       ({@code Lmax_j / w_j > 1 MiB / w_i}): then it receives a little more than its reservation.
+ *       This is the price of the bound; mClock's own tag adjustment [OSDI 2010] has the same
+ *       purpose.</li>
+ *   <li><b>After any change</b> of reservations or competition (a reservation removed, lowered or
+ *       raised; siblings that stop or start), for two volumes {@code i, j} of one tenant that are
+ *       backlogged without a reservation over an interval,
+ *       {@code W_j/w_j − W_i/w_i ≤ Lmax_j/w_j + lead_i}, with {@code lead_i ≤ max(1 MiB, Lmax_i)/w_i}:
+ *       the SFQ bound, widened by the lead at the start. In time: volume {@code i} is served
+ *       again, at its fair share from then on, before each sibling {@code j} has received
+ *       {@code lead_i·w_j + Lmax_j} bytes. Eleven equal volumes of 4 KiB requests at 10,000 IOPS:
+ *       after its 2,000 IOPS reservation is removed, a volume waits at most
+ *       {@code 10 × (256 + 1)} requests, 0.26 s, and then gets its 909 IOPS.
+ *       ({@code ReservationRecoveryPropertiesTest} checks this over random weights, reservations
+ *       and changes; {@code LongRunningSchedulerTest} the scenarios above.)</li>
+ * </ul>
+ *
+ * <h2>Range: counters over unbounded run time</h2>
+ * Counters are {@code long}s that only grow, and an idle child's counter lags its level's
+ * {@code V} without limit; compared by subtraction, a lag beyond {@code 2^63} would read as a lead
+ * (a weight-1 volume beside one at 1 GB/s gets there in 39 hours). So each level <b>rebases</b>:
+ * when its {@code V} passes {@code 2^62}, it subtracts {@code V} from {@code V} and from every
+ * child's counter; a counter that would go below 0 (an idle child) is set to 0, the new {@code V},
+ * which is where the rejoin rule would place it anyway. Order and leads are unchanged, so
+ * scheduling is exactly as if the counters were unbounded integers. Between rebases every
+ * counter stays in {@code [0, 2^62 + max lead]}: a charge is at most {@code 2^56} units (cost at
+ * most {@code 2^40}, {@link io.weir.scheduler.HierarchicalScheduler#MAX_COST}; at the root
+ * {@code 2^54} units per completion), and a lead at most a few charges. A rebase is
+ * {@code O(children)} and happens once per {@code 2^62} units of virtual time, that is once per
+ * 64 TiB of cost per unit of weight: in practice after months, if ever.
+ *
+ * <h2>Request size</h2>
+ * A request is at most {@link io.weir.scheduler.HierarchicalScheduler#MAX_REQUEST_BYTES}
+ * ({@code 2^32 − 1} bytes, the largest length an NBD request can carry); {@code enqueue} and
+ * {@code QosExecutor.submit} reject larger sizes. Up to it, {@code cost × 2^16} and a limiter's
+ * {@code bytes × 10^9} fit a {@code long} (the latter falls back to exact wide arithmetic for
+ * rates above {@code 4.9 × 10^18} bytes/s).
  *
  * <h2>Deviations from the published algorithms</h2>
  * <ol>
@@ -85,13 +148,17 @@
  *   <li><b>mClock tags per flow, not per request</b>: one tag for the head request rather than tags
  *       stamped at arrival; weight-phase service does not advance it (mClock's adjustment of
  *       R tags). The lag of the earliest tag behind the clock is capped at 1 s by moving all tags
- *       together, which bounds catch-up after an infeasible period and keeps proportionality.</li>
+ *       together, which bounds catch-up after an infeasible period and keeps proportionality.
+ *       Reservation service is charged to the counter (max, not sum), with the lead capped at
+ *       {@code max(1 MiB, cost) / w} (above), where mClock instead reduces the P tags.</li>
  *   <li><b>Reservations vs tenant limits</b>: the reservation phase ignores a tenant's limits (but
  *       charges them); configuration validation requires a tenant's max IOPS to cover the sum of
  *       its volumes' min IOPS.</li>
  *   <li><b>Limit admission</b>: a request may start while any credit remains (one request of
  *       overdraft, repaid before the next); all credit-free limits get a 2 ms tolerance for wake-up
  *       jitter.</li>
+ *   <li><b>Rebasing</b>: counters are rebased per level (above); a published SFQ has unbounded
+ *       rationals.</li>
  *   <li><b>Root rejoin is observed at decisions</b>: a task is treated as idle only if a
  *       decision saw it without work.</li>
  *   <li><b>Sampled CPU time</b> ({@link io.weir.scheduler.QosExecutor}): the thread CPU clock is
