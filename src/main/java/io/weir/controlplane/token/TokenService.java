@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.domain.Pageable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -46,10 +47,12 @@ public class TokenService implements BearerTokens, NodeCredentials {
     private final AuditLog audit;
     private final Clock clock;
     private final JdbcClient jdbc;
+    private final ApplicationEventPublisher events;
 
     TokenService(ApiTokenRepository tokens, TenantService tenants, ObjectProvider<NodeService> nodes, AuditLog audit,
-            Clock clock, JdbcClient jdbc) {
+            Clock clock, JdbcClient jdbc, ApplicationEventPublisher events) {
         this.jdbc = jdbc;
+        this.events = events;
         this.tokens = tokens;
         this.tenants = tenants;
         this.nodes = nodes;
@@ -112,6 +115,13 @@ public class TokenService implements BearerTokens, NodeCredentials {
         tokens.delete(token);
         tokens.flush();
         audit.record("token.delete", "token", id, token.getTenantId(), before, null);
+        events.publishEvent(new TokenRevoked(id, token.getName()));
+    }
+
+    /** Whether a token with this id exists (expired or not). */
+    @Transactional(readOnly = true)
+    boolean exists(UUID id) {
+        return tokens.existsById(id);
     }
 
     /**
