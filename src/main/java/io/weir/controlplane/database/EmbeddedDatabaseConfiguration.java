@@ -40,6 +40,7 @@ class EmbeddedDatabaseConfiguration {
                 .driverClassName("org.postgresql.Driver")
                 .url(server.jdbcUrl())
                 .username(EmbeddedPostgresServer.USER)
+                .password(server.password())
                 .build();
     }
 

@@ -3,6 +3,16 @@ package io.weir.controlplane.database;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -28,25 +38,65 @@ import java.util.Deque;
  * <h2>Data directory</h2>
  * The data directory is never wiped: an existing cluster (one with a {@code postgresql.conf})
  * is started as it is, and a fresh one is created with {@code initdb} only when the directory
- * is empty. Authentication is {@code trust} and the server listens on loopback only, which is
- * what a single-machine default can offer; production deployments point
- * {@code spring.datasource.url} at a managed server instead.
+ * is empty.
+ *
+ * <h2>Authentication</h2>
+ * Other accounts on the same machine must not reach the database: whoever can connect as the
+ * superuser can insert an admin token and run programs as the service's user ({@code COPY ... TO
+ * PROGRAM}). So:
+ * <ul>
+ *   <li>The superuser has a generated password ({@value #PASSWORD_BYTES} random bytes, base64url),
+ *       kept in {@value #PASSWORD_FILE} inside the data directory, mode 0600 (the directory is
+ *       0700, as PostgreSQL requires). A fresh cluster is initialised with it ({@code initdb
+ *       --pwfile --auth=scram-sha-256}; the password passes through an owner-only temporary file
+ *       that is deleted at once).
+ *   <li>{@code pg_hba.conf} is rewritten at every start to one rule per loopback address, each
+ *       {@code scram-sha-256}: no {@code trust}, no other address, no {@code local} rule.
+ *   <li>No Unix socket ({@code unix_socket_directories=''}); the server listens on loopback TCP
+ *       only, and the service connects there with the password.
+ * </ul>
+ * A data directory that an earlier version initialised with {@code trust} (it has no password
+ * file) is migrated before the server accepts any connection: the superuser's password is set
+ * in single-user mode ({@code postgres --single}, which opens no socket), the password file is
+ * written, and then the server starts with the rules above.
+ *
+ * <p>Production deployments point {@code spring.datasource.url} at a managed server instead.
  */
 public final class EmbeddedPostgresServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
 
     /** Name of the application database created inside the embedded cluster. */
     public static final String DATABASE = "weir";
 
-    /** Superuser created by initdb; the embedded cluster trusts loopback connections. */
+    /** Superuser created by initdb; it logs in with {@link #password()}. */
     public static final String USER = "postgres";
+
+    /** The file, inside the data directory, that holds the superuser's password (mode 0600). */
+    public static final String PASSWORD_FILE = "weir-superuser-password";
+
+    /** Random bytes in a generated password: 256 bits. */
+    static final int PASSWORD_BYTES = 32;
+
+    /** What {@code pg_hba.conf} holds: SCRAM password authentication, loopback TCP only. */
+    static final String HBA = """
+            # Written by Weir at every start (EmbeddedPostgresServer): password (SCRAM) authentication,
+            # loopback TCP only. There is no Unix socket (unix_socket_directories = '').
+            host all all 127.0.0.1/32 scram-sha-256
+            host all all ::1/128 scram-sha-256
+            """;
+
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     /** How long to wait for the postmaster to accept connections; initdb on a slow disk takes a while. */
     private static final Duration STARTUP_WAIT = Duration.ofSeconds(60);
 
     private final EmbeddedPostgres postgres;
+    private final String password;
 
-    private EmbeddedPostgresServer(EmbeddedPostgres postgres) {
+    private EmbeddedPostgresServer(EmbeddedPostgres postgres, String password) {
         this.postgres = postgres;
+        this.password = password;
     }
 
     /**
@@ -56,25 +106,90 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      * @param port TCP port on loopback, or 0 to pick a free one
      */
     public static EmbeddedPostgresServer start(Path dataDirectory, int port) {
+        Path initPasswordFile = null;
         try {
             createOwnerOnly(dataDirectory);
-            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
-                    .setDataDirectory(dataDirectory)
+            Path passwordFile = dataDirectory.resolve(PASSWORD_FILE);
+            boolean fresh = !Files.exists(dataDirectory.resolve("postgresql.conf"));
+            String password;
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+            if (fresh) {
+                password = generatePassword();
+                initPasswordFile = Files.createTempFile("weir-initdb-", ".pw", ownerOnly("rw-------"));
+                Files.writeString(initPasswordFile, password + "\n", StandardCharsets.US_ASCII);
+                // initdb gets these as --pwfile=... and --auth=...; the later --auth wins over the
+                // library's "-A trust".
+                builder.setLocaleConfig("pwfile", initPasswordFile.toString())
+                        .setLocaleConfig("auth", "scram-sha-256");
+            } else if (Files.exists(passwordFile)) {
+                password = Files.readString(passwordFile, StandardCharsets.US_ASCII).trim();
+            } else {
+                password = generatePassword();
+                log.warn("The embedded PostgreSQL in {} was initialised without a password (trust, by an earlier"
+                        + " version); setting a generated superuser password before it starts", dataDirectory);
+                LegacyClusters.setSuperuserPassword(dataDirectory, USER, password);
+                writeOwnerOnly(passwordFile, password);
+            }
+            Path initFile = initPasswordFile;
+            builder.setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(false)
                     .setPGStartupWait(STARTUP_WAIT)
+                    // Runs after initdb and before the server starts, for fresh and existing clusters.
+                    .setDataDirectoryCustomizer(dir -> {
+                        try {
+                            if (initFile != null) {
+                                Files.deleteIfExists(initFile);
+                                writeOwnerOnly(passwordFile, password);
+                            }
+                            Files.writeString(dir.toPath().resolve("pg_hba.conf"), HBA, StandardCharsets.US_ASCII);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    })
+                    .setConnectConfig("password", password)
                     .setServerConfig("fsync", "on")
                     .setServerConfig("synchronous_commit", "on")
                     .setServerConfig("full_page_writes", "on")
-                    .setServerConfig("listen_addresses", "localhost");
+                    .setServerConfig("listen_addresses", "localhost")
+                    .setServerConfig("unix_socket_directories", "''")
+                    .setServerConfig("password_encryption", "scram-sha-256");
             if (port > 0) {
                 builder.setPort(port);
             }
-            EmbeddedPostgresServer server = new EmbeddedPostgresServer(builder.start());
+            EmbeddedPostgresServer server = new EmbeddedPostgresServer(builder.start(), password);
             server.createDatabaseIfMissing();
             return server;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start embedded PostgreSQL in " + dataDirectory, e);
+        } finally {
+            if (initPasswordFile != null) {
+                try {
+                    Files.deleteIfExists(initPasswordFile);
+                } catch (IOException ignored) {
+                    // owner-only, in the temporary directory; nothing else can read it
+                }
+            }
         }
+    }
+
+    private static String generatePassword() {
+        byte[] bytes = new byte[PASSWORD_BYTES];
+        RANDOM.nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    private static FileAttribute<Set<PosixFilePermission>> ownerOnly(String permissions) {
+        return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(permissions));
+    }
+
+    /**
+     * Writes {@code text} to {@code file}, readable by the owner only from its creation on (a new
+     * file of a random name, renamed over the old one).
+     */
+    static void writeOwnerOnly(Path file, String text) throws IOException {
+        Path temp = file.resolveSibling(file.getFileName() + "." + UUID.randomUUID() + ".tmp");
+        Files.writeString(Files.createFile(temp, ownerOnly("rw-------")), text + "\n", StandardCharsets.US_ASCII);
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     /**
@@ -113,11 +228,16 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
     }
 
+    /** The superuser's password: connect with {@link #USER} and this. */
+    public String password() {
+        return password;
+    }
+
     public int port() {
         return postgres.getPort();
     }
 
-    /** JDBC URL of the application database, without credentials beyond the user name. */
+    /** JDBC URL of the application database, without credentials (see {@link #USER}, {@link #password()}). */
     public String jdbcUrl() {
         return "jdbc:postgresql://localhost:" + port() + "/" + DATABASE;
     }

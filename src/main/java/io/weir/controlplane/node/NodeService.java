@@ -1,7 +1,6 @@
 package io.weir.controlplane.node;
 
 import io.weir.controlplane.audit.AuditLog;
-import io.weir.controlplane.security.TokenService;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -49,12 +48,12 @@ public class NodeService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final ObjectProvider<NodeConnections> connections;
-    private final ObjectProvider<TokenService> tokens;
+    private final ObjectProvider<NodeCredentials> tokens;
     private final AuditLog audit;
 
     NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
-            ObjectProvider<TokenService> tokens, AuditLog audit) {
+            ObjectProvider<NodeCredentials> tokens, AuditLog audit) {
         this.tokens = tokens;
         this.audit = audit;
         this.nodes = nodes;

@@ -27,6 +27,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *       {@link TokenSecrets#MAX_LENGTH} characters, or the credential does not verify: the
  *       failure is counted and the answer is 401, or 429 while the remote address is blocked by
  *       {@link AuthFailureLimiter}.
+ *   <li>Weir's own tokens are looked up first, whatever their shape; only a credential no Weir
+ *       token matches, that has the shape of a JWT, goes to OIDC checking when it is configured.
  *   <li>A JWT while the OIDC issuer is unreachable: 503 with {@code Retry-After}, not counted.
  *   <li>A credential that verifies passes even from a blocked address: the block stops
  *       guessing, and a valid token is not a guess.
@@ -37,13 +39,13 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 final class BearerTokenFilter extends OncePerRequestFilter {
 
-    private final TokenService tokens;
+    private final BearerTokens tokens;
     private final OidcAuthenticator oidc;
     private final AuthFailureLimiter limiter;
     private final SecurityContextHolderStrategy contexts = SecurityContextHolder.getContextHolderStrategy();
 
     /** @param oidc null when no issuer is configured */
-    BearerTokenFilter(TokenService tokens, OidcAuthenticator oidc, AuthFailureLimiter limiter) {
+    BearerTokenFilter(BearerTokens tokens, OidcAuthenticator oidc, AuthFailureLimiter limiter) {
         this.tokens = tokens;
         this.oidc = oidc;
         this.limiter = limiter;
@@ -113,13 +115,14 @@ final class BearerTokenFilter extends OncePerRequestFilter {
         if (!TokenSecrets.wellFormed(credential)) {
             return Optional.empty();
         }
-        if (TokenSecrets.isWeirFormat(credential)) {
-            return tokens.authenticate(credential);
+        // Weir's own tokens first, whatever their shape: an operator-chosen bootstrap text (found
+        // by the hash of its text) may well have two dots, and the break-glass recovery must not
+        // depend on the identity provider. Only what no Weir token matches goes to JWT checking.
+        Optional<WeirPrincipal> own = tokens.authenticate(credential);
+        if (own.isPresent() || oidc == null || TokenSecrets.isWeirFormat(credential)
+                || !OidcAuthenticator.looksLikeJwt(credential)) {
+            return own;
         }
-        if (oidc != null && OidcAuthenticator.looksLikeJwt(credential)) {
-            return oidc.authenticate(credential);
-        }
-        // An operator-chosen bootstrap token, found by the hash of its text.
-        return tokens.authenticate(credential);
+        return oidc.authenticate(credential);
     }
 }

@@ -35,7 +35,7 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
         // The default that `mvn spring-boot:run` uses, on a directory of its own: stop it, start
         // it again on the same directory, and the data is still there.
         try (EmbeddedPostgresServer first = EmbeddedPostgresServer.start(dir, 0);
-             Connection c = DriverManager.getConnection(first.jdbcUrl(), EmbeddedPostgresServer.USER, "");
+             Connection c = DriverManager.getConnection(first.jdbcUrl(), EmbeddedPostgresServer.USER, first.password());
              Statement s = c.createStatement()) {
             assertThat(show(s, "fsync")).isEqualTo("on");
             assertThat(show(s, "synchronous_commit")).isEqualTo("on");
@@ -44,7 +44,7 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
         }
         assertThat(Files.exists(dir.resolve("PG_VERSION"))).isTrue();
         try (EmbeddedPostgresServer second = EmbeddedPostgresServer.start(dir, 0);
-             Connection c = DriverManager.getConnection(second.jdbcUrl(), EmbeddedPostgresServer.USER, "");
+             Connection c = DriverManager.getConnection(second.jdbcUrl(), EmbeddedPostgresServer.USER, second.password());
              Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT v FROM survivor")) {
             assertThat(rs.next()).isTrue();

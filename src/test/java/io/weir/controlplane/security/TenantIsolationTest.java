@@ -8,6 +8,9 @@ import io.weir.controlplane.support.IntegrationTest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import io.weir.controlplane.support.RowLocks;
+import static org.awaitility.Awaitility.await;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -98,6 +101,27 @@ class TenantIsolationTest extends IntegrationTest {
         assertThat(b.status()).isEqualTo(200);
         assertThat(b.json().get("sizeBytes").asLong()).isEqualTo(1048576);
         assertThat(api.get("/api/v1/tenants/" + tenantB + "/volumes").json().get("totalItems").asLong()).isEqualTo(1);
+    }
+
+    /**
+     * The timing oracle: GET /volumes/{id} loaded the volume, its placement and its policy before
+     * it checked the tenant, so another tenant's volume took measurably longer to refuse than a
+     * random id. The check must come first and read nothing but the volume's tenant. Shown without
+     * timing: while a test transaction holds the policy and placement tables exclusively, a read
+     * that touched them would queue behind it; the refusal must arrive without any request queueing.
+     */
+    @Test
+    void anotherTenantsVolumeIsRefusedBeforeItsPolicyOrPlacementIsRead() throws Exception {
+        UUID volumeB = volume(tenantB, unique("vol-b"));
+        try (RowLocks locks = new RowLocks()) {
+            locks.hold("LOCK TABLE qos_policy, volume_placement IN ACCESS EXCLUSIVE MODE");
+            CompletableFuture<Response> read = CompletableFuture.supplyAsync(() -> adminOfA.get("/api/v1/volumes/" + volumeB));
+            await().atMost(Duration.ofSeconds(60)).until(() -> read.isDone() || locks.waiters() > 0);
+            int waiting = locks.waiters();
+            locks.release();
+            assertThat(waiting).as("requests queued behind the policy/placement lock").isZero();
+            assertNotFoundLikeAMissingId(read.get(), adminOfA.get("/api/v1/volumes/" + UUID.randomUUID()));
+        }
     }
 
     @Test

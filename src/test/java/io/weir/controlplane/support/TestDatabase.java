@@ -84,7 +84,7 @@ public final class TestDatabase {
                 server.close();
                 deleteRecursively(dir);
             }, "weir-test-pg-shutdown"));
-            return new Coordinates(server.jdbcUrl(), EmbeddedPostgresServer.USER, "", "embedded");
+            return new Coordinates(server.jdbcUrl(), EmbeddedPostgresServer.USER, server.password(), "embedded");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -1,16 +1,20 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.controlplane.security.TokenSecrets;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.TestDatabase;
 import java.nio.file.Files;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -46,15 +50,17 @@ class TokenBootstrapTest {
         return m.group(1) + name + m.group(3);
     }
 
-    static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken) {
+    static ConfigurableApplicationContext start(String url, Path dataDir, String bootstrapToken, String... more) {
         TestDatabase.Coordinates db = TestDatabase.get();
-        return new SpringApplicationBuilder(ControlPlaneApplication.class).run(
+        List<String> args = new ArrayList<>(List.of(
                 "--server.port=0",
                 "--spring.datasource.url=" + url,
                 "--spring.datasource.username=" + db.username(),
                 "--spring.datasource.password=" + db.password(),
                 "--weir.data-dir=" + dataDir,
-                "--weir.security.bootstrap-token=" + bootstrapToken);
+                "--weir.security.bootstrap-token=" + bootstrapToken));
+        args.addAll(List.of(more));
+        return new SpringApplicationBuilder(ControlPlaneApplication.class).run(args.toArray(String[]::new));
     }
 
     static HttpApi client(ConfigurableApplicationContext app, String token) {
@@ -121,5 +127,52 @@ class TokenBootstrapTest {
         }
         assertThat(dataDir.resolve("admin-token")).doesNotExist();
         assertThat(output.getAll()).contains("weir.security.bootstrap-token").doesNotContain(chosen);
+    }
+
+    /**
+     * Break-glass recovery while the identity provider is down: an operator-chosen bootstrap text
+     * with exactly two dots has the shape of a JWT, and was sent to JWT checking (503) instead of
+     * being recognised as the Weir token it is.
+     */
+    @Test
+    void aConfiguredTokenShapedLikeAJwtIsRecognisedAsAWeirTokenWhenOidcIsOn(@TempDir Path dataDir) throws Exception {
+        String chosen = "break-glass." + UUID.randomUUID() + "." + UUID.randomUUID();
+        String unreachableIssuer;
+        try (ServerSocket closed = new ServerSocket(0)) {
+            unreachableIssuer = "http://127.0.0.1:" + closed.getLocalPort();
+        }
+        try (ConfigurableApplicationContext app = start(emptyDatabase(), dataDir, chosen,
+                "--weir.security.oidc.issuer-uri=" + unreachableIssuer, "--weir.security.oidc.audience=weir-api")) {
+            HttpApi.Response tokens = client(app, chosen).get("/api/v1/tokens");
+            assertThat(tokens.status()).as(tokens.toString()).isEqualTo(200);
+            assertThat(client(app, chosen + "x").get("/api/v1/tokens").status()).isIn(401, 503);
+        }
+    }
+
+    /**
+     * The startup warning advises revoking the generated bootstrap token; once that is done the
+     * file must not keep the dead secret (nor a live one's look-alike) around.
+     */
+    @Test
+    void revokingTheGeneratedBootstrapTokenRemovesItsFileAndSaysSo(@TempDir Path dataDir, CapturedOutput output)
+            throws Exception {
+        Path file = dataDir.resolve("admin-token").toAbsolutePath();
+        try (ConfigurableApplicationContext app = start(emptyDatabase(), dataDir, "")) {
+            String bootstrap = Files.readString(file).trim();
+            HttpApi first = client(app, bootstrap);
+            HttpApi.Response own = first.post("/api/v1/tokens",
+                    "{\"name\":\"my-admin\",\"role\":\"admin\"}");
+            assertThat(own.status()).isEqualTo(201);
+            HttpApi mine = client(app, own.json().get("token").asString());
+            // Revoking another token leaves the file alone.
+            HttpApi.Response viewer = mine.post("/api/v1/tokens", "{\"name\":\"a-viewer\",\"role\":\"viewer\"}");
+            assertThat(mine.delete("/api/v1/tokens/" + viewer.json().get("id").asString(), null).status()).isEqualTo(204);
+            assertThat(file).exists();
+
+            String bootstrapId = TokenSecrets.idOf(bootstrap).toString();
+            assertThat(mine.delete("/api/v1/tokens/" + bootstrapId, null).status()).isEqualTo(204);
+            assertThat(file).doesNotExist();
+            assertThat(output.getAll()).contains("Deleted " + file);
+        }
     }
 }

@@ -1,5 +1,7 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.SecurityProperties;
+import io.weir.controlplane.security.TokenSecrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -13,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -21,6 +24,8 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.event.TransactionPhase;
+import org.springframework.transaction.event.TransactionalEventListener;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -34,8 +39,14 @@ import org.springframework.transaction.support.TransactionTemplate;
  *   <li>Otherwise a token is generated and written to {@code <weir.data-dir>/admin-token},
  *       readable by the service's user only (mode 0600, in a directory created 0700), with an
  *       atomic replace so a crash never leaves half a token (see {@link #writeOwnerOnly}). The log
- *       advises rotating it and deleting the file after first use.
+ *       advises rotating it after first use.
  * </ul>
+ *
+ * <h2>The file after a revoke</h2>
+ * When the token whose secret the file holds is revoked, the file is deleted right after the
+ * revoke commits, and that is logged: a dead secret is no use on disk, and a file left there
+ * would look like a way in. A start that finds the file naming a token that no longer exists
+ * (revoked through another replica, or while this one was down) deletes it the same way.
  *
  * <h2>Recovery</h2>
  * If every admin token has expired (or was deleted behind the API's back), nothing can manage
@@ -103,7 +114,7 @@ class TokenBootstrap implements ApplicationRunner {
             }
             return;
         }
-        Path file = dataDir.resolve(FILE_NAME).toAbsolutePath().normalize();
+        Path file = tokenFile();
         Boolean created = transactions.execute(status -> {
             if (!tokens.lockForBootstrap()) {
                 return false;
@@ -116,8 +127,46 @@ class TokenBootstrap implements ApplicationRunner {
         if (Boolean.TRUE.equals(created)) {
             log.info("Created the bootstrap admin token '{}'; its secret is in {} (mode 0600). "
                     + "Send it as 'Authorization: Bearer <contents of the file>'.", NAME, file);
-            log.warn("After first use, issue your own admin token, revoke '{}' and delete {}: a long-lived admin"
-                    + " secret should not stay on disk.", NAME, file);
+            log.warn("After first use, issue your own admin token and revoke '{}' (that deletes {}): a long-lived"
+                    + " admin secret should not stay on disk.", NAME, file);
+        } else {
+            fileTokenId(file).filter(id -> !tokens.exists(id))
+                    .ifPresent(id -> deleteTokenFile(file, "the token " + id + " it held no longer exists"));
+        }
+    }
+
+    /** Deletes the token file once the token it holds is revoked. */
+    @TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
+    void onRevoked(TokenRevoked revoked) {
+        Path file = tokenFile();
+        fileTokenId(file).filter(revoked.tokenId()::equals)
+                .ifPresent(id -> deleteTokenFile(file, "the token '" + revoked.name() + "' (" + id + ") it held was revoked"));
+    }
+
+    private Path tokenFile() {
+        return dataDir.resolve(FILE_NAME).toAbsolutePath().normalize();
+    }
+
+    /** The id of the generated token in {@code file}, if the file exists and holds one. */
+    private static Optional<UUID> fileTokenId(Path file) {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try {
+            String text = Files.readString(file, StandardCharsets.US_ASCII).trim();
+            return TokenSecrets.isWeirFormat(text) ? Optional.of(TokenSecrets.idOf(text)) : Optional.empty();
+        } catch (IOException | UncheckedIOException e) {
+            log.warn("Cannot read {} to check whether its token still exists: {}", file, e.toString());
+            return Optional.empty();
+        }
+    }
+
+    private static void deleteTokenFile(Path file, String why) {
+        try {
+            Files.deleteIfExists(file);
+            log.warn("Deleted {}: {}", file, why);
+        } catch (IOException e) {
+            log.warn("Could not delete {} ({}): {}; delete it by hand", file, why, e.toString());
         }
     }
 

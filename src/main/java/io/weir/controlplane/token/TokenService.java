@@ -1,7 +1,12 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
 import io.weir.controlplane.audit.AuditLog;
+import io.weir.controlplane.node.NodeCredentials;
 import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.security.BearerTokens;
+import io.weir.controlplane.security.Role;
+import io.weir.controlplane.security.TokenSecrets;
+import io.weir.controlplane.security.WeirPrincipal;
 import io.weir.controlplane.tenant.TenantService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -14,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.domain.Pageable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -30,7 +36,7 @@ import org.springframework.transaction.annotation.Transactional;
  * index on the hash of its text.
  */
 @Service
-public class TokenService {
+public class TokenService implements BearerTokens, NodeCredentials {
 
     /** The PostgreSQL advisory lock key that serialises bootstraps ("weirboot"). */
     private static final long BOOTSTRAP_LOCK = 0x77656972626f6f74L;
@@ -41,10 +47,12 @@ public class TokenService {
     private final AuditLog audit;
     private final Clock clock;
     private final JdbcClient jdbc;
+    private final ApplicationEventPublisher events;
 
     TokenService(ApiTokenRepository tokens, TenantService tenants, ObjectProvider<NodeService> nodes, AuditLog audit,
-            Clock clock, JdbcClient jdbc) {
+            Clock clock, JdbcClient jdbc, ApplicationEventPublisher events) {
         this.jdbc = jdbc;
+        this.events = events;
         this.tokens = tokens;
         this.tenants = tenants;
         this.nodes = nodes;
@@ -70,6 +78,7 @@ public class TokenService {
      *
      * @return the secret, shown once
      */
+    @Override
     @Transactional
     public String issueForNode(UUID nodeId) {
         UUID id = UUID.randomUUID();
@@ -106,12 +115,20 @@ public class TokenService {
         tokens.delete(token);
         tokens.flush();
         audit.record("token.delete", "token", id, token.getTenantId(), before, null);
+        events.publishEvent(new TokenRevoked(id, token.getName()));
+    }
+
+    /** Whether a token with this id exists (expired or not). */
+    @Transactional(readOnly = true)
+    boolean exists(UUID id) {
+        return tokens.existsById(id);
     }
 
     /**
      * The caller a presented bearer text authenticates, if it names a stored, unexpired token
      * whose hash matches.
      */
+    @Override
     @Transactional(readOnly = true)
     public Optional<WeirPrincipal> authenticate(String text) {
         if (!TokenSecrets.wellFormed(text)) {
