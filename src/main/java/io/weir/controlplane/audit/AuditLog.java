@@ -64,10 +64,17 @@ public class AuditLog {
      * @param resourceId the resource's id
      * @param tenantId the tenant the resource belongs to, or null
      * @param before the resource's DTO before the change, or null for a create
-     * @param after the resource's DTO after the change, or null for a delete
+     * @param after the resource's DTO after the change, or null for a delete; an update whose
+     *     {@code after} equals its {@code before} (DTOs are records, compared by value) changed
+     *     nothing and leaves no entry
      */
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(String action, String resourceType, Object resourceId, UUID tenantId, Object before, Object after) {
+        if (before != null && before.equals(after)) {
+            // The log records changes, not calls: a PATCH {} or a PUT of what is stored wrote
+            // nothing (same version, same update time), so there is nothing to record.
+            return;
+        }
         WeirPrincipal actor = scope.current();
         requireActorStillValid(actor, action, resourceId);
         jdbc.sql("""

@@ -63,7 +63,8 @@ class NodeController {
     @GetMapping
     @Operation(summary = "List data nodes", description = "Pages of nodes in creation order, optionally filtered by name and labels.")
     @Parameter(name = "label", in = ParameterIn.QUERY,
-            description = "A label selector key=value; repeat it to require several labels (all must match).",
+            description = "A label selector key=value; repeat it to require several labels (all must match), at most "
+                    + NodeLabels.MAX_LABELS + " times.",
             array = @ArraySchema(schema = @Schema(type = "string", example = "zone=eu-1a")))
     PageResponse<NodeResponse> listNodes(
             @Parameter(description = "Only nodes whose name contains this text") @RequestParam(required = false) String name,
@@ -114,6 +115,12 @@ class NodeController {
         List<Map.Entry<String, String>> selectors = new ArrayList<>();
         if (values == null) {
             return selectors;
+        }
+        // A node carries at most MAX_LABELS labels, so more selectors can never match; refusing
+        // them also bounds the query's size before it is built.
+        if (values.length > NodeLabels.MAX_LABELS) {
+            throw new RequestValidationException("label", "at most " + NodeLabels.MAX_LABELS
+                    + " label selectors are allowed (a node carries at most that many labels), got " + values.length);
         }
         for (String value : values) {
             int eq = value.indexOf('=');

@@ -81,6 +81,33 @@ public class NodeService {
         return ids.isEmpty() ? Set.of() : nodes.findExistingIds(ids);
     }
 
+    /**
+     * Which of {@code ids} are nodes that carry every label of {@code selector}, in one query: a
+     * node that does not exist and one that does not match are alike. An empty selector matches
+     * no node.
+     */
+    @Transactional(readOnly = true)
+    public Set<UUID> placeableIds(Collection<UUID> ids, Map<String, String> selector) {
+        if (ids.isEmpty() || selector.isEmpty()) {
+            return Set.of();
+        }
+        return nodes.findAll(NodeSpecifications.amongCarrying(ids, selector)).stream()
+                .map(DataNode::getId)
+                .collect(java.util.stream.Collectors.toSet());
+    }
+
+    /**
+     * The nodes that carry every label of a tenant's {@code selector}, in the stable list order;
+     * none when it is empty.
+     */
+    @Transactional(readOnly = true)
+    public Page<DataNode> placeable(Map<String, String> selector, Pageable pageable) {
+        if (selector.isEmpty()) {
+            return Page.empty(pageable);
+        }
+        return nodes.findAll(NodeSpecifications.matching(null, List.copyOf(selector.entrySet())), pageable);
+    }
+
     @Transactional(readOnly = true)
     public NodeResponse get(UUID id) {
         DataNode node = require(id);

@@ -2,6 +2,7 @@ package io.weir.controlplane.taskshare;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.node.NodeDeleting;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -9,6 +10,7 @@ import io.weir.protocol.TaskShareConfig;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -103,6 +105,22 @@ public class TaskShareService {
         sets.delete(set);
         sets.flush();
         audit.record("task-shares.delete", "task-shares", nodeId, null, before, null);
+    }
+
+    /**
+     * Removes the override of the data node being deleted, recorded as a
+     * {@code task-shares.delete} in the deleting transaction. No bump: the node that enforced it is
+     * going, and no other node's config changes. The schema no longer cascades, so an override
+     * created concurrently makes the node's delete fail instead of vanishing unrecorded.
+     */
+    @EventListener
+    void onNodeDeleting(NodeDeleting event) {
+        sets.findByNodeId(event.nodeId()).ifPresent(set -> {
+            TaskSharesResponse before = TaskSharesResponse.from(set, event.nodeId());
+            sets.delete(set);
+            sets.flush();
+            audit.record("task-shares.delete", "task-shares", event.nodeId(), null, before, null);
+        });
     }
 
     /** The node's override if present, else the cluster default. */

@@ -1,9 +1,17 @@
 package io.weir.controlplane.tenant;
 
 import io.weir.controlplane.database.VersionedEntity;
+import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
+import jakarta.persistence.ElementCollection;
 import jakarta.persistence.Entity;
+import jakarta.persistence.JoinColumn;
+import jakarta.persistence.MapKeyColumn;
 import jakarta.persistence.Table;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import org.hibernate.annotations.BatchSize;
 
 /** A tenant: a folder of volumes that shares a weight and aggregate limits among them. */
 @Entity
@@ -25,7 +33,32 @@ public class Tenant extends VersionedEntity {
     @Column(name = "max_bytes_per_sec")
     private Long maxBytesPerSec;
 
+    /**
+     * The labels a data node must carry for a tenant-admin to place this tenant's volumes on it;
+     * empty: no node. Set by admins only.
+     */
+    @ElementCollection
+    @CollectionTable(name = "tenant_node_selector", joinColumns = @JoinColumn(name = "tenant_id"))
+    @MapKeyColumn(name = "label_key", length = 63)
+    @Column(name = "label_value", nullable = false)
+    @BatchSize(size = 64)
+    private Map<String, String> nodeSelector = new HashMap<>();
+
     protected Tenant() {
+    }
+
+    /** The node selector, unmodifiable; load inside a transaction. */
+    public Map<String, String> getNodeSelector() {
+        return Collections.unmodifiableMap(nodeSelector);
+    }
+
+    /** Replaces the node selector, touching the stored rows only if it differs. */
+    void setNodeSelector(Map<String, String> selector) {
+        Map<String, String> wanted = selector == null ? Map.of() : selector;
+        if (!new HashMap<>(nodeSelector).equals(new HashMap<>(wanted))) {
+            nodeSelector.clear();
+            nodeSelector.putAll(wanted);
+        }
     }
 
     Tenant(String name) {

@@ -70,6 +70,17 @@ class TenantController {
         return Responses.ok(service.get(tenantId));
     }
 
+    @GetMapping("/{tenantId}/nodes")
+    @Operation(summary = "List the data nodes a tenant's volumes may be placed on",
+            description = "The nodes that carry every label of the tenant's nodeSelector, in creation order; none while "
+                    + "it is empty. A tenant-admin may place volumes on these only (admins place anywhere).")
+    PageResponse<PlaceableNodeResponse> listPlaceableNodes(@PathVariable UUID tenantId,
+            @RequestParam(defaultValue = "0") int page,
+            @RequestParam(defaultValue = "" + Paging.DEFAULT_SIZE) int size) {
+        scope.requireTenant(tenantId, "Tenant", tenantId);
+        return service.placeableNodes(tenantId, Paging.of(page, size));
+    }
+
     @PutMapping(path = "/{tenantId}", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Replace a tenant", description = "Fields left out take their defaults.")
     ResponseEntity<TenantResponse> replaceTenant(@PathVariable UUID tenantId,

@@ -3,8 +3,11 @@ package io.weir.controlplane.tenant;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import io.weir.controlplane.web.Weight;
+import io.weir.controlplane.node.NodeLabels;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The writable fields of a tenant: the body of create and replace, and what a merge patch is
@@ -21,10 +24,15 @@ public record TenantRequest(
         @Schema(description = "Aggregate IOPS limit over the tenant's volumes; null means unlimited.")
         @Positive Long maxIops,
         @Schema(description = "Aggregate bytes/s limit over the tenant's volumes; null means unlimited.")
-        @Positive Long maxBytesPerSec) {
+        @Positive Long maxBytesPerSec,
+        @Schema(description = "The labels a data node must carry for this tenant's tenant-admins to place volumes on it "
+                + "(all of them must match); absent or empty: no node. Admins place anywhere. Keys and values as node "
+                + "labels. Admins only, like every tenant field.", example = "{\"pool\":\"acme\"}")
+        @NodeLabels Map<String, String> nodeSelector) {
 
     static TenantRequest from(Tenant t) {
-        return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec());
+        return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec(),
+                new TreeMap<>(t.getNodeSelector()));
     }
 
     int weightOrDefault() {

@@ -3,6 +3,8 @@ package io.weir.controlplane.tenant;
 import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.UUID;
 
 @Schema(name = "Tenant", description = "A tenant: a folder of volumes sharing a weight and aggregate limits.")
@@ -13,12 +15,15 @@ public record TenantResponse(
         int weight,
         @Schema(description = "Aggregate IOPS limit; null means unlimited.") Long maxIops,
         @Schema(description = "Aggregate bytes/s limit; null means unlimited.") Long maxBytesPerSec,
+        @Schema(description = "The labels a node must carry for this tenant's tenant-admins to place volumes on it; "
+                + "empty: no node.") SortedMap<String, String> nodeSelector,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
         Instant updatedAt) implements Versioned {
 
     static TenantResponse from(Tenant t) {
         return new TenantResponse(t.getId(), t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(),
-                t.getMaxBytesPerSec(), t.getVersion(), t.getCreatedAt(), t.getUpdatedAt());
+                t.getMaxBytesPerSec(), new TreeMap<>(t.getNodeSelector()), t.getVersion(), t.getCreatedAt(),
+                t.getUpdatedAt());
     }
 }

@@ -3,6 +3,7 @@ package io.weir.controlplane.tenant;
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.config.PlacementIndex;
+import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
@@ -23,7 +24,8 @@ import tools.jackson.databind.JsonNode;
  * <p>A change bumps the config revision only when it alters what some node's desired config
  * holds: the name, the weight or a limit, and only while at least one of the tenant's volumes is
  * placed on a node ({@link PlacementIndex}); a tenant no node serves is in no snapshot. The display
- * name is for people and bumps nothing. A tenant can be deleted only while no volume belongs to
+ * name is for people and the node selector is checked by the control plane only (see the volume
+ * feature); neither bumps anything. A tenant can be deleted only while no volume belongs to
  * it; the volume feature vetoes the delete through {@link TenantDeleting}. Every change is
  * recorded in the {@link AuditLog}, in the caller's transaction, so the entry commits or rolls
  * back with the change.
@@ -43,9 +45,11 @@ public class TenantService {
     private final ApplicationEventPublisher events;
     private final AuditLog audit;
     private final PlacementIndex placements;
+    private final NodeService nodes;
 
     TenantService(TenantRepository tenants, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements) {
+            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements, NodeService nodes) {
+        this.nodes = nodes;
         this.audit = audit;
         this.placements = placements;
         this.tenants = tenants;
@@ -90,6 +94,13 @@ public class TenantService {
             page = byName ? tenants.findByNameContaining(nameContains, pageable) : tenants.findAll(pageable);
         }
         return PageResponse.of(page, TenantResponse::from);
+    }
+
+    /** The nodes tenant {@code id}'s tenant-admins may place volumes on (404 for no such tenant). */
+    @Transactional(readOnly = true)
+    public PageResponse<PlaceableNodeResponse> placeableNodes(UUID id, Pageable pageable) {
+        Tenant tenant = require(id);
+        return PageResponse.of(nodes.placeable(tenant.getNodeSelector(), pageable), PlaceableNodeResponse::from);
     }
 
     @Transactional
@@ -155,5 +166,6 @@ public class TenantService {
         tenant.setWeight(request.weightOrDefault());
         tenant.setMaxIops(request.maxIops());
         tenant.setMaxBytesPerSec(request.maxBytesPerSec());
+        tenant.setNodeSelector(request.nodeSelector());
     }
 }

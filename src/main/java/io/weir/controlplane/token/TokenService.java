@@ -2,7 +2,9 @@ package io.weir.controlplane.token;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.node.NodeCredentials;
+import io.weir.controlplane.node.NodeDeleting;
 import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.tenant.TenantDeleting;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.controlplane.security.Role;
 import io.weir.controlplane.security.TokenSecrets;
@@ -20,6 +22,7 @@ import java.util.Optional;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.event.EventListener;
 import org.springframework.data.domain.Pageable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -111,11 +114,32 @@ public class TokenService implements BearerTokens, NodeCredentials {
                 throw ApiException.conflict("Token " + id + " is the last unexpired admin token; create another admin token first");
             }
         }
+        delete(token);
+    }
+
+    /**
+     * Revokes every token bound to the tenant being deleted, each recorded in the audit log as a
+     * {@code token.delete} of its own, in the deleting transaction (so all of it commits or none).
+     * The schema no longer cascades: a token bound concurrently makes the tenant's delete fail on
+     * the foreign key instead of vanishing unrecorded.
+     */
+    @EventListener
+    void onTenantDeleting(TenantDeleting event) {
+        tokens.findForUpdateByTenantId(event.tenantId()).forEach(this::delete);
+    }
+
+    /** Revokes the tokens of the data node being deleted, as {@link #onTenantDeleting} does. */
+    @EventListener
+    void onNodeDeleting(NodeDeleting event) {
+        tokens.findForUpdateByNodeId(event.nodeId()).forEach(this::delete);
+    }
+
+    private void delete(ApiToken token) {
         TokenResponse before = TokenResponse.from(token);
         tokens.delete(token);
         tokens.flush();
-        audit.record("token.delete", "token", id, token.getTenantId(), before, null);
-        events.publishEvent(new TokenRevoked(id, token.getName()));
+        audit.record("token.delete", "token", token.getId(), token.getTenantId(), before, null);
+        events.publishEvent(new TokenRevoked(token.getId(), token.getName()));
     }
 
     /** Whether a token with this id exists (expired or not). */

@@ -5,6 +5,9 @@ import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.policy.PolicyService;
 import io.weir.controlplane.policy.QosPolicy;
+import io.weir.controlplane.security.AccessScope;
+import io.weir.controlplane.security.Role;
+import io.weir.controlplane.tenant.Tenant;
 import io.weir.controlplane.tenant.TenantService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -39,6 +42,14 @@ import tools.jackson.databind.JsonNode;
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
  * grow but never shrink.
  *
+ * <h2>Placement</h2>
+ * An admin places a volume on any existing node. A tenant-admin places it only on nodes that carry
+ * every label of its tenant's node selector ({@link io.weir.controlplane.tenant.Tenant#getNodeSelector()},
+ * admin-managed; empty: no node), checked in one query for the nodes a write adds; a node that
+ * does not exist and one the tenant may not use give the same field error, word for word, so the
+ * answer tells nothing about other tenants' nodes. Placements made before stay. The tenant row is
+ * locked {@code FOR SHARE} during the write, so its selector cannot change unseen.
+ *
  * <h2>Revisions</h2>
  * Everything about a volume is enforced by the nodes that serve it (export name and size, effective
  * policy, placement), so create, delete and any update that changes one of these bumps the config
@@ -68,10 +79,12 @@ public class VolumeService {
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
     private final AuditLog audit;
+    private final AccessScope scope;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
-            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit) {
+            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, AccessScope scope) {
         this.audit = audit;
+        this.scope = scope;
         this.volumes = volumes;
         this.tenants = tenants;
         this.policies = policies;
@@ -126,11 +139,11 @@ public class VolumeService {
 
     @Transactional
     public VolumeResponse create(UUID tenantId, VolumeRequest request) {
-        tenants.lockForValidation(tenantId);
+        Tenant tenant = tenants.lockForValidation(tenantId);
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(request, new ArrayList<>());
+        Resolved resolved = resolve(tenant, request, List.of(), new ArrayList<>());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
         if (!request.nodeIdsOrNone().isEmpty()) {
@@ -145,7 +158,7 @@ public class VolumeService {
     public VolumeResponse replace(UUID id, VolumeRequest request, String ifMatch) {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
-        tenants.lockForValidation(volume.getTenantId());
+        Tenant tenant = tenants.lockForValidation(volume.getTenantId());
         if (!volume.getName().equals(request.name())
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
@@ -155,7 +168,7 @@ public class VolumeService {
             errors.add(new FieldError("sizeBytes",
                     "volumes cannot shrink: the current size is " + volume.getSizeBytes() + " bytes"));
         }
-        Resolved resolved = resolve(request, errors);
+        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), errors);
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
@@ -218,7 +231,7 @@ public class VolumeService {
      * Checks the references and the effective policy of {@code request}, adding to
      * {@code errors} (which may already hold some), and throws one 400 listing all of them.
      */
-    private Resolved resolve(VolumeRequest request, List<FieldError> errors) {
+    private Resolved resolve(Tenant tenant, VolumeRequest request, Collection<UUID> placedBefore, List<FieldError> errors) {
         UUID policyId = request.policyId() != null ? request.policyId() : PolicyService.STANDARD_POLICY_ID;
         // Lock order (ConfigRevisions): FOR SHARE on the policy before the bump, so the policy
         // cannot change between this validation and the commit.
@@ -232,11 +245,24 @@ public class VolumeService {
             effective = EffectivePolicies.combine(policy.get().enforced(), request.overridesOrNone());
             errors.addAll(EffectivePolicies.violations(effective, request.overridesOrNone()));
         }
-        Set<UUID> existing = nodes.existingIds(request.nodeIdsOrNone());
-        List<UUID> missing = request.nodeIdsOrNone().stream().filter(n -> !existing.contains(n)).toList();
-        if (!missing.isEmpty()) {
-            errors.add(new FieldError("nodeIds", (missing.size() == 1 ? "no such node: " : "no such nodes: ")
-                    + missing.stream().map(UUID::toString).collect(Collectors.joining(", "))));
+        if (scope.current().role() == Role.ADMIN) {
+            Set<UUID> existing = nodes.existingIds(request.nodeIdsOrNone());
+            List<UUID> missing = request.nodeIdsOrNone().stream().filter(n -> !existing.contains(n)).toList();
+            if (!missing.isEmpty()) {
+                errors.add(new FieldError("nodeIds", (missing.size() == 1 ? "no such node: " : "no such nodes: ")
+                        + missing.stream().map(UUID::toString).collect(Collectors.joining(", "))));
+            }
+        } else {
+            // A tenant-admin places only on its tenant's nodes; a node that does not exist and one it
+            // may not use are refused alike (same query, same words). Placements made before (by an
+            // admin, or under an earlier selector) stay.
+            List<UUID> added = request.nodeIdsOrNone().stream().filter(n -> !placedBefore.contains(n)).toList();
+            Set<UUID> placeable = nodes.placeableIds(added, tenant.getNodeSelector());
+            List<UUID> refused = added.stream().filter(n -> !placeable.contains(n)).toList();
+            if (!refused.isEmpty()) {
+                errors.add(new FieldError("nodeIds", "no such node available to this tenant: "
+                        + refused.stream().map(UUID::toString).collect(Collectors.joining(", "))));
+            }
         }
         if (!errors.isEmpty()) {
             throw new RequestValidationException(errors);

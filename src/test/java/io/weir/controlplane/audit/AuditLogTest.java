@@ -161,4 +161,40 @@ class AuditLogTest extends IntegrationTest {
         assertThat(first.json().get("items").size()).isEqualTo(3);
         assertThat(second.json().get("items").findValuesAsString("action")).containsExactly("tenant.update");
     }
+
+    /** A PATCH {} (or a PUT of what is stored) changes nothing, so it records nothing: changes, not calls. */
+    @Test
+    void writesThatChangeNothingLeaveNoEntryForAnyResource() {
+        String tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("noop") + "\",\"weight\":150}")
+                .json().get("id").asString();
+        String policy = api.post("/api/v1/policies", "{\"name\":\"" + unique("noop") + "\"}").json().get("id").asString();
+        String node = newNode();
+        Response volume = api.post("/api/v1/tenants/" + tenant + "/volumes",
+                "{\"name\":\"" + unique("noop") + "\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + node + "\"]}");
+        String volumeId = volume.json().get("id").asString();
+        String shares = "{\"tasks\":[{\"name\":\"foreground\",\"share\":600},{\"name\":\"gc\",\"share\":100}]}";
+        assertThat(api.put("/api/v1/nodes/" + node + "/task-shares", shares, null).status()).isEqualTo(200);
+
+        assertThat(api.patch("/api/v1/tenants/" + tenant, "{}", null).status()).isEqualTo(200);
+        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"weight\":150}", null).status()).isEqualTo(200);
+        assertThat(api.patch("/api/v1/policies/" + policy, "{}", null).status()).isEqualTo(200);
+        assertThat(api.patch("/api/v1/nodes/" + node, "{}", null).status()).isEqualTo(200);
+        assertThat(api.patch("/api/v1/volumes/" + volumeId, "{}", null).status()).isEqualTo(200);
+        assertThat(api.put("/api/v1/nodes/" + node + "/task-shares", shares, null).status()).isEqualTo(200);
+
+        assertThat(entries(api, "resourceType=tenant&resourceId=" + tenant).findValuesAsString("action"))
+                .containsExactly("tenant.create");
+        assertThat(entries(api, "resourceType=policy&resourceId=" + policy).findValuesAsString("action"))
+                .containsExactly("policy.create");
+        assertThat(entries(api, "resourceType=node&resourceId=" + node).findValuesAsString("action"))
+                .containsExactly("node.create");
+        assertThat(entries(api, "resourceType=volume&resourceId=" + volumeId).findValuesAsString("action"))
+                .containsExactly("volume.create");
+        assertThat(entries(api, "resourceType=task-shares&resourceId=" + node).findValuesAsString("action"))
+                .containsExactly("task-shares.create");
+        // A real change is still recorded.
+        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"weight\":151}", null).status()).isEqualTo(200);
+        assertThat(entries(api, "resourceType=tenant&resourceId=" + tenant).findValuesAsString("action"))
+                .containsExactly("tenant.create", "tenant.update");
+    }
 }

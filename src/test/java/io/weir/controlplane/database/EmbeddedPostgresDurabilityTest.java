@@ -30,6 +30,13 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
                 .isEqualTo(17);
     }
 
+    /** No request can hold a connection (and a backend's memory) for longer than the statement timeout. */
+    @Test
+    void everyPooledConnectionHasAStatementTimeout() {
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        assertThat(jdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("30s");
+    }
+
     @Test
     void embeddedServerKeepsItsDataAcrossRestarts(@TempDir Path dir) throws Exception {
         // The default that `mvn spring-boot:run` uses, on a directory of its own: stop it, start
