@@ -100,7 +100,8 @@ public class VolumeService {
     @Transactional(readOnly = true)
     public VolumeResponse get(UUID id) {
         Volume volume = require(id);
-        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
+        Function<Volume, Boolean> applied = appliedOf(List.of(volume));
+        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
     }
 
     /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
@@ -216,7 +217,18 @@ public class VolumeService {
 
     private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
         Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
-        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v)));
+        Function<Volume, Boolean> applied = appliedOf(page.getContent());
+        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v), applied.apply(v)));
+    }
+
+    /**
+     * A function from each of {@code batch} to whether all its nodes run their latest desired
+     * config (null for a volume on no node), asking once per distinct node.
+     */
+    private Function<Volume, Boolean> appliedOf(Collection<Volume> batch) {
+        Map<UUID, Boolean> upToDate = nodes.upToDate(batch.stream().flatMap(v -> v.getNodeIds().stream()).distinct().toList());
+        return v -> v.getNodeIds().isEmpty() ? null
+                : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
     }
 
     private record Resolved(UUID policyId, EffectivePolicy effective) {
