@@ -13,8 +13,12 @@ import org.springframework.transaction.annotation.Transactional;
  * {@link #bump()} is a single {@code UPDATE ... RETURNING} on a one-row table. The row lock it
  * takes is held until the surrounding transaction ends, so concurrent writers are serialised
  * from their bump to their commit: revision N+1 can only commit after revision N has committed
- * or rolled back. A rolled-back bump leaves a gap, never a reuse, and the counter survives
- * restarts because it is an ordinary durable row.
+ * or rolled back. A rolled-back bump leaves no gap: its {@code UPDATE} rolls back with the
+ * transaction, the row holds N again, and the next writer's bump takes N+1; since only committed
+ * revisions are ever seen (by readers, snapshots and notifications), every seen revision is used
+ * exactly once and the committed ones run 1, 2, 3, ... without holes ({@code VolumeConcurrencyTest}
+ * asserts this under concurrent writers whose conflicts roll back). The counter survives restarts
+ * because it is an ordinary durable row.
  *
  * <h2>Lock order</h2>
  * Every writer takes its row locks in one order, so two writers can wait for each other only in

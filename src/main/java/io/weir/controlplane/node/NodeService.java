@@ -1,7 +1,6 @@
 package io.weir.controlplane.node;
 
 import io.weir.controlplane.audit.AuditLog;
-import io.weir.controlplane.security.TokenService;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.web.ApiException;
@@ -52,14 +51,14 @@ public class NodeService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final ObjectProvider<NodeConnections> connections;
-    private final ObjectProvider<TokenService> tokens;
+    private final ObjectProvider<NodeCredentials> tokens;
     private final AuditLog audit;
 
     private final DesiredConfigService desiredConfigs;
 
     NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
-            ObjectProvider<TokenService> tokens, AuditLog audit, DesiredConfigService desiredConfigs) {
+            ObjectProvider<NodeCredentials> tokens, AuditLog audit, DesiredConfigService desiredConfigs) {
         this.desiredConfigs = desiredConfigs;
         this.tokens = tokens;
         this.audit = audit;
