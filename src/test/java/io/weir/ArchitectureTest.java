@@ -1,5 +1,7 @@
 package io.weir;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -8,6 +10,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.weir.protocol.QosSettings;
 
 /**
  * The package boundaries of the README's Architecture section: what each top-level package may
@@ -26,6 +29,22 @@ class ArchitectureTest {
             .should().onlyDependOnClassesThat().resideInAnyPackage(
                     concat(JDK, "io.weir.protocol..", "tools.jackson..", "com.fasterxml.jackson.annotation.."))
             .allowEmptyShould(true);
+
+    /**
+     * The QoS contract's one owner is JDK-only, so that the scheduler can validate with it (and
+     * stays free of Jackson).
+     */
+    @ArchTest
+    static final ArchRule qosSettingsDependOnTheJdkOnly = classes()
+            .that(belongToAnyOf(QosSettings.class))
+            .should().onlyDependOnClassesThat(resideInAnyPackage(JDK).or(belongToAnyOf(QosSettings.class)));
+
+    /** The scheduler sees the JDK, HdrHistogram and, of the protocol, only {@link QosSettings}. */
+    @ArchTest
+    static final ArchRule schedulerSeesOnlyTheQosContractOfTheProtocol = classes()
+            .that().resideInAPackage("io.weir.scheduler..")
+            .should().onlyDependOnClassesThat(resideInAnyPackage(concat(JDK, "io.weir.scheduler..", "org.HdrHistogram.."))
+                    .or(belongToAnyOf(QosSettings.class)));
 
     @ArchTest
     static final ArchRule agentDependsOnSchedulerProtocolJdkAndJacksonOnly = classes()

@@ -26,7 +26,8 @@ import org.springframework.transaction.annotation.Transactional;
  * <ol>
  *   <li>first the rows it reads to decide or validate the change, locked explicitly: a tenant or
  *       policy that changes {@code FOR UPDATE}; the tenant and the policy a volume write depends on
- *       {@code FOR SHARE} (tenant before policy);</li>
+ *       {@code FOR SHARE} (tenant before policy); a volume write that reserves IOPS under a
+ *       tenant limit then the data-node rows it is placed on {@code FOR NO KEY UPDATE}, sorted by id;</li>
  *   <li>then the revision row, through {@link #bump()};</li>
  *   <li>then the rows it writes, flushed after the bump (updates and deletes alike).</li>
  * </ol>

@@ -40,7 +40,8 @@ import tools.jackson.databind.JsonNode;
  * The tenant in the path must exist (404). The name must be free within the tenant (409). The
  * policy, if named, and every node must exist, and the policy combined with the overrides must be
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
- * grow but never shrink.
+ * grow but never shrink. Its reservation, with those of the tenant's other volumes on each of its
+ * nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations}; 409 otherwise).
  *
  * <h2>Placement</h2>
  * An admin places a volume on any existing node. A tenant-admin places it only on nodes that carry
@@ -60,7 +61,8 @@ import tools.jackson.databind.JsonNode;
  * <h2>Lock order</h2>
  * As {@link ConfigRevisions} lays down: a write first locks the tenant and the policy it depends on
  * {@code FOR SHARE} (so neither can change, nor ask "is anything placed?", unseen until it
- * commits), then bumps, then flushes the volume row.
+ * commits), then, if it reserves IOPS under a tenant limit, the nodes it is placed on
+ * ({@link TenantReservations#checkVolume}), then bumps, then flushes the volume row.
  *
  * <h2>Concurrency</h2>
  * A write reads the volume and its placement in one statement ({@link
@@ -80,11 +82,14 @@ public class VolumeService {
     private final JsonMergePatch mergePatch;
     private final AuditLog audit;
     private final AccessScope scope;
+    private final TenantReservations reservations;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
-            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, AccessScope scope) {
+            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, AccessScope scope,
+            TenantReservations reservations) {
         this.audit = audit;
         this.scope = scope;
+        this.reservations = reservations;
         this.volumes = volumes;
         this.tenants = tenants;
         this.policies = policies;
@@ -108,7 +113,8 @@ public class VolumeService {
     @Transactional(readOnly = true)
     public VolumeResponse get(UUID id) {
         Volume volume = require(id);
-        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
+        Function<Volume, Boolean> applied = appliedOf(List.of(volume));
+        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
     }
 
     /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
@@ -144,6 +150,7 @@ public class VolumeService {
             throw duplicate(request.name());
         }
         Resolved resolved = resolve(tenant, request, List.of(), new ArrayList<>());
+        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.effective().minIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
         if (!request.nodeIdsOrNone().isEmpty()) {
@@ -169,6 +176,8 @@ public class VolumeService {
                     "volumes cannot shrink: the current size is " + volume.getSizeBytes() + " bytes"));
         }
         Resolved resolved = resolve(tenant, request, volume.getNodeIds(), errors);
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
+                request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
@@ -221,7 +230,18 @@ public class VolumeService {
 
     private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
         Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
-        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v)));
+        Function<Volume, Boolean> applied = appliedOf(page.getContent());
+        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v), applied.apply(v)));
+    }
+
+    /**
+     * A function from each of {@code batch} to whether all its nodes run their latest desired
+     * config (null for a volume on no node), asking once per distinct node.
+     */
+    private Function<Volume, Boolean> appliedOf(Collection<Volume> batch) {
+        Map<UUID, Boolean> upToDate = nodes.upToDate(batch.stream().flatMap(v -> v.getNodeIds().stream()).distinct().toList());
+        return v -> v.getNodeIds().isEmpty() ? null
+                : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
     }
 
     private record Resolved(UUID policyId, EffectivePolicy effective) {
