@@ -26,6 +26,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
@@ -42,8 +43,8 @@ import java.util.random.RandomGenerator;
  *     ▼
  *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
  *     │  2. send hello{appliedRevision}
- *     │  3. for each config pushed:  translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
- *     │                               (refused: keep the previous config, send nack{reason})
+ *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
+ *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
  *     ▼
  *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
@@ -151,6 +152,7 @@ public final class QosAgent implements AutoCloseable {
     private final SerialExecutor events;
     private final Backoff backoff;
     private final Supplier<AgentMessage.NodeStatus> statusSupplier;
+    private final Consumer<DesiredConfig> check;
 
     // event thread
     private DesiredConfig applied;
@@ -194,6 +196,7 @@ public final class QosAgent implements AutoCloseable {
         this.events = new SerialExecutor(scheduler);
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.random);
         this.statusSupplier = b.statusSupplier;
+        this.check = b.check;
         this.nodeId = b.nodeId;
     }
 
@@ -394,6 +397,7 @@ public final class QosAgent implements AutoCloseable {
             if (!nodeId.equals(config.nodeId())) {
                 throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node " + nodeId);
             }
+            check.accept(config);
             translated = ConfigTranslator.translate(config);
             executor.reconfigure(translated);
         } catch (RuntimeException e) {
@@ -681,6 +685,7 @@ public final class QosAgent implements AutoCloseable {
         private ScheduledExecutorService scheduler;
         private Supplier<AgentMessage.NodeStatus> statusSupplier;
         private UUID nodeId;
+        private Consumer<DesiredConfig> check = config -> { };
 
         private Builder() {
         }
@@ -789,6 +794,18 @@ public final class QosAgent implements AutoCloseable {
         /** The data node's status, sent after every hello (a null answer sends none). */
         public Builder status(Supplier<AgentMessage.NodeStatus> supplier) {
             this.statusSupplier = Objects.requireNonNull(supplier, "supplier");
+            return this;
+        }
+
+        /**
+         * The data node's own check of a pushed snapshot, run on the event thread before it is
+         * translated and applied: it throws {@link IllegalArgumentException} to refuse the
+         * snapshot (the message becomes the {@code nack}'s reason and the node's
+         * {@code lastError}), for example when a volume is larger than the node's free space. The
+         * cached snapshot at start-up was accepted once and is not checked again. None by default.
+         */
+        public Builder check(Consumer<DesiredConfig> check) {
+            this.check = Objects.requireNonNull(check, "check");
             return this;
         }
 
