@@ -468,7 +468,7 @@ public final class QosAgent implements AutoCloseable {
         }
         lastError = reason;
         Duration delay = backoff.next();
-        LOG.log(wasConnected ? Level.WARNING : Level.DEBUG, "{0}; reconnecting in {1} ms", reason, delay.toMillis());
+        LOG.log(wasConnected ? Level.WARNING : Level.INFO, "{0}; reconnecting in {1} ms", reason, delay.toMillis());
         try {
             listener.disconnected(reason);
         } catch (RuntimeException e) {
