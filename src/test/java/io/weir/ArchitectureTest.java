@@ -4,6 +4,7 @@ import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyO
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
@@ -12,7 +13,8 @@ import com.tngtech.archunit.lang.ArchRule;
 import io.weir.protocol.QosSettings;
 
 /**
- * The package boundaries of DESIGN.md section 2: what each top-level package may depend on.
+ * The package boundaries of the README's Architecture section: what each top-level package may
+ * depend on, and no cycles among the control plane's feature packages.
  * Only the control plane sees Spring, so the agent (scheduler, protocol, agent) embeds in a data
  * node without it.
  */
@@ -79,6 +81,17 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane.tenant..",
                     "io.weir.controlplane.volume..", "io.weir.controlplane.policy..", "io.weir.controlplane.node..",
                     "io.weir.controlplane.taskshare..");
+
+    /**
+     * The control plane's feature packages (tenant, volume, node, token, security, audit, ...) form
+     * no cycle: where one needs another that depends on it, the one that needs it owns a small
+     * interface (a port) and the other implements it, such as {@code security.BearerTokens} or
+     * {@code node.NodeCredentials}.
+     */
+    @ArchTest
+    static final ArchRule controlPlaneFeaturesFormNoCycles = slices()
+            .matching("io.weir.controlplane.(*)..")
+            .should().beFreeOfCycles();
 
     private static String[] concat(String[] head, String... tail) {
         String[] all = new String[head.length + tail.length];
