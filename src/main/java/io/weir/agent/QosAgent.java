@@ -458,7 +458,7 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         current = null;
-        if (c.ws != null) {
+        if (c.ws != null && !c.closing) {
             c.ws.abort();
         }
         boolean wasConnected = connected;
@@ -534,6 +534,8 @@ public final class QosAgent implements AutoCloseable {
         private final StringBuilder partial = new StringBuilder();
         /** Set in onOpen, before any other callback. */
         private volatile WebSocket ws;
+        /** Event thread: a close frame is queued; the socket is dropped once it is sent. */
+        private boolean closing;
         /** Event thread: the tail of this connection's sends. */
         private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
 
@@ -636,9 +638,13 @@ public final class QosAgent implements AutoCloseable {
                     });
         }
 
+        /** Event thread: sends a close frame after the queued sends, then drops the socket. */
         void close(int status, String reason) {
             WebSocket socket = ws;
-            sends = sends.thenCompose(v -> socket.sendClose(status, reason));
+            closing = true;
+            sends = sends.thenCompose(v -> socket.sendClose(status, reason))
+                    .orTimeout(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                    .whenComplete((v, e) -> socket.abort());
         }
 
         /** Event thread, on {@link QosAgent#close()}: a normal close, bounded in time, then abort. */

@@ -153,7 +153,7 @@ class AgentProtocolTest {
         assertThat(error.get("type").asString()).isEqualTo("error");
         assertThat(error.get("code").asString()).isEqualTo("malformed");
         assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
-        assertThat(agent.state().lastError()).contains("unreadable");
+        await().atMost(Duration.ofSeconds(WAIT)).untilAsserted(() -> assertThat(agent.state().lastError()).contains("unreadable"));
         assertThat(connectedPeer()).as("the agent connects again after a backoff").isNotNull();
     }
 
@@ -180,6 +180,7 @@ class AgentProtocolTest {
         JsonNode error = json(peer.next(WAIT));
         assertThat(error.get("code").asString()).isEqualTo("too-large");
         assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
-        assertThat(agent.state().lastError()).contains("over " + AgentMessages.MAX_FRAME_BYTES + " bytes");
+        await().atMost(Duration.ofSeconds(WAIT)).untilAsserted(() -> assertThat(agent.state().lastError())
+                .contains("over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
     }
 }

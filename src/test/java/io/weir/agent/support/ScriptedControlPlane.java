@@ -67,6 +67,11 @@ public final class ScriptedControlPlane implements AutoCloseable {
             tomcat.getConnector().setProperty("address", "127.0.0.1");
             Context context = tomcat.addContext("", null);
             context.addServletContainerInitializer(new WsSci(), null);
+            // Requests reach the WebSocket upgrade filter only if some servlet maps them.
+            Tomcat.addServlet(context, "none", new jakarta.servlet.http.HttpServlet() {
+                private static final long serialVersionUID = 1L;
+            });
+            context.addServletMappingDecoded("/", "none");
             context.addServletContainerInitializer((classes, servletContext) -> {
                 // Runs after WsSci, which has put the WebSocket container into the context.
                 ServerContainer container = (ServerContainer) servletContext.getAttribute(ServerContainer.class.getName());
