@@ -326,15 +326,19 @@ public final class QosAgent implements AutoCloseable {
         }
         Connection c = new Connection(++generation);
         current = c;
-        http.newWebSocketBuilder()
-                .header("Authorization", "Bearer " + token)
-                .connectTimeout(connectTimeout)
-                .buildAsync(endpoint, c)
-                .whenComplete((ws, error) -> {
-                    if (error != null) {
-                        events.execute(() -> lost(c, "cannot connect to " + endpoint + ": " + describe(error)));
-                    }
-                });
+        try {
+            http.newWebSocketBuilder()
+                    .header("Authorization", "Bearer " + token)
+                    .connectTimeout(connectTimeout)
+                    .buildAsync(endpoint, c)
+                    .whenComplete((ws, error) -> {
+                        if (error != null) {
+                            events.execute(() -> lost(c, "cannot connect to " + endpoint + ": " + describe(error)));
+                        }
+                    });
+        } catch (RuntimeException e) {
+            lost(c, "cannot connect to " + endpoint + ": " + describe(e));
+        }
     }
 
     private void opened(Connection c) {
