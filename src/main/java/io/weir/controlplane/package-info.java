@@ -8,7 +8,10 @@
  *   <li>{@code security}: authentication (bearer tokens through the {@code BearerTokens} port,
  *       optional OIDC JWTs) and scoping of each request to its role and tenant.
  *   <li>{@code audit}: the audit log, written in the transaction of every change.
- *   <li>{@code config}: the global config revision and the desired-config snapshot of a node.
+ *   <li>{@code config}: the global config revision, and the desired-config snapshot of a node
+ *       stamped with the node's own desired revision.
+ *   <li>{@code push}: the agent channel ({@code GET /api/v1/agent/connect}): pushes each node's
+ *       snapshot to its agent on every replica, records acks, nacks and data-node reports.
  *   <li>{@code database}: the embedded PostgreSQL default and the base entity.
  *   <li>{@code web}: cross-cutting HTTP pieces: problem details, ETags, merge patch, paging,
  *       request size limit, and the validation constraints shared by the features.
@@ -19,6 +22,7 @@
  * feature's "deleting" event (for example {@code TenantDeleting}) inside the same transaction and
  * throws. The packages form no cycle ({@code ArchitectureTest}): where a package needs one that
  * depends on it, it owns a small interface that the other implements ({@code security.BearerTokens},
- * {@code node.NodeCredentials}, {@code audit.ActorCredentials}, the {@code config} ports).
+ * {@code node.NodeCredentials}, {@code node.NodeConnections}, {@code audit.ActorCredentials}, the
+ * {@code config} ports).
  */
 package io.weir.controlplane;

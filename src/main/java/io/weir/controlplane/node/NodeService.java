@@ -54,11 +54,12 @@ public class NodeService {
     private final ObjectProvider<NodeCredentials> tokens;
     private final AuditLog audit;
 
-    private final DesiredConfigService desiredConfigs;
+    /** Lazily: the desired config reads the volume feature, which needs this service. */
+    private final ObjectProvider<DesiredConfigService> desiredConfigs;
 
     NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
-            ObjectProvider<NodeCredentials> tokens, AuditLog audit, DesiredConfigService desiredConfigs) {
+            ObjectProvider<NodeCredentials> tokens, AuditLog audit, ObjectProvider<DesiredConfigService> desiredConfigs) {
         this.desiredConfigs = desiredConfigs;
         this.tokens = tokens;
         this.audit = audit;
@@ -90,7 +91,7 @@ public class NodeService {
     @Transactional(readOnly = true)
     public NodeResponse get(UUID id) {
         DataNode node = require(id);
-        return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.forNode(id).revision())));
+        return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.getObject().forNode(id).revision())));
     }
 
     /**
@@ -102,7 +103,7 @@ public class NodeService {
             Pageable pageable) {
         Page<DataNode> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
         Map<UUID, Long> desired = new HashMap<>();
-        page.getContent().forEach(n -> desired.put(n.getId(), desiredConfigs.forNode(n.getId()).revision()));
+        page.getContent().forEach(n -> desired.put(n.getId(), desiredConfigs.getObject().forNode(n.getId()).revision()));
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
         return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired, presence)));
     }
@@ -185,7 +186,7 @@ public class NodeService {
     public Map<UUID, Boolean> upToDate(Collection<UUID> ids) {
         Map<UUID, Boolean> result = new HashMap<>();
         for (DataNode node : nodes.findAllById(ids)) {
-            result.put(node.getId(), status(node, Map.of(node.getId(), desiredConfigs.forNode(node.getId()).revision()))
+            result.put(node.getId(), status(node, Map.of(node.getId(), desiredConfigs.getObject().forNode(node.getId()).revision()))
                     .upToDate());
         }
         return result;
@@ -193,7 +194,7 @@ public class NodeService {
 
     /** The desired revision a write path shows: the stored one, without reading a new snapshot. */
     private Map<UUID, Long> known(UUID id) {
-        return Map.of(id, desiredConfigs.storedRevision(id).orElseGet(revisions::current));
+        return Map.of(id, desiredConfigs.getObject().storedRevision(id).orElseGet(revisions::current));
     }
 
     private Map<UUID, NodeConnections.AgentPresence> presence(Collection<UUID> ids) {

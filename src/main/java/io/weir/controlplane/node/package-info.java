@@ -3,8 +3,9 @@
  *
  * <p>A node has a unique name, an optional {@code host:port} address and free-form labels
  * (selectable with {@code GET /nodes?label=key=value}), plus a status: whether its agent is
- * connected ({@link io.weir.controlplane.node.NodeConnections}, provided by the push feature), the
- * desired revision (the global one) and what the agent last applied or rejected. Neither a node's
+ * connected and to which replica, and what its data node last reported
+ * ({@link io.weir.controlplane.node.NodeConnections}, a port the push feature implements), the
+ * node's own desired revision (from {@code config}) and what the agent last applied or rejected. Neither a node's
  * own fields nor its create or delete bump the config revision; see
  * {@link io.weir.controlplane.node.NodeService}. Other features veto a delete by listening to
  * {@link io.weir.controlplane.node.NodeDeleting}. A node's token is issued with it through

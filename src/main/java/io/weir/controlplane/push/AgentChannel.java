@@ -87,7 +87,7 @@ class AgentChannel extends TextWebSocketHandler {
     @Override
     protected void handleTextMessage(WebSocketSession session, TextMessage message) {
         AgentSession agent = byId.get(session.getId());
-        if (agent == null) {
+        if (agent == null || agent.closing()) {
             return;
         }
         StringBuilder partial = agent.partial();

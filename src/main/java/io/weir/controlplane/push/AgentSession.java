@@ -79,6 +79,11 @@ final class AgentSession {
         return partial;
     }
 
+    /** Whether the session is closed or closing (an error was sent): further frames are ignored. */
+    synchronized boolean closing() {
+        return closed || closeAfterDrain != null;
+    }
+
     synchronized boolean greeted() {
         return greeted;
     }

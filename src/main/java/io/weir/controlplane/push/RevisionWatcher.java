@@ -7,6 +7,10 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.slf4j.Logger;
@@ -40,6 +44,9 @@ import org.springframework.stereotype.Component;
 class RevisionWatcher implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(RevisionWatcher.class);
+
+    /** Longest wait at shutdown for this replica's rows to be removed. */
+    private static final long LEAVE_TIMEOUT_SECONDS = 3;
 
     private final DataSource dataSource;
     private final ConfigRevisions revisions;
@@ -82,7 +89,14 @@ class RevisionWatcher implements SmartLifecycle {
             }
         }
         channel.closeAll();
-        registry.leave();
+        // Bounded: at shutdown the database may already be gone, and a pool waits long for it.
+        try {
+            CompletableFuture.runAsync(registry::leave).get(LEAVE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            log.warn("could not remove this replica's rows at shutdown; they expire with its heartbeat");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

@@ -1,0 +1,103 @@
+package io.weir.controlplane.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyString;
+import static org.mockito.Mockito.doAnswer;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.when;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import jakarta.websocket.RemoteEndpoint;
+import jakarta.websocket.SendHandler;
+import jakarta.websocket.SendResult;
+import jakarta.websocket.Session;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.http.HttpHeaders;
+import org.springframework.web.socket.adapter.standard.StandardWebSocketSession;
+
+/**
+ * The outbound queue of one agent session, against a container whose sends complete only when the
+ * test says so: a slow agent. The container's session is the one thing faked (it is the socket).
+ */
+class AgentSessionTest {
+
+    private final List<String> sent = new ArrayList<>();
+    private final List<SendHandler> inFlight = new ArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final UUID node = UUID.randomUUID();
+
+    private AgentSession session() {
+        Session nativeSession = mock(Session.class);
+        RemoteEndpoint.Async async = mock(RemoteEndpoint.Async.class);
+        when(nativeSession.getAsyncRemote()).thenReturn(async);
+        when(nativeSession.getId()).thenReturn("s1");
+        doAnswer(call -> {
+            sent.add(call.getArgument(0));
+            inFlight.add(call.getArgument(1));
+            return null;
+        }).when(async).sendText(anyString(), any(SendHandler.class));
+        StandardWebSocketSession session = new StandardWebSocketSession(new HttpHeaders(), Map.of(), null, null);
+        session.initializeNativeSession(nativeSession);
+        AgentSession agent = new AgentSession(session, node, new PushMetrics(registry));
+        agent.greet(0);
+        return agent;
+    }
+
+    private DesiredConfig config(long revision) {
+        return new DesiredConfig(node, revision, List.of(), List.of(), List.of());
+    }
+
+    private long revisionOf(String frame) {
+        return ((AgentMessage.ConfigPush) AgentMessages.decode(frame)).config().revision();
+    }
+
+    @Test
+    void aNewerSnapshotReplacesAnUnsentOlderOneOfASlowAgent() {
+        AgentSession agent = session();
+        agent.offer(config(1));
+        agent.offer(config(2));
+        agent.offer(config(3));
+        assertThat(sent).hasSize(1);
+        assertThat(revisionOf(sent.get(0))).isEqualTo(1);
+
+        inFlight.get(0).onResult(new SendResult());
+
+        assertThat(sent).hasSize(2);
+        assertThat(revisionOf(sent.get(1))).isEqualTo(3);
+        assertThat(registry.get("weir.push.snapshots.superseded").counter().count()).isEqualTo(1);
+        assertThat(agent.behind()).isTrue();
+        agent.acked(3);
+        assertThat(agent.behind()).isFalse();
+    }
+
+    @Test
+    void aSnapshotNoNewerThanWhatWasOfferedIsNotSent() {
+        AgentSession agent = session();
+        agent.offer(config(5));
+        inFlight.get(0).onResult(new SendResult());
+        assertThat(agent.offer(config(5))).isFalse();
+        assertThat(agent.offer(config(4))).isFalse();
+        assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void anErrorIsTheLastFrameAndDropsQueuedSnapshots() {
+        AgentSession agent = session();
+        agent.offer(config(1));
+        agent.offer(config(2));
+        agent.fail(new AgentMessage.ErrorMessage("malformed", "bad"), org.springframework.web.socket.CloseStatus.PROTOCOL_ERROR);
+        assertThat(agent.closing()).isTrue();
+        inFlight.get(0).onResult(new SendResult());
+        assertThat(sent).hasSize(2);
+        assertThat(AgentMessages.decode(sent.get(1))).isEqualTo(new AgentMessage.ErrorMessage("malformed", "bad"));
+        assertThat(agent.offer(config(3))).isFalse();
+    }
+}
