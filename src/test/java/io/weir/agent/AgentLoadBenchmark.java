@@ -49,7 +49,8 @@ import org.HdrHistogram.Histogram;
  * mvn -o -q -Pbench test-compile exec:exec -Dbench.main=io.weir.agent.AgentLoadBenchmark \
  *     -Djmh.args="--agents 1000,2000,4000 --changes 20 --heap 512m"
  * </pre>
- * Options: {@code --jar} (default {@code target/weir-0.1.0-SNAPSHOT.jar}), {@code --agents},
+ * Options: {@code --jar} (default {@code target/weir-0.1.0-SNAPSHOT.jar}) or {@code --cp} (a class
+ * path to run {@code io.weir.Main} from instead), {@code --agents},
  * {@code --changes}, {@code --heap} (the replica's -Xmx).
  */
 public final class AgentLoadBenchmark {
@@ -82,12 +83,14 @@ public final class AgentLoadBenchmark {
 
     public static void main(String[] args) throws Exception {
         String jar = "target/weir-0.1.0-SNAPSHOT.jar";
+        String classpath = null;
         String heap = "512m";
         List<Integer> steps = List.of(1000);
         int changes = 20;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--jar" -> jar = args[i + 1];
+                case "--cp" -> classpath = args[i + 1];
                 case "--heap" -> heap = args[i + 1];
                 case "--changes" -> changes = Integer.parseInt(args[i + 1]);
                 case "--agents" -> steps = java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::parseInt).toList();
@@ -99,10 +102,13 @@ public final class AgentLoadBenchmark {
             port = s.getLocalPort();
         }
         Path work = Files.createTempDirectory("weir-agent-bench");
-        Process replica = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx" + heap, "-jar", jar, "--server.port=" + port, "--weir.data-dir=" + work.resolve("cp"),
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx" + heap));
+        command.addAll(classpath == null ? List.of("-jar", jar) : List.of("-cp", classpath, "io.weir.Main"));
+        command.addAll(List.of("--server.port=" + port, "--weir.data-dir=" + work.resolve("cp"),
                 "--weir.security.bootstrap-token=" + ADMIN,
-                "--logging.level.root=WARN")
+                "--logging.level.root=WARN"));
+        Process replica = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(work.resolve("replica.log").toFile())
                 .directory(Path.of(".").toFile())
