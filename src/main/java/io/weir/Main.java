@@ -1,5 +1,6 @@
 package io.weir;
 
+import io.weir.agent.AgentCommand;
 import io.weir.controlplane.ControlPlaneApplication;
 import java.util.Arrays;
 
@@ -8,6 +9,7 @@ import java.util.Arrays;
  *
  * <pre>
  * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
+ * java -jar weir.jar agent [options]                  a standalone agent (--help lists the options)
  * </pre>
  */
 public final class Main {
@@ -20,8 +22,9 @@ public final class Main {
         String[] rest = args.length > 0 && !args[0].startsWith("-") ? Arrays.copyOfRange(args, 1, args.length) : args;
         switch (role) {
             case "controlplane" -> ControlPlaneApplication.main(rest);
+            case "agent" -> AgentCommand.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent");
                 System.exit(2);
             }
         }
