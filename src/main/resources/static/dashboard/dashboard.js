@@ -72,7 +72,7 @@
   // ---- charts -------------------------------------------------------------------------------
   function axis(fmt) {
     return { stroke: '#8394a8', grid: { stroke: '#263241', width: 1 }, ticks: { stroke: '#263241' },
-      values: fmt ? (u, vals) => vals.map(fmt) : undefined, size: 60 };
+      values: fmt ? (u, vals) => vals.map((v) => fmt(v)) : undefined, size: fmt ? 76 : 50 };
   }
   function chart(id, series, fmt, opts) {
     const el = $(id);
@@ -108,8 +108,11 @@
   // ---- rendering ----------------------------------------------------------------------------
   function lastComplete(points) {
     // The newest point is still filling up; show the one before it when there is one.
+    // The one before may still wait for its report, so take the newest of the two before that
+    // with any IO.
     if (!points || points.length === 0) return null;
-    return points.length > 1 ? points[points.length - 2] : points[points.length - 1];
+    const candidates = points.slice(-3, -1).reverse();
+    return candidates.find((p) => p.readOps + p.writeOps > 0) || candidates[0] || points[points.length - 1];
   }
   function renderNodes(nodes) {
     const body = $('nodes-table').querySelector('tbody');

@@ -19,6 +19,8 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -45,6 +47,12 @@ class DashboardE2ETest extends IntegrationTest {
     JdbcTemplate jdbc;
 
     private UUID acme;
+    private UUID n1;
+    private UUID n2;
+    private final List<UUID> onN1 = new ArrayList<>();
+    private final List<UUID> onN2 = new ArrayList<>();
+    private long sequence;
+    private Instant reportedUntil;
 
     private static String id(HttpApi.Response r) {
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
@@ -55,10 +63,8 @@ class DashboardE2ETest extends IntegrationTest {
     void usage() {
         acme = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("acme") + "\",\"displayName\":\"Acme Corp\"}")));
         UUID globex = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("globex") + "\"}")));
-        UUID n1 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-a") + "\",\"address\":\"10.0.0.11:10809\"}")));
-        UUID n2 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-b") + "\",\"address\":\"10.0.0.12:10809\"}")));
-        List<UUID> onN1 = new ArrayList<>();
-        List<UUID> onN2 = new ArrayList<>();
+        n1 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-a") + "\",\"address\":\"10.0.0.11:10809\"}")));
+        n2 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-b") + "\",\"address\":\"10.0.0.12:10809\"}")));
         String[][] volumes = {{"db", "1"}, {"logs", "1"}, {"analytics", "2"}};
         for (String[] v : volumes) {
             String body = "{\"name\":\"" + v[0] + "\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + (v[1].equals("1") ? n1 : n2) + "\"]}";
@@ -80,6 +86,19 @@ class DashboardE2ETest extends IntegrationTest {
         }
         for (int i = 0; i < deliveries.size(); i += 200) {
             ingest.ingestAll(deliveries.subList(i, Math.min(i + 200, deliveries.size())));
+        }
+        sequence = 372;
+        reportedUntil = start.plusSeconds(3720);
+    }
+
+    /** Keeps reporting, as the two nodes' agents would, while the browser looks: the page is live. */
+    private synchronized void reportUpToNow() {
+        Instant now = clock.instant();
+        while (!reportedUntil.plusSeconds(10).isAfter(now)) {
+            int i = (int) ++sequence;
+            ingest.ingestAll(List.of(new Delivery(n1, report(i, reportedUntil, onN1, i, 0)),
+                    new Delivery(n2, report(i, reportedUntil, onN2, i, 3))));
+            reportedUntil = reportedUntil.plusSeconds(10);
         }
     }
 
@@ -115,6 +134,17 @@ class DashboardE2ETest extends IntegrationTest {
             assertThat(npm.exitValue()).as(out).isZero();
         }
         Path shot = Path.of("target", screenshot).toAbsolutePath();
+        ScheduledExecutorService agents = Executors.newSingleThreadScheduledExecutor();
+        agents.scheduleAtFixedRate(this::reportUpToNow, 0, 1, TimeUnit.SECONDS);
+        try {
+            return run(token, shot, expect);
+        } finally {
+            agents.shutdownNow();
+            agents.awaitTermination(1, TimeUnit.MINUTES);
+        }
+    }
+
+    private String run(String token, Path shot, String expect) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("node", "dashboard.mjs", "http://127.0.0.1:" + port, token, shot.toString(), expect)
                 .directory(BROWSER.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
