@@ -50,7 +50,7 @@ class UsageController {
             @Parameter(description = FROM) @RequestParam(required = false) String from,
             @Parameter(description = TO) @RequestParam(required = false) String to,
             @Parameter(description = STEP) @RequestParam(required = false) String step) {
-        UsageDirectory.VolumeInfo volume = directory.volume(volumeId)
+        UsageVolumes.VolumeInfo volume = directory.volume(volumeId)
                 .orElseThrow(() -> ApiException.notFound("Volume", volumeId));
         scope.requireTenant(volume.tenantId(), "Volume", volumeId);
         UsageRange range = range(from, to, step);

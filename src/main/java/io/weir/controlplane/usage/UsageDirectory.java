@@ -5,34 +5,47 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import org.springframework.stereotype.Component;
 
 /**
- * What usage needs to know about tenants, volumes and nodes: the port this feature owns, so it
- * depends on no other feature package ({@link JdbcUsageDirectory} reads their tables).
+ * The tenants, volumes and nodes usage refers to, read through the ports this feature owns
+ * ({@link UsageVolumes}, {@link UsageTenants}, {@link UsageNodes}), which the volume, tenant and
+ * node features implement.
  */
-interface UsageDirectory {
+@Component
+class UsageDirectory {
 
-    /** A volume's tenant and name. */
-    record VolumeInfo(UUID id, UUID tenantId, String name) {
+    private final UsageVolumes volumes;
+    private final UsageTenants tenants;
+    private final UsageNodes nodes;
+
+    UsageDirectory(UsageVolumes volumes, UsageTenants tenants, UsageNodes nodes) {
+        this.volumes = volumes;
+        this.tenants = tenants;
+        this.nodes = nodes;
     }
 
-    /** The volumes among {@code ids} that exist, by id. */
-    Map<UUID, VolumeInfo> volumes(Collection<UUID> ids);
+    Map<UUID, UsageVolumes.VolumeInfo> volumes(Collection<UUID> ids) {
+        return ids.isEmpty() ? Map.of() : volumes.volumes(ids);
+    }
 
-    /** One volume, if it exists. */
-    default Optional<VolumeInfo> volume(UUID id) {
+    Optional<UsageVolumes.VolumeInfo> volume(UUID id) {
         return Optional.ofNullable(volumes(List.of(id)).get(id));
     }
 
-    /** Whether the tenant exists. */
-    boolean tenantExists(UUID tenantId);
+    boolean tenantExists(UUID tenantId) {
+        return tenants.tenantExists(tenantId);
+    }
 
-    /** Whether the data node exists. */
-    boolean nodeExists(UUID nodeId);
+    boolean nodeExists(UUID nodeId) {
+        return nodes.nodeExists(nodeId);
+    }
 
-    /** The nodes a volume is placed on. */
-    List<UUID> nodesOfVolume(UUID volumeId);
+    List<UUID> nodesOfVolume(UUID volumeId) {
+        return volumes.nodesOfVolume(volumeId);
+    }
 
-    /** The nodes any of a tenant's volumes is placed on. */
-    List<UUID> nodesOfTenant(UUID tenantId);
+    List<UUID> nodesOfTenant(UUID tenantId) {
+        return volumes.nodesOfTenant(tenantId);
+    }
 }

@@ -177,10 +177,10 @@ public class UsageIngest {
 
     private Map<UUID, Optional<UUID>> tenantsOf(Set<UUID> volumeIds) {
         return tenants.getAll(volumeIds, missing -> {
-            Map<UUID, UsageDirectory.VolumeInfo> found = directory.volumes(List.copyOf(missing));
+            Map<UUID, UsageVolumes.VolumeInfo> found = directory.volumes(List.copyOf(missing));
             Map<UUID, Optional<UUID>> result = new HashMap<>();
             for (UUID id : missing) {
-                UsageDirectory.VolumeInfo v = found.get(id);
+                UsageVolumes.VolumeInfo v = found.get(id);
                 result.put(id, Optional.ofNullable(v == null ? null : v.tenantId()));
             }
             return result;

@@ -166,13 +166,13 @@ class UsageQueries {
         double seconds = (range.to().toEpochMilli() - range.from().toEpochMilli()) / 1000.0;
         List<Object[]> rows = jdbc.query(sql, (rs, i) -> new Object[] {rs.getObject(1, UUID.class), rs.getLong(2),
                 rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getDouble(6), rs.getLong(7)}, args.toArray());
-        Map<UUID, UsageDirectory.VolumeInfo> info = directory.volumes(rows.stream().map(r -> (UUID) r[0]).toList());
+        Map<UUID, UsageVolumes.VolumeInfo> info = directory.volumes(rows.stream().map(r -> (UUID) r[0]).toList());
         List<TopVolumes.Entry> entries = new ArrayList<>();
         for (Object[] r : rows) {
             UUID id = (UUID) r[0];
             long readOps = (long) r[1], writeOps = (long) r[2], readBytes = (long) r[3], writeBytes = (long) r[4];
             long ops = readOps + writeOps;
-            UsageDirectory.VolumeInfo v = info.get(id);
+            UsageVolumes.VolumeInfo v = info.get(id);
             entries.add(new TopVolumes.Entry(id, v == null ? tenantId : v.tenantId(), v == null ? null : v.name(),
                     readOps, writeOps, readBytes, writeBytes, ops / seconds, (readBytes + writeBytes) / seconds,
                     ops == 0 ? null : Math.round((double) r[5] / ops), (long) r[6] / 1e6));

@@ -15,7 +15,9 @@
  *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
  * </ul>
  *
- * <p>It depends on no other feature package: it reads tenants, volumes and nodes through
- * {@code UsageDirectory}, a port it owns, and scoping through {@code security.AccessScope}.
+ * <p>It depends on no other feature package: it reads volumes, tenants and nodes through the
+ * ports it owns ({@link io.weir.controlplane.usage.UsageVolumes},
+ * {@link io.weir.controlplane.usage.UsageTenants}, {@link io.weir.controlplane.usage.UsageNodes}),
+ * which those features implement, and scoping through {@code security.AccessScope}.
  */
 package io.weir.controlplane.usage;

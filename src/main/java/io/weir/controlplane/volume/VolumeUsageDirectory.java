@@ -1,5 +1,6 @@
-package io.weir.controlplane.usage;
+package io.weir.controlplane.volume;
 
+import io.weir.controlplane.usage.UsageVolumes;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -8,39 +9,27 @@ import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
 
-/** {@link UsageDirectory} over the tenant, volume and node tables (read only). */
+/**
+ * Volumes and their placement for the usage feature. Plain SQL on this feature's tables: usage
+ * asks for up to tens of thousands of volumes per ingest batch, and needs three columns of each.
+ */
 @Component
-class JdbcUsageDirectory implements UsageDirectory {
+class VolumeUsageDirectory implements UsageVolumes {
 
     private final JdbcTemplate jdbc;
 
-    JdbcUsageDirectory(JdbcTemplate jdbc) {
+    VolumeUsageDirectory(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
     }
 
     @Override
     public Map<UUID, VolumeInfo> volumes(Collection<UUID> ids) {
         Map<UUID, VolumeInfo> found = new HashMap<>();
-        if (ids.isEmpty()) {
-            return found;
-        }
         jdbc.query("SELECT id, tenant_id, name FROM volume WHERE id = ANY(?)", rs -> {
             UUID id = rs.getObject(1, UUID.class);
             found.put(id, new VolumeInfo(id, rs.getObject(2, UUID.class), rs.getString(3)));
         }, (Object) ids.toArray(UUID[]::new));
         return found;
-    }
-
-    @Override
-    public boolean tenantExists(UUID tenantId) {
-        return Boolean.TRUE.equals(jdbc.queryForObject("SELECT EXISTS (SELECT 1 FROM tenant WHERE id = ?)",
-                Boolean.class, tenantId));
-    }
-
-    @Override
-    public boolean nodeExists(UUID nodeId) {
-        return Boolean.TRUE.equals(jdbc.queryForObject("SELECT EXISTS (SELECT 1 FROM data_node WHERE id = ?)",
-                Boolean.class, nodeId));
     }
 
     @Override
