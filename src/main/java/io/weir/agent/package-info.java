@@ -6,7 +6,8 @@
  *
  * <p>{@link io.weir.agent.QosAgent} is the whole public API (its class comment is the manual);
  * {@link io.weir.agent.AgentListener} hears what it does; {@link io.weir.agent.AgentCommand} runs
- * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.ConfigTranslator} is
+ * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.UsageReporter} makes
+ * the numbered, acknowledged usage reports from the scheduler's statistics. {@link io.weir.agent.ConfigTranslator} is
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.
  *

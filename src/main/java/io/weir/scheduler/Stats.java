@@ -25,10 +25,22 @@ package io.weir.scheduler;
  * @param throttledNanos time spent backlogged but over a limit (for a tenant: at the tenant level)
  * @param cpuNanos CPU time charged by completions
  * @param share current CPU share (tasks only; 0 otherwise)
+ * @param waitMaxNanos longest time from enqueue to dispatch, over the same requests as the
+ *     percentiles (to the histogram's precision, about 3%)
+ * @param serviceMaxNanos longest time from dispatch to completion, likewise
  */
 public record Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
         long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
-        long serviceP99Nanos, long throttledNanos, long cpuNanos, double share) {
+        long serviceP99Nanos, long throttledNanos, long cpuNanos, double share, long waitMaxNanos,
+        long serviceMaxNanos) {
+
+    /** Statistics without latency maxima (both 0). */
+    public Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
+            long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
+            long serviceP99Nanos, long throttledNanos, long cpuNanos, double share) {
+        this(id, readOps, writeOps, readBytes, writeBytes, queueDepth, inFlight, rejected, waitP50Nanos, waitP99Nanos,
+                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, 0, 0);
+    }
 
     /** Completed requests. */
     public long ops() {

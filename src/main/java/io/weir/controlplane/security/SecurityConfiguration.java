@@ -30,6 +30,8 @@ import org.springframework.security.web.authentication.AnonymousAuthenticationFi
  *   <caption>Roles per endpoint (CLUSTER_READ = admin or viewer bound to no tenant)</caption>
  *   <tr><th>endpoints</th><th>who</th></tr>
  *   <tr><td>health, OpenAPI spec, Swagger UI</td><td>anyone</td></tr>
+ *   <tr><td>{@code GET} the dashboard's static files ({@code /}, {@code /dashboard/**}, {@code /webjars/**});
+ *       the page itself signs in with a token and calls the API with it</td><td>anyone</td></tr>
  *   <tr><td>{@code /actuator/prometheus}</td><td>CLUSTER_READ</td></tr>
  *   <tr><td>{@code GET /agent/connect}</td><td>node</td></tr>
  *   <tr><td>{@code GET /nodes/{id}/desired-config}</td><td>CLUSTER_READ, node (own node)</td></tr>
@@ -83,6 +85,7 @@ class SecurityConfiguration {
                         .requestMatchers("/actuator/health", "/actuator/health/**").permitAll()
                         .requestMatchers("/actuator/prometheus").hasAuthority(CLUSTER_READ)
                         .requestMatchers("/v3/api-docs", "/v3/api-docs/**", "/swagger-ui.html", "/swagger-ui/**").permitAll()
+                        .requestMatchers(HttpMethod.GET, "/", "/index.html", "/dashboard/**", "/webjars/**", "/favicon.ico").permitAll()
                         .requestMatchers(HttpMethod.GET, "/api/v1/agent/connect").hasRole(NODE)
                         .requestMatchers(HttpMethod.GET, "/api/v1/nodes/*/desired-config").hasAnyAuthority(CLUSTER_READ, "ROLE_" + NODE)
                         .requestMatchers("/api/v1/tokens", "/api/v1/tokens/**").hasRole(ADMIN)

@@ -1,0 +1,21 @@
+package io.weir.controlplane.node;
+
+import io.weir.controlplane.usage.UsageNodes;
+import java.util.UUID;
+import org.springframework.stereotype.Component;
+
+/** Node existence for the usage feature. */
+@Component
+class NodeUsageDirectory implements UsageNodes {
+
+    private final DataNodeRepository nodes;
+
+    NodeUsageDirectory(DataNodeRepository nodes) {
+        this.nodes = nodes;
+    }
+
+    @Override
+    public boolean nodeExists(UUID nodeId) {
+        return nodes.existsById(nodeId);
+    }
+}

@@ -1,0 +1,38 @@
+package io.weir.controlplane.usage;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** How one node's CPU went to its scheduler tasks over [from, to). */
+@Schema(name = "TaskUsageSeries", description = "CPU time of a node's scheduler tasks, one point per step over [from, to).")
+record TaskUsageSeries(
+        UUID nodeId,
+        Instant from,
+        Instant to,
+        @Schema(example = "PT1M") String step,
+        @Schema(example = "1m") String resolution,
+        List<TaskSeries> tasks,
+        List<UsageSeries.UsageGap> gaps) {
+
+    /** One task's points. */
+    @Schema(name = "TaskSeries")
+    record TaskSeries(@Schema(example = "foreground") String name, List<TaskPoint> points) {
+    }
+
+    /**
+     * One task over [ts, ts + step).
+     *
+     * @param cpuFraction this task's part of the CPU charged to all tasks of the node in the point
+     * @param share time-weighted mean of the task's CPU share in force; null without reports
+     */
+    @Schema(name = "TaskPoint")
+    record TaskPoint(
+            Instant ts,
+            @Schema(description = "Requests completed.") long ops,
+            @Schema(description = "CPU time charged, ms.") double cpuMs,
+            @Schema(description = "This task's part of the node's charged CPU in the point (0..1).") double cpuFraction,
+            @Schema(description = "Mean CPU share in force; null without reports.") Double share) {
+    }
+}

@@ -1,0 +1,33 @@
+package io.weir.controlplane.usage;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** The volumes that did the most over [from, to), by one measure. */
+@Schema(name = "TopVolumes", description = "The busiest volumes over [from, to) by iops, bytes, latency or throttled time.")
+record TopVolumes(
+        Instant from,
+        Instant to,
+        @Schema(example = "PT1M") String step,
+        @Schema(example = "1m") String resolution,
+        @Schema(description = "The measure ranked by.", allowableValues = {"iops", "bytes", "latency", "throttled"}) String by,
+        List<Entry> volumes) {
+
+    /** One volume's totals over the range. */
+    @Schema(name = "TopVolume")
+    record Entry(
+            UUID volumeId,
+            @Schema(description = "Null if the volume was unknown when reported.") UUID tenantId,
+            @Schema(description = "Null if the volume no longer exists.") String volumeName,
+            long readOps,
+            long writeOps,
+            long readBytes,
+            long writeBytes,
+            double iops,
+            double bytesPerSec,
+            Long latencyP99Us,
+            double throttledMs) {
+    }
+}

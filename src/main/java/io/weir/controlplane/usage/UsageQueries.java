@@ -1,0 +1,211 @@
+package io.weir.controlplane.usage;
+
+import io.weir.controlplane.usage.TaskUsageSeries.TaskPoint;
+import io.weir.controlplane.usage.TaskUsageSeries.TaskSeries;
+import io.weir.controlplane.usage.UsageSeries.UsageGap;
+import io.weir.controlplane.usage.UsageSeries.UsagePoint;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Service;
+
+/**
+ * Reads usage series from the level a {@link UsageRange} picked. Points come from
+ * {@code date_bin(step, time, from)} over the level's rows, so a sample counts in the point that
+ * contains its bucket (for raw samples: the start of the report's interval). Points without rows
+ * are filled with zeros (latency null), so a series has exactly {@link UsageRange#points()}
+ * points.
+ */
+@Service
+class UsageQueries {
+
+    /** The aggregate columns of a raw-sample select, in {@link #point} order. */
+    private static final String RAW_SUMS = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), "
+            + "sum(latency_p50_us * (read_ops + write_ops)), sum(latency_p99_us * (read_ops + write_ops)), "
+            + "max(latency_max_us), sum(queue_depth * duration_ms), sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+
+    /** The aggregate columns of a rollup select, in {@link #point} order. */
+    private static final String ROLLUP_SUMS = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), "
+            + "sum(latency_p50_wsum), sum(latency_p99_wsum), max(latency_max_us), sum(queue_depth_ms), "
+            + "sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+
+    private final JdbcTemplate jdbc;
+
+    UsageQueries(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    /** Points of one volume. */
+    List<UsagePoint> volume(UUID volumeId, UsageRange range) {
+        String table = range.level() == UsageLevel.RAW ? "usage_volume_raw" : "usage_volume_" + range.level().wireName();
+        return series(table, "volume_id", volumeId, range);
+    }
+
+    /** Points of one tenant, summed over its volumes. */
+    List<UsagePoint> tenant(UUID tenantId, UsageRange range) {
+        String table = range.level() == UsageLevel.RAW ? "usage_volume_raw" : "usage_tenant_" + range.level().wireName();
+        return series(table, "tenant_id", tenantId, range);
+    }
+
+    private List<UsagePoint> series(String table, String keyColumn, UUID key, UsageRange range) {
+        String time = range.level().timeColumn;
+        String sums = range.level() == UsageLevel.RAW ? RAW_SUMS : ROLLUP_SUMS;
+        String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, " + sums + " FROM " + table
+                + " WHERE " + keyColumn + " = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p ORDER BY p";
+        UsagePoint[] points = new UsagePoint[range.points()];
+        double stepSec = range.step().toMillis() / 1000.0;
+        jdbc.query(sql, rs -> {
+            Instant ts = rs.getObject(1, OffsetDateTime.class).toInstant();
+            int i = index(range, ts);
+            if (i >= 0 && i < points.length) {
+                points[i] = point(ts, rs, 2, stepSec, range.step().toMillis());
+            }
+        }, range.step().toSeconds(), at(range.from()), key, at(range.from()), at(range.to()));
+        for (int i = 0; i < points.length; i++) {
+            if (points[i] == null) {
+                points[i] = new UsagePoint(ts(range, i), 0, 0, 0, 0, 0, 0, null, null, null, 0, 0, 0, 0);
+            }
+        }
+        return List.of(points);
+    }
+
+    /** The point of one aggregated row, columns from {@code c} in RAW_SUMS/ROLLUP_SUMS order. */
+    private static UsagePoint point(Instant ts, ResultSet rs, int c, double stepSec, long stepMs) throws SQLException {
+        long readOps = rs.getLong(c), writeOps = rs.getLong(c + 1), readBytes = rs.getLong(c + 2),
+                writeBytes = rs.getLong(c + 3);
+        long ops = readOps + writeOps;
+        Long p50 = ops == 0 ? null : Math.round(rs.getDouble(c + 4) / ops);
+        Long p99 = ops == 0 ? null : Math.round(rs.getDouble(c + 5) / ops);
+        Long max = ops == 0 ? null : rs.getLong(c + 6);
+        double queueDepth = rs.getDouble(c + 7) / stepMs;
+        return new UsagePoint(ts, readOps, writeOps, readBytes, writeBytes, ops / stepSec,
+                (readBytes + writeBytes) / stepSec, p50, p99, max, queueDepth, rs.getLong(c + 8) / 1e6,
+                rs.getLong(c + 9), rs.getLong(c + 10) / 1e6);
+    }
+
+    /** One node's task series. */
+    List<TaskSeries> tasks(UUID nodeId, UsageRange range) {
+        String time = range.level().timeColumn;
+        boolean raw = range.level() == UsageLevel.RAW;
+        String table = raw ? "usage_task_raw" : "usage_task_" + range.level().wireName();
+        String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, task, sum(ops), sum(cpu_ns), "
+                + (raw ? "sum(share * duration_ms), sum(duration_ms)" : "sum(share_ms), sum(duration_ms)")
+                + " FROM " + table + " WHERE node_id = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p, task";
+        int n = range.points();
+        Map<String, long[][]> byTask = new TreeMap<>(); // [point][ops, cpu]
+        Map<String, double[][]> shares = new TreeMap<>(); // [point][shareMs, durationMs]
+        long[] cpuPerPoint = new long[n];
+        jdbc.query(sql, rs -> {
+            int i = index(range, rs.getObject(1, OffsetDateTime.class).toInstant());
+            if (i < 0 || i >= n) {
+                return;
+            }
+            String task = rs.getString(2);
+            long[][] v = byTask.computeIfAbsent(task, k -> new long[n][2]);
+            v[i][0] += rs.getLong(3);
+            v[i][1] += rs.getLong(4);
+            double[][] s = shares.computeIfAbsent(task, k -> new double[n][2]);
+            s[i][0] += rs.getDouble(5);
+            s[i][1] += rs.getDouble(6);
+            cpuPerPoint[i] += rs.getLong(4);
+        }, range.step().toSeconds(), at(range.from()), nodeId, at(range.from()), at(range.to()));
+        List<TaskSeries> result = new ArrayList<>();
+        byTask.forEach((task, v) -> {
+            double[][] s = shares.get(task);
+            List<TaskPoint> points = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                double fraction = cpuPerPoint[i] == 0 ? 0 : (double) v[i][1] / cpuPerPoint[i];
+                Double share = s[i][1] == 0 ? null : s[i][0] / s[i][1];
+                points.add(new TaskPoint(ts(range, i), v[i][0], v[i][1] / 1e6, fraction, share));
+            }
+            result.add(new TaskSeries(task, points));
+        });
+        return result;
+    }
+
+    /** Measures a top-N ranks by. */
+    enum TopMeasure {
+        IOPS("sum(read_ops + write_ops)"),
+        BYTES("sum(read_bytes + write_bytes)"),
+        LATENCY(null),
+        THROTTLED("sum(throttled_ns)");
+
+        final String rollupOrder;
+
+        TopMeasure(String rollupOrder) {
+            this.rollupOrder = rollupOrder;
+        }
+    }
+
+    /** The top volumes over the range, optionally of one tenant. */
+    List<TopVolumes.Entry> top(TopMeasure by, int limit, UUID tenantId, UsageRange range, UsageDirectory directory) {
+        boolean raw = range.level() == UsageLevel.RAW;
+        String table = raw ? "usage_volume_raw" : "usage_volume_" + range.level().wireName();
+        String time = range.level().timeColumn;
+        String p99 = raw ? "sum(latency_p99_us * (read_ops + write_ops))" : "sum(latency_p99_wsum)";
+        String order = by == TopMeasure.LATENCY ? p99 + " / NULLIF(sum(read_ops + write_ops), 0)" : by.rollupOrder;
+        String sql = "SELECT volume_id, sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), " + p99
+                + ", sum(throttled_ns) FROM " + table + " WHERE " + time + " >= ? AND " + time + " < ?"
+                + (tenantId != null ? " AND tenant_id = ?" : "") + " GROUP BY volume_id"
+                + (by == TopMeasure.LATENCY ? " HAVING sum(read_ops + write_ops) > 0" : "")
+                + " ORDER BY " + order + " DESC, volume_id LIMIT ?";
+        List<Object> args = new ArrayList<>(List.of(at(range.from()), at(range.to())));
+        if (tenantId != null) {
+            args.add(tenantId);
+        }
+        args.add(limit);
+        double seconds = (range.to().toEpochMilli() - range.from().toEpochMilli()) / 1000.0;
+        List<Object[]> rows = jdbc.query(sql, (rs, i) -> new Object[] {rs.getObject(1, UUID.class), rs.getLong(2),
+                rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getDouble(6), rs.getLong(7)}, args.toArray());
+        Map<UUID, UsageVolumes.VolumeInfo> info = directory.volumes(rows.stream().map(r -> (UUID) r[0]).toList());
+        List<TopVolumes.Entry> entries = new ArrayList<>();
+        for (Object[] r : rows) {
+            UUID id = (UUID) r[0];
+            long readOps = (long) r[1], writeOps = (long) r[2], readBytes = (long) r[3], writeBytes = (long) r[4];
+            long ops = readOps + writeOps;
+            UsageVolumes.VolumeInfo v = info.get(id);
+            entries.add(new TopVolumes.Entry(id, v == null ? tenantId : v.tenantId(), v == null ? null : v.name(),
+                    readOps, writeOps, readBytes, writeBytes, ops / seconds, (readBytes + writeBytes) / seconds,
+                    ops == 0 ? null : Math.round((double) r[5] / ops), (long) r[6] / 1e6));
+        }
+        return entries;
+    }
+
+    /** Gaps of the given nodes (all nodes if null) overlapping the range. */
+    List<UsageGap> gaps(Collection<UUID> nodes, UsageRange range) {
+        if (nodes != null && nodes.isEmpty()) {
+            return List.of();
+        }
+        String sql = "SELECT node_id, first_sequence, last_sequence, gap_from, gap_to FROM usage_gap "
+                + "WHERE gap_from < ? AND gap_to > ?" + (nodes != null ? " AND node_id = ANY(?)" : "")
+                + " ORDER BY gap_from, node_id LIMIT 1000";
+        List<Object> args = new ArrayList<>(List.of(at(range.to()), at(range.from())));
+        if (nodes != null) {
+            args.add(nodes.toArray(UUID[]::new));
+        }
+        return jdbc.query(sql, (rs, i) -> new UsageGap(rs.getObject(1, UUID.class), rs.getLong(2), rs.getLong(3),
+                rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getObject(5, OffsetDateTime.class).toInstant()),
+                args.toArray());
+    }
+
+    private static int index(UsageRange range, Instant ts) {
+        return (int) Math.floorDiv(ts.toEpochMilli() - range.from().toEpochMilli(), range.step().toMillis());
+    }
+
+    private static Instant ts(UsageRange range, int i) {
+        return range.from().plusMillis(i * range.step().toMillis());
+    }
+
+    private static OffsetDateTime at(Instant t) {
+        return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
+    }
+}

@@ -1,0 +1,62 @@
+package io.weir.controlplane.usage;
+
+import io.swagger.v3.oas.annotations.media.Schema;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * A usage series of one volume or one tenant (summed over its volumes).
+ *
+ * @param volumeId the volume (volume series), else null
+ * @param tenantId the tenant (tenant series), or the volume's tenant
+ * @param from first point's start
+ * @param to last point's end
+ * @param step width of each point, ISO-8601
+ * @param resolution the stored level the points were read from: raw, 1m or 1h
+ * @param points one per step, without holes
+ * @param gaps reports dropped by the agents of the nodes involved, overlapping the range
+ */
+@Schema(name = "UsageSeries", description = "Usage of a volume or a tenant: one point per step over [from, to).")
+record UsageSeries(
+        @Schema(description = "The volume, for a volume series.") UUID volumeId,
+        @Schema(description = "The tenant (of the volume, for a volume series).") UUID tenantId,
+        @Schema(description = "Start of the first point (the requested from, rounded down to the step).") Instant from,
+        @Schema(description = "End of the last point (the requested to, rounded up to the step).") Instant to,
+        @Schema(description = "Width of each point, ISO-8601.", example = "PT1M") String step,
+        @Schema(description = "Stored level read: raw, 1m or 1h.", example = "1m") String resolution,
+        List<UsagePoint> points,
+        @Schema(description = "Reports the agents of the nodes involved dropped unacknowledged, overlapping the range: usage there is incomplete.")
+        List<UsageGap> gaps) {
+
+    /**
+     * Usage over [ts, ts + step).
+     *
+     * @param latencyP50Us ops-weighted mean of the reported medians; null without ops
+     * @param latencyP99Us ops-weighted mean of the reported 99th percentiles; null without ops
+     * @param latencyMaxUs largest latency reported; null without ops
+     * @param queueDepth time-weighted mean of requests queued or in flight
+     */
+    @Schema(name = "UsagePoint", description = "Usage over [ts, ts + step); ops and bytes are counts within it.")
+    record UsagePoint(
+            @Schema(description = "Start of the point.") Instant ts,
+            @Schema(description = "Reads completed.") long readOps,
+            @Schema(description = "Writes completed.") long writeOps,
+            @Schema(description = "Bytes read.") long readBytes,
+            @Schema(description = "Bytes written.") long writeBytes,
+            @Schema(description = "(readOps + writeOps) per second of the step.") double iops,
+            @Schema(description = "(readBytes + writeBytes) per second of the step.") double bytesPerSec,
+            @Schema(description = "Ops-weighted mean of the reported median latencies, µs; null without ops.") Long latencyP50Us,
+            @Schema(description = "Ops-weighted mean of the reported 99th percentile latencies, µs; null without ops.") Long latencyP99Us,
+            @Schema(description = "Largest latency reported, µs; null without ops.") Long latencyMaxUs,
+            @Schema(description = "Time-weighted mean of requests queued or in flight.") double queueDepth,
+            @Schema(description = "Time held back by QoS limits, ms (summed over volumes for a tenant).") double throttledMs,
+            @Schema(description = "Submissions refused because a queue was full.") long rejected,
+            @Schema(description = "CPU time charged to the IO, ms.") double cpuMs) {
+    }
+
+    /** Reports one node's agent dropped unacknowledged. */
+    @Schema(name = "UsageGap", description = "Reports a node's agent dropped unacknowledged: usage in [from, to) from that node is missing.")
+    record UsageGap(UUID nodeId, long firstSequence, long lastSequence, Instant from, Instant to) {
+    }
+}

@@ -1,0 +1,23 @@
+/**
+ * Per-flow usage: what each volume, tenant and scheduler task actually got, from the agents'
+ * reports to the query API and the dashboard.
+ *
+ * <ul>
+ *   <li>{@link io.weir.controlplane.usage.UsageIngest} stores reports (the agent channel calls it):
+ *       deduplicated by (node, sequence), raw samples by {@code COPY}, 1-minute and 1-hour rollups
+ *       kept in the same transaction, gaps recorded.</li>
+ *   <li>{@code UsagePartitions} keeps the time partitions: daily for raw samples and 1-minute
+ *       rollups, monthly for 1-hour rollups, created ahead and dropped whole past each level's
+ *       retention ({@code weir.usage.retention.*}).</li>
+ *   <li>{@code UsageQueries} and {@code UsageController} serve {@code /api/v1/usage/...}: series
+ *       per volume, tenant (summed over its volumes) and node task, and a top-N; each series is
+ *       read from the coarsest level whose bucket divides the step.</li>
+ *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
+ * </ul>
+ *
+ * <p>It depends on no other feature package: it reads volumes, tenants and nodes through the
+ * ports it owns ({@link io.weir.controlplane.usage.UsageVolumes},
+ * {@link io.weir.controlplane.usage.UsageTenants}, {@link io.weir.controlplane.usage.UsageNodes}),
+ * which those features implement, and scoping through {@code security.AccessScope}.
+ */
+package io.weir.controlplane.usage;

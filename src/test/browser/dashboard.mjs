@@ -1,0 +1,61 @@
+// Signs in to the Weir dashboard in headless Chromium, waits for live data, checks what a user
+// sees and saves a screenshot. Run by io.weir.controlplane.dashboard.DashboardE2ETest:
+//   node dashboard.mjs <baseUrl> <token> <screenshot.png> <expect: admin|tenant>
+// Prints one JSON line with what it found; exits non-zero on any failed check.
+import { chromium } from 'playwright-core';
+
+const [baseUrl, token, screenshot, expect] = process.argv.slice(2);
+const fail = (msg) => { console.error('FAIL: ' + msg); process.exitCode = 1; };
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1480, height: 1250 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(baseUrl + '/', { waitUntil: 'load' });
+  await page.fill('#token', token);
+  await page.click('#signin-form button[type=submit]');
+  await page.waitForSelector('body[data-loaded=true]', { timeout: 60000 });
+  // one more refresh cycle, so the live loop has run at least twice
+  await page.waitForFunction(() => document.getElementById('live-text').textContent.startsWith('live'), null, { timeout: 30000 });
+
+  const seen = await page.evaluate(() => {
+    const text = (id) => document.getElementById(id).textContent.trim();
+    const rows = (id) => [...document.querySelectorAll('#' + id + ' tbody tr:not(.empty)')].map((r) => [...r.cells].map((c) => c.textContent.trim()));
+    // Pixels of the IOPS chart's read series colour (#4fb3ff): a drawn line with data.
+    const canvas = document.querySelector('#chart-iops canvas');
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let coloured = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (Math.abs(data[i] - 0x4f) < 12 && Math.abs(data[i + 1] - 0xb3) < 12 && Math.abs(data[i + 2] - 0xff) < 12) coloured++;
+    }
+    return {
+      tenants: text('kpi-tenants'), volumes: text('kpi-volumes'), nodes: text('kpi-nodes'), iops: text('kpi-iops'),
+      tenantRows: rows('tenants-table'), nodeRows: document.getElementById('nodes-table').hidden ? null : rows('nodes-table'),
+      topRows: rows('top-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
+      charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured,
+      token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
+    };
+  });
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log(JSON.stringify(seen));
+
+  if (errors.length) fail('page errors: ' + errors.join('; '));
+  if (seen.charts < (expect === 'admin' ? 5 : 4)) fail('charts drawn: ' + seen.charts);
+  if (seen.iopsPixels < 50) fail('the IOPS chart shows no data (' + seen.iopsPixels + ' pixels of the read colour)');
+  if (seen.topRows.length === 0) fail('top-N is empty');
+  if (!(Number(seen.iops.replace(/[kMG]$/, '')) > 0)) fail('cluster IOPS KPI is ' + seen.iops);
+  if (!seen.token.session || seen.token.local !== 0 || seen.token.cookies !== '') fail('token storage: ' + JSON.stringify(seen.token));
+  if (expect === 'admin' && (seen.nodeRows == null || seen.nodeRows.length === 0 || !seen.tasksVisible)) fail('admin sees no nodes');
+  if (expect === 'tenant' && (seen.nodeRows != null || seen.tasksVisible)) fail('a tenant-bound caller sees nodes');
+
+  // signing out forgets the token
+  await page.click('#signout');
+  if (await page.evaluate(() => sessionStorage.getItem('weir.token')) !== null) fail('token kept after sign-out');
+} finally {
+  await browser.close();
+}

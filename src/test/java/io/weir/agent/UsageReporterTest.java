@@ -1,0 +1,310 @@
+package io.weir.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.protocol.UsageReport;
+import io.weir.protocol.UsageReport.Gap;
+import io.weir.protocol.UsageReport.VolumeUsage;
+import io.weir.scheduler.IoKind;
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig;
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+class UsageReporterTest {
+
+    private static final UUID V1 = UUID.fromString("00000000-0000-4000-8000-000000000001");
+    private static final UUID V2 = UUID.fromString("00000000-0000-4000-8000-000000000002");
+    private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+
+    /** A clock the test moves by hand. */
+    static final class TestClock extends Clock {
+        private volatile Instant now;
+
+        TestClock(Instant start) {
+            now = start;
+        }
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    private static SchedulerConfig config() {
+        return SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of(V1.toString(), "t").withQueueCapacity(100_000))
+                .volume(VolumeSpec.of(V2.toString(), "t").withQueueCapacity(100_000))
+                .volume(VolumeSpec.of("not-a-uuid", "t"))
+                .build();
+    }
+
+    private static void complete(QosExecutor ex, UUID volume, IoKind kind, int n, long bytes) {
+        List<CompletableFuture<Integer>> fs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            fs.add(ex.submit(volume.toString(), kind, bytes, () -> 1));
+        }
+        CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).join();
+        settled(ex);
+    }
+
+    /**
+     * Waits until the workers have reported every completed request to the scheduler (they do it
+     * just after completing its future, on their next pass through the scheduler lock).
+     */
+    private static void settled(QosExecutor ex) {
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> ex.pending() == 0);
+    }
+
+    private static VolumeUsage volume(UsageReport r, UUID id) {
+        return r.volumes().stream().filter(v -> v.volumeId().equals(id)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void aReportCountsTheIoCompletedInItsIntervalOnly() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            complete(ex, V1, IoKind.READ, 5, 4096); // before the reporter: not in any report
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
+            complete(ex, V1, IoKind.READ, 7, 4096);
+            complete(ex, V1, IoKind.WRITE, 3, 8192);
+            clock.advance(Duration.ofSeconds(10));
+            UsageReport first = reporter.tick().orElseThrow();
+
+            assertThat(first.sequence()).isEqualTo(1);
+            assertThat(first.from()).isEqualTo(T0);
+            assertThat(first.to()).isEqualTo(T0.plusSeconds(10));
+            VolumeUsage v1 = volume(first, V1);
+            assertThat(v1.readOps()).isEqualTo(7);
+            assertThat(v1.writeOps()).isEqualTo(3);
+            assertThat(v1.readBytes()).isEqualTo(7 * 4096);
+            assertThat(v1.writeBytes()).isEqualTo(3 * 8192);
+            assertThat(v1.latencyMaxUs()).isGreaterThanOrEqualTo(v1.latencyP99Us());
+            assertThat(v1.latencyP99Us()).isGreaterThanOrEqualTo(v1.latencyP50Us());
+            assertThat(volume(first, V2).ops()).isZero();
+            assertThat(first.volumes()).extracting(VolumeUsage::volumeId).doesNotContainNull().hasSize(2);
+            assertThat(reporter.skippedVolumeIds()).isEqualTo(1);
+            assertThat(first.tasks()).extracting(UsageReport.TaskUsage::name).contains("foreground");
+
+            complete(ex, V2, IoKind.WRITE, 4, 512);
+            clock.advance(Duration.ofSeconds(10));
+            UsageReport second = reporter.tick().orElseThrow();
+            assertThat(second.sequence()).isEqualTo(2);
+            assertThat(second.from()).isEqualTo(first.to());
+            assertThat(volume(second, V1).ops()).isZero();
+            assertThat(volume(second, V2).writeOps()).isEqualTo(4);
+            assertThat(volume(second, V2).writeBytes()).isEqualTo(4 * 512);
+        }
+    }
+
+    @Test
+    void ticksBeforeTheIntervalEndsOnlySampleTheQueues() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).interval(Duration.ofSeconds(10)).build();
+            clock.advance(Duration.ofSeconds(9));
+            assertThat(reporter.tick()).isEmpty();
+            clock.advance(Duration.ofSeconds(1));
+            assertThat(reporter.tick()).isPresent();
+            reporter.setInterval(Duration.ofSeconds(30));
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(reporter.tick()).isEmpty();
+            clock.advance(Duration.ofSeconds(20));
+            assertThat(reporter.tick().orElseThrow().from()).isEqualTo(T0.plusSeconds(10));
+        }
+    }
+
+    @Test
+    void meanQueueDepthAveragesTheSamplesOfTheInterval() {
+        TestClock clock = new TestClock(T0);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
+            clock.advance(Duration.ofSeconds(1));
+            reporter.tick(); // sample 1: nothing pending
+            CompletableFuture<Integer> blocker = ex.submit(V1.toString(), IoKind.READ, 4096, () -> {
+                running.countDown();
+                release.await();
+                return 1;
+            });
+            await(running);
+            List<CompletableFuture<Integer>> queued = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                queued.add(ex.submit(V1.toString(), IoKind.READ, 4096, () -> 1));
+            }
+            clock.advance(Duration.ofSeconds(1));
+            reporter.tick(); // sample 2: one in flight, three queued
+            release.countDown();
+            blocker.join();
+            queued.forEach(CompletableFuture::join);
+            settled(ex);
+            clock.advance(Duration.ofSeconds(8));
+            UsageReport r = reporter.tick().orElseThrow(); // sample 3: nothing pending
+            assertThat(volume(r, V1).queueDepth()).isEqualTo(4.0 / 3.0);
+            assertThat(volume(r, V1).readOps()).isEqualTo(4);
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new AssertionError("timed out");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void reportsMadeWhileIoRunsAddUpToExactlyTheIoCompleted() throws Exception {
+        TestClock clock = new TestClock(T0);
+        AtomicLong completed = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        long reported = 0;
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(2).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
+            Thread load = new Thread(() -> {
+                while (!stop.get()) {
+                    List<CompletableFuture<Integer>> fs = new ArrayList<>();
+                    for (int i = 0; i < 50; i++) {
+                        fs.add(ex.submit(V1.toString(), i % 2 == 0 ? IoKind.READ : IoKind.WRITE, 4096, () -> 1)
+                                .whenComplete((x, e) -> completed.incrementAndGet()));
+                    }
+                    CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).join();
+                }
+            });
+            load.start();
+            for (int i = 0; i < 40; i++) {
+                clock.advance(Duration.ofSeconds(10));
+                reported += volume(reporter.tick().orElseThrow(), V1).ops();
+            }
+            stop.set(true);
+            load.join();
+            settled(ex);
+            clock.advance(Duration.ofSeconds(10));
+            reported += volume(reporter.tick().orElseThrow(), V1).ops();
+        }
+        assertThat(reported).isEqualTo(completed.get()).isPositive();
+    }
+
+    @Test
+    void acknowledgedReportsLeaveTheBufferAndTheRestAreResentInOrder() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            List<UsageReport> sent = new ArrayList<>();
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).sink(sent::add).build();
+            for (int i = 0; i < 4; i++) {
+                clock.advance(Duration.ofSeconds(10));
+                reporter.tick();
+            }
+            assertThat(sent).extracting(UsageReport::sequence).containsExactly(1L, 2L, 3L, 4L);
+            assertThat(reporter.acknowledge(3)).isTrue();
+            assertThat(reporter.acknowledge(3)).isFalse();
+            assertThat(reporter.acknowledge(1)).isTrue();
+            assertThat(reporter.acknowledge(99)).isFalse();
+            assertThat(reporter.unacknowledged()).extracting(UsageReport::sequence).containsExactly(2L, 4L);
+            assertThat(reporter.pendingGaps()).isEmpty();
+        }
+    }
+
+    @Test
+    void reportsOlderThanTheAgeBoundAreDroppedAndTheGapIsCarriedUntilAcknowledged() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxAge(Duration.ofSeconds(35)).build();
+            List<UsageReport> reports = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                clock.advance(Duration.ofSeconds(10));
+                reports.add(reporter.tick().orElseThrow());
+            }
+            // At 60 s, reports ending before 25 s (1: 0-10, 2: 10-20) are too old.
+            assertThat(reporter.unacknowledged()).extracting(UsageReport::sequence).containsExactly(3L, 4L, 5L, 6L);
+            Gap gap = new Gap(1, 2, T0, T0.plusSeconds(20));
+            assertThat(reporter.pendingGaps()).containsExactly(gap);
+            assertThat(reports.get(5).gaps()).containsExactly(gap);
+            assertThat(reporter.droppedReports()).isEqualTo(2);
+
+            for (long seq = 3; seq <= 6; seq++) {
+                reporter.acknowledge(seq);
+            }
+            assertThat(reporter.pendingGaps()).isEmpty();
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(reporter.tick().orElseThrow().gaps()).isEmpty();
+        }
+    }
+
+    @Test
+    void theCountBoundDropsTheOldestAndGapsGrowWhileNothingIsAcknowledged() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxReports(2).build();
+            Optional<UsageReport> last = Optional.empty();
+            for (int i = 0; i < 5; i++) {
+                clock.advance(Duration.ofSeconds(10));
+                last = reporter.tick();
+            }
+            assertThat(reporter.unacknowledged()).extracting(UsageReport::sequence).containsExactly(4L, 5L);
+            Gap gap = new Gap(1, 3, T0, T0.plusSeconds(30));
+            assertThat(last.orElseThrow().gaps()).containsExactly(gap);
+            // Acknowledging a report made before the gap grew does not forget the grown gap.
+            reporter.acknowledge(4);
+            assertThat(reporter.pendingGaps()).containsExactly(gap);
+            reporter.acknowledge(5);
+            assertThat(reporter.pendingGaps()).isEmpty();
+        }
+    }
+
+    @Test
+    void dropsAcrossAcknowledgedReportsAreSeparateGaps() {
+        TestClock clock = new TestClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxReports(2).build();
+            List<UsageReport> reports = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                clock.advance(Duration.ofSeconds(10));
+                reports.add(reporter.tick().orElseThrow());
+                if (i == 1) {
+                    reporter.acknowledge(2);
+                }
+            }
+            // Kept {1}, then {1, 3}; report 4 drops 1, report 5 drops 3: 2 was acknowledged in between.
+            assertThat(reports.get(3).gaps()).containsExactly(new Gap(1, 1, T0, T0.plusSeconds(10)));
+            assertThat(reports.get(4).gaps()).containsExactly(new Gap(1, 1, T0, T0.plusSeconds(10)),
+                    new Gap(3, 3, T0.plusSeconds(20), T0.plusSeconds(30)));
+            // Acknowledging report 4 forgets the gap it carried; 3..3 stays until report 5 is acknowledged.
+            reporter.acknowledge(4);
+            assertThat(reporter.pendingGaps()).containsExactly(new Gap(3, 3, T0.plusSeconds(20), T0.plusSeconds(30)));
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.weir.controlplane.dashboard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import io.weir.controlplane.usage.UsageIngest;
+import io.weir.controlplane.usage.UsageIngest.Delivery;
+import io.weir.protocol.UsageReport;
+import io.weir.protocol.UsageReport.TaskUsage;
+import io.weir.protocol.UsageReport.VolumeUsage;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The dashboard in Debian's headless Chromium, driven by playwright-core
+ * ({@code src/test/browser/dashboard.mjs}): it signs in, shows the overview and draws charts
+ * from an hour of usage stored through {@link UsageIngest}, as an admin and as a tenant-admin.
+ * Screenshots go to {@code target/dashboard-*.png}. Needs {@code chromium} and {@code node}
+ * (and installs the pinned playwright-core with {@code npm ci} if it is not there yet).
+ */
+@Tag("e2e")
+class DashboardE2ETest extends IntegrationTest {
+
+    private static final Path BROWSER = Path.of("src/test/browser");
+
+    @Autowired
+    UsageIngest ingest;
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    private UUID acme;
+    private UUID n1;
+    private UUID n2;
+    private final List<UUID> onN1 = new ArrayList<>();
+    private final List<UUID> onN2 = new ArrayList<>();
+    private long sequence;
+    private Instant reportedUntil;
+
+    private static String id(HttpApi.Response r) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return r.json().get("id").asString();
+    }
+
+    @BeforeEach
+    void usage() {
+        acme = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("acme") + "\",\"displayName\":\"Acme Corp\"}")));
+        UUID globex = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("globex") + "\"}")));
+        n1 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-a") + "\",\"address\":\"10.0.0.11:10809\"}")));
+        n2 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-b") + "\",\"address\":\"10.0.0.12:10809\"}")));
+        String[][] volumes = {{"db", "1"}, {"logs", "1"}, {"analytics", "2"}};
+        for (String[] v : volumes) {
+            String body = "{\"name\":\"" + v[0] + "\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + (v[1].equals("1") ? n1 : n2) + "\"]}";
+            UUID vid = UUID.fromString(id(api.post("/api/v1/tenants/" + acme + "/volumes", body)));
+            (v[1].equals("1") ? onN1 : onN2).add(vid);
+        }
+        onN2.add(UUID.fromString(id(api.post("/api/v1/tenants/" + globex + "/volumes",
+                "{\"name\":\"web\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + n2 + "\"]}"))));
+        // push status as an agent would leave it: store-a applied the current revision, store-b is behind
+        jdbc.update("UPDATE data_node SET applied_revision = (SELECT revision FROM config_revision), last_ack_at = now() WHERE id = ?", n1);
+        jdbc.update("UPDATE data_node SET applied_revision = GREATEST((SELECT revision FROM config_revision) - 2, 0) WHERE id = ?", n2);
+
+        Instant start = clock.instant().truncatedTo(ChronoUnit.SECONDS).minus(Duration.ofMinutes(62));
+        List<Delivery> deliveries = new ArrayList<>();
+        for (int i = 0; i < 372; i++) {
+            Instant from = start.plusSeconds(10L * i);
+            deliveries.add(new Delivery(n1, report(i + 1, from, onN1, i, 0)));
+            deliveries.add(new Delivery(n2, report(i + 1, from, onN2, i, 3)));
+        }
+        for (int i = 0; i < deliveries.size(); i += 200) {
+            ingest.ingestAll(deliveries.subList(i, Math.min(i + 200, deliveries.size())));
+        }
+        sequence = 372;
+        reportedUntil = start.plusSeconds(3720);
+    }
+
+    /** Keeps reporting, as the two nodes' agents would, while the browser looks: the page is live. */
+    private synchronized void reportUpToNow() {
+        Instant now = clock.instant();
+        while (!reportedUntil.plusSeconds(10).isAfter(now)) {
+            int i = (int) ++sequence;
+            ingest.ingestAll(List.of(new Delivery(n1, report(i, reportedUntil, onN1, i, 0)),
+                    new Delivery(n2, report(i, reportedUntil, onN2, i, 3))));
+            reportedUntil = reportedUntil.plusSeconds(10);
+        }
+    }
+
+    /** Ten seconds of a node whose volumes follow slow waves of load, with a throttled burst now and then. */
+    private static UsageReport report(long seq, Instant from, List<UUID> volumes, int i, int phase) {
+        List<VolumeUsage> vs = new ArrayList<>();
+        long cpuTotal = 0;
+        for (int k = 0; k < volumes.size(); k++) {
+            double wave = 1 + 0.6 * Math.sin((i + 17 * (k + phase)) / 18.0) + 0.25 * Math.sin((i + 5 * k) / 4.0);
+            long reads = Math.round(10 * (2200 + 900 * k) * wave);
+            long writes = Math.round(10 * (900 + 400 * phase) * wave);
+            boolean throttled = (i / 30 + k + phase) % 4 == 0;
+            long p50 = Math.round(180 + 60 * wave + (throttled ? 400 : 0));
+            long cpu = (reads + writes) * 9_000;
+            cpuTotal += cpu;
+            vs.add(new VolumeUsage(volumes.get(k), reads, writes, reads * 4096, writes * 16384, p50, p50 * 4, p50 * 11,
+                    2 + 6 * wave + (throttled ? 20 : 0), throttled ? 2_500_000_000L : 0, 0, cpu));
+        }
+        long gc = Math.round(cpuTotal * (0.08 + 0.05 * Math.sin(i / 25.0)));
+        long flush = Math.round(cpuTotal * (0.12 + 0.08 * Math.sin(i / 11.0)));
+        List<TaskUsage> tasks = List.of(new TaskUsage("foreground", 0, cpuTotal, 700), new TaskUsage("gc", 40, gc, 100),
+                new TaskUsage("flush", 60, flush, 100 + 200 * Math.max(0, Math.sin(i / 11.0))),
+                new TaskUsage("replication", 20, cpuTotal / 20, 50), new TaskUsage("scrub", 5, cpuTotal / 50, 50));
+        return new UsageReport(seq, from, from.plusSeconds(10), vs, tasks, List.of());
+    }
+
+    private String browse(String token, String screenshot, String expect) throws IOException, InterruptedException {
+        if (!Files.isDirectory(BROWSER.resolve("node_modules/playwright-core"))) {
+            Process npm = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund").directory(BROWSER.toFile())
+                    .redirectErrorStream(true).start();
+            String out = new String(npm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(npm.waitFor(5, TimeUnit.MINUTES)).as("npm ci finished").isTrue();
+            assertThat(npm.exitValue()).as(out).isZero();
+        }
+        Path shot = Path.of("target", screenshot).toAbsolutePath();
+        ScheduledExecutorService agents = Executors.newSingleThreadScheduledExecutor();
+        agents.scheduleAtFixedRate(this::reportUpToNow, 0, 1, TimeUnit.SECONDS);
+        try {
+            return run(token, shot, expect);
+        } finally {
+            agents.shutdownNow();
+            agents.awaitTermination(1, TimeUnit.MINUTES);
+        }
+    }
+
+    private String run(String token, Path shot, String expect) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("node", "dashboard.mjs", "http://127.0.0.1:" + port, token, shot.toString(), expect)
+                .directory(BROWSER.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(3, TimeUnit.MINUTES)).as("the browser run finished").isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(shot).exists();
+        return out;
+    }
+
+    @Test
+    void anAdminSignsInAndSeesTheClusterWithLiveCharts() throws Exception {
+        String out = browse(ADMIN_TOKEN, "dashboard-admin.png", "admin");
+        assertThat(out).contains("\"nodeRows\":[[").contains("Acme Corp");
+    }
+
+    @Test
+    void aTenantAdminSeesOnlyItsTenant() throws Exception {
+        String out = browse(mintToken("tenant-admin", acme, null), "dashboard-tenant-admin.png", "tenant");
+        assertThat(out).contains("\"tenants\":\"1\"").contains("\"volumes\":\"3\"").contains("\"nodeRows\":null");
+    }
+}

@@ -1,0 +1,337 @@
+package io.weir.controlplane.usage;
+
+import static io.weir.controlplane.usage.UsageFixtures.report;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import io.weir.controlplane.usage.UsageIngest.Delivery;
+import io.weir.protocol.UsageReport;
+import io.weir.protocol.UsageReport.VolumeUsage;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Series, rollups and top-N against expectations computed from the reports themselves. The data:
+ * volume A on node N1 reporting every 10 s (at 3 s past each tenth second) for 3 hours across a
+ * midnight, so ranges cross daily partitions, and volume B of the same tenant on node N2
+ * reporting every 20 s for the middle hour.
+ */
+class UsageQueryTest extends IntegrationTest {
+
+    @Autowired
+    UsageIngest ingest;
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    private UUID tenant;
+    private UUID volumeA;
+    private UUID volumeB;
+    private UUID node1;
+    private Instant base;
+    private final List<Delivery> stored = new ArrayList<>();
+
+    /** Figures that vary from report to report without a pattern a bug could line up with. */
+    private static VolumeUsage vary(UUID volume, long seq) {
+        long n = (seq * 7919) % 23 + 1;
+        return new VolumeUsage(volume, n, (seq % 5) * n, 4096 * n + seq, 512 * (seq % 7), 50 + n * 3, 900 + n * 11,
+                2000 + seq % 97, (seq % 9) / 4.0, seq % 4 == 0 ? 3_500_000 : 0, seq % 11 == 0 ? 1 : 0, 20_000 * n);
+    }
+
+    @BeforeEach
+    void data() {
+        tenant = UsageFixtures.tenant(api, unique("usage-q"));
+        node1 = UsageFixtures.node(api, unique("usage-n1"));
+        UUID node2 = UsageFixtures.node(api, unique("usage-n2"));
+        volumeA = UsageFixtures.volume(api, tenant, unique("a"), node1);
+        volumeB = UsageFixtures.volume(api, tenant, unique("b"), node2);
+        base = clock.instant().truncatedTo(ChronoUnit.DAYS).minus(Duration.ofMinutes(90)).plusSeconds(3);
+        for (int i = 0; i < 3 * 360; i++) {
+            stored.add(new Delivery(node1, report(i + 1, base.plusSeconds(10L * i), Duration.ofSeconds(10),
+                    List.of(vary(volumeA, i + 1)))));
+        }
+        for (int i = 0; i < 180; i++) {
+            stored.add(new Delivery(node2, report(i + 1, base.plus(Duration.ofHours(1)).plusSeconds(20L * i),
+                    Duration.ofSeconds(20), List.of(vary(volumeB, 1000 + i)))));
+        }
+        for (int i = 0; i < stored.size(); i += 200) {
+            ingest.ingestAll(stored.subList(i, Math.min(stored.size(), i + 200)));
+        }
+    }
+
+    /** The expected point sums of one scope, computed from the reports. */
+    private List<double[]> expected(List<UUID> volumes, Instant from, Instant to, Duration step) {
+        int n = (int) (Duration.between(from, to).toMillis() / step.toMillis());
+        List<double[]> points = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            points.add(new double[12]);
+        }
+        for (Delivery d : stored) {
+            UsageReport r = d.report();
+            if (r.from().isBefore(from) || !r.from().isBefore(to)) {
+                continue;
+            }
+            int i = (int) (Duration.between(from, r.from()).toMillis() / step.toMillis());
+            for (VolumeUsage v : r.volumes()) {
+                if (!volumes.contains(v.volumeId())) {
+                    continue;
+                }
+                double[] p = points.get(i);
+                p[0] += v.readOps();
+                p[1] += v.writeOps();
+                p[2] += v.readBytes();
+                p[3] += v.writeBytes();
+                p[4] += v.latencyP50Us() * v.ops();
+                p[5] += v.latencyP99Us() * v.ops();
+                p[6] = Math.max(p[6], v.latencyMaxUs());
+                p[7] += v.queueDepth() * Duration.between(r.from(), r.to()).toMillis();
+                p[8] += v.throttledNanos();
+                p[9] += v.rejected();
+                p[10] += v.cpuNanos();
+            }
+        }
+        return points;
+    }
+
+    private static Instant floor(Instant t, Duration step) {
+        long w = step.toMillis();
+        return Instant.ofEpochMilli(Math.floorDiv(t.toEpochMilli(), w) * w);
+    }
+
+    private static Instant ceil(Instant t, Duration step) {
+        long w = step.toMillis();
+        return Instant.ofEpochMilli(-Math.floorDiv(-t.toEpochMilli(), w) * w);
+    }
+
+    private void assertSeries(JsonNode series, List<double[]> expected, Duration step) {
+        JsonNode points = series.get("points");
+        assertThat(points).hasSize(expected.size());
+        double sec = step.toMillis() / 1000.0;
+        Instant from = Instant.parse(series.get("from").asString());
+        for (int i = 0; i < expected.size(); i++) {
+            JsonNode p = points.get(i);
+            double[] e = expected.get(i);
+            long ops = (long) (e[0] + e[1]);
+            String at = "point " + i + " of step " + step;
+            assertThat(Instant.parse(p.get("ts").asString())).as(at).isEqualTo(from.plus(step.multipliedBy(i)));
+            assertThat(p.get("readOps").asLong()).as(at).isEqualTo((long) e[0]);
+            assertThat(p.get("writeOps").asLong()).as(at).isEqualTo((long) e[1]);
+            assertThat(p.get("readBytes").asLong()).as(at).isEqualTo((long) e[2]);
+            assertThat(p.get("writeBytes").asLong()).as(at).isEqualTo((long) e[3]);
+            assertThat(p.get("iops").asDouble()).as(at).isCloseTo(ops / sec, within(1e-9));
+            assertThat(p.get("bytesPerSec").asDouble()).as(at).isCloseTo((e[2] + e[3]) / sec, within(1e-6));
+            if (ops == 0) {
+                assertThat(p.get("latencyP50Us").isNull()).as(at).isTrue();
+                assertThat(p.get("latencyP99Us").isNull()).as(at).isTrue();
+            } else {
+                assertThat(p.get("latencyP50Us").asLong()).as(at).isEqualTo(Math.round(e[4] / ops));
+                assertThat(p.get("latencyP99Us").asLong()).as(at).isEqualTo(Math.round(e[5] / ops));
+                assertThat(p.get("latencyMaxUs").asLong()).as(at).isEqualTo((long) e[6]);
+            }
+            assertThat(p.get("queueDepth").asDouble()).as(at).isCloseTo(e[7] / step.toMillis(), within(1e-9));
+            assertThat(p.get("throttledMs").asDouble()).as(at).isCloseTo(e[8] / 1e6, within(1e-9));
+            assertThat(p.get("rejected").asLong()).as(at).isEqualTo((long) e[9]);
+            assertThat(p.get("cpuMs").asDouble()).as(at).isCloseTo(e[10] / 1e6, within(1e-9));
+        }
+    }
+
+    @Test
+    void everyStepAndRangeMatchesTheSumsOfTheReports() {
+        Map<Duration, String> resolutions = Map.of(Duration.ofSeconds(13), "raw", Duration.ofSeconds(10), "raw",
+                Duration.ofSeconds(90), "raw", Duration.ofMinutes(1), "1m", Duration.ofMinutes(5), "1m",
+                Duration.ofMinutes(30), "1m", Duration.ofHours(1), "1h", Duration.ofHours(2), "1h");
+        List<Instant[]> ranges = List.of(
+                new Instant[] {base.minus(Duration.ofMinutes(30)), base.plus(Duration.ofHours(3)).plus(Duration.ofMinutes(30))},
+                new Instant[] {base.plus(Duration.ofMinutes(17)).plusSeconds(5), base.plus(Duration.ofMinutes(121))},
+                new Instant[] {base.plus(Duration.ofMinutes(85)), base.plus(Duration.ofMinutes(95))});
+        resolutions.forEach((step, resolution) -> {
+            for (Instant[] r : ranges) {
+                Instant from = floor(r[0], step);
+                Instant to = ceil(r[1], step);
+                JsonNode volume = api.get("/api/v1/usage/volumes/" + volumeA + "?from=" + r[0] + "&to=" + r[1]
+                        + "&step=" + step).json();
+                assertThat(volume.get("resolution").asString()).isEqualTo(resolution);
+                assertThat(volume.get("from").asString()).isEqualTo(from.toString());
+                assertThat(volume.get("to").asString()).isEqualTo(to.toString());
+                assertSeries(volume, expected(List.of(volumeA), from, to, step), step);
+
+                JsonNode tenantSeries = api.get("/api/v1/usage/tenants/" + tenant + "?from=" + r[0] + "&to=" + r[1]
+                        + "&step=" + step.toSeconds()).json();
+                assertThat(tenantSeries.get("resolution").asString()).isEqualTo(resolution);
+                assertSeries(tenantSeries, expected(List.of(volumeA, volumeB), from, to, step), step);
+            }
+        });
+    }
+
+    @Test
+    void aHandComputedMinute() {
+        UUID t = UsageFixtures.tenant(api, unique("usage-hand"));
+        UUID v = UsageFixtures.volume(api, t, unique("v"));
+        Instant minute = clock.instant().truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(10));
+        UUID node = UUID.randomUUID();
+        // 10 s at queue depth 2, then 20 s at queue depth 0.5; the other 30 s of the minute unreported
+        ingest.ingest(node, report(1, minute, Duration.ofSeconds(10),
+                List.of(new VolumeUsage(v, 30, 10, 120_000, 40_960, 100, 1000, 3000, 2.0, 250_000_000, 1, 5_000_000))));
+        ingest.ingest(node, report(2, minute.plusSeconds(10), Duration.ofSeconds(20),
+                List.of(new VolumeUsage(v, 0, 60, 0, 245_760, 200, 2000, 9000, 0.5, 0, 0, 15_000_000))));
+        JsonNode p = api.get("/api/v1/usage/volumes/" + v + "?from=" + minute + "&to=" + minute.plusSeconds(60)
+                + "&step=1m").json().get("points").get(0);
+        assertThat(p.get("readOps").asLong()).isEqualTo(30);
+        assertThat(p.get("writeOps").asLong()).isEqualTo(70);
+        assertThat(p.get("iops").asDouble()).isCloseTo(100 / 60.0, within(1e-12));
+        assertThat(p.get("bytesPerSec").asDouble()).isCloseTo(406_720 / 60.0, within(1e-9));
+        assertThat(p.get("latencyP50Us").asLong()).isEqualTo(160); // (100 * 40 + 200 * 60) / 100
+        assertThat(p.get("latencyP99Us").asLong()).isEqualTo(1600); // (1000 * 40 + 2000 * 60) / 100
+        assertThat(p.get("latencyMaxUs").asLong()).isEqualTo(9000);
+        assertThat(p.get("queueDepth").asDouble()).isCloseTo(0.5, within(1e-12)); // (2 * 10 + 0.5 * 20) / 60
+        assertThat(p.get("throttledMs").asDouble()).isCloseTo(250, within(1e-12));
+        assertThat(p.get("rejected").asLong()).isEqualTo(1);
+        assertThat(p.get("cpuMs").asDouble()).isCloseTo(20, within(1e-12));
+    }
+
+    @Test
+    void rollupsAgreeWithTheRawSumsAtEveryLevel() {
+        String sums = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), %s, %s, max(latency_max_us), "
+                + "round(%s::numeric, 6), sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+        String raw = sums.formatted("sum(latency_p50_us * (read_ops + write_ops))",
+                "sum(latency_p99_us * (read_ops + write_ops))", "sum(queue_depth * duration_ms)");
+        String rollup = sums.formatted("sum(latency_p50_wsum)", "sum(latency_p99_wsum)", "sum(queue_depth_ms)");
+        for (String unit : List.of("minute", "hour")) {
+            String level = unit.equals("minute") ? "1m" : "1h";
+            for (UUID v : List.of(volumeA, volumeB)) {
+                List<Map<String, Object>> fromRaw = jdbc.queryForList("SELECT date_trunc('" + unit + "', ts) AS b, " + raw
+                        + " FROM usage_volume_raw WHERE volume_id = ? GROUP BY b ORDER BY b", v);
+                List<Map<String, Object>> fromRollup = jdbc.queryForList("SELECT bucket AS b, " + rollup
+                        + " FROM usage_volume_" + level + " WHERE volume_id = ? GROUP BY b ORDER BY b", v);
+                assertThat(fromRollup).as(level + " of " + v).hasSize(unit.equals("minute") ? (v == volumeA ? 180 : 60) : (v == volumeA ? 4 : 2))
+                        .isEqualTo(fromRaw);
+            }
+            List<Map<String, Object>> tenantRaw = jdbc.queryForList("SELECT date_trunc('" + unit + "', ts) AS b, " + raw
+                    + " FROM usage_volume_raw WHERE tenant_id = ? GROUP BY b ORDER BY b", tenant);
+            List<Map<String, Object>> tenantRollup = jdbc.queryForList("SELECT bucket AS b, " + rollup
+                    + " FROM usage_tenant_" + level + " WHERE tenant_id = ? GROUP BY b ORDER BY b", tenant);
+            assertThat(tenantRollup).as(level + " of the tenant").isEqualTo(tenantRaw);
+            String taskSums = "sum(ops), sum(cpu_ns), round(%s::numeric, 6), sum(duration_ms)::bigint";
+            assertThat(jdbc.queryForList("SELECT bucket AS b, task, " + taskSums.formatted("sum(share_ms)")
+                    + " FROM usage_task_" + level + " WHERE node_id = ? GROUP BY b, task ORDER BY b, task", node1))
+                    .as(level + " of the tasks")
+                    .isEqualTo(jdbc.queryForList("SELECT date_trunc('" + unit + "', ts) AS b, task, "
+                            + taskSums.formatted("sum(share * duration_ms)")
+                            + " FROM usage_task_raw WHERE node_id = ? GROUP BY b, task ORDER BY b, task", node1));
+        }
+    }
+
+    @Test
+    void aNodesTaskSeriesSplitsItsCpuByTask() {
+        Instant from = base.truncatedTo(ChronoUnit.HOURS);
+        JsonNode s = api.get("/api/v1/usage/nodes/" + node1 + "/tasks?from=" + from + "&to=" + from.plus(Duration.ofHours(4))
+                + "&step=1h").json();
+        assertThat(s.get("resolution").asString()).isEqualTo("1h");
+        Map<String, double[]> cpu = Map.of("foreground", new double[4], "gc", new double[4]);
+        for (Delivery d : stored) {
+            if (d.nodeId().equals(node1)) {
+                int i = (int) Duration.between(from, d.report().from()).toHours();
+                d.report().tasks().forEach(t -> cpu.get(t.name())[i] += t.cpuNanos() / 1e6);
+            }
+        }
+        assertThat(s.get("tasks")).hasSize(2);
+        for (JsonNode task : s.get("tasks")) {
+            double[] expected = cpu.get(task.get("name").asString());
+            for (int i = 0; i < 4; i++) {
+                JsonNode p = task.get("points").get(i);
+                assertThat(p.get("cpuMs").asDouble()).isCloseTo(expected[i], within(1e-6));
+                double total = cpu.get("foreground")[i] + cpu.get("gc")[i];
+                assertThat(p.get("cpuFraction").asDouble()).isCloseTo(total == 0 ? 0 : expected[i] / total, within(1e-9));
+            }
+        }
+        assertThat(s.get("tasks").get(0).get("points").get(1).get("share").asDouble())
+                .isEqualTo(s.get("tasks").get(0).get("name").asString().equals("foreground") ? 700.0 : 100.0);
+    }
+
+    @Test
+    void theTopListRanksATenantsVolumes() {
+        Instant from = base.minus(Duration.ofMinutes(30));
+        Instant to = base.plus(Duration.ofHours(4));
+        JsonNode top = api.get("/api/v1/usage/top?by=iops&limit=5&tenantId=" + tenant + "&from=" + from + "&to=" + to
+                + "&step=1m").json();
+        List<double[]> a = expected(List.of(volumeA), floor(from, Duration.ofMinutes(1)), ceil(to, Duration.ofMinutes(1)),
+                Duration.ofMinutes(1));
+        long opsA = a.stream().mapToLong(p -> (long) (p[0] + p[1])).sum();
+        assertThat(top.get("volumes")).hasSize(2);
+        assertThat(top.get("volumes").get(0).get("volumeId").asString()).isEqualTo(volumeA.toString());
+        assertThat(top.get("volumes").get(0).get("readOps").asLong() + top.get("volumes").get(0).get("writeOps").asLong())
+                .isEqualTo(opsA);
+        assertThat(top.get("volumes").get(0).get("volumeName").asString()).startsWith("a-");
+        JsonNode byThrottle = api.get("/api/v1/usage/top?by=throttled&tenantId=" + tenant + "&from=" + from + "&to=" + to)
+                .json();
+        assertThat(byThrottle.get("by").asString()).isEqualTo("throttled");
+        assertThat(byThrottle.get("volumes").get(0).get("throttledMs").asDouble())
+                .isGreaterThanOrEqualTo(byThrottle.get("volumes").get(1).get("throttledMs").asDouble());
+    }
+
+    @Test
+    void callersBoundToATenantSeeOnlyItsUsage() {
+        UUID other = UsageFixtures.tenant(api, unique("usage-other"));
+        UUID otherVolume = UsageFixtures.volume(api, other, unique("o"));
+        for (String role : List.of("tenant-admin", "viewer")) {
+            HttpApi bound = apiAs(role, tenant, null);
+            assertThat(bound.get("/api/v1/usage/volumes/" + volumeA).status()).isEqualTo(200);
+            assertThat(bound.get("/api/v1/usage/tenants/" + tenant).status()).isEqualTo(200);
+            HttpApi.Response foreignVolume = bound.get("/api/v1/usage/volumes/" + otherVolume);
+            assertThat(foreignVolume.status()).isEqualTo(404);
+            assertThat(foreignVolume.body()).isEqualTo(bound.get("/api/v1/usage/volumes/" + otherVolume).body());
+            assertThat(bound.get("/api/v1/usage/tenants/" + other).status()).isEqualTo(404);
+            assertThat(bound.get("/api/v1/usage/nodes/" + node1 + "/tasks").status()).isEqualTo(403);
+            JsonNode top = bound.get("/api/v1/usage/top?from=" + base + "&to=" + base.plus(Duration.ofHours(3))).json();
+            assertThat(top.get("volumes")).isNotEmpty().allSatisfy(v ->
+                    assertThat(v.get("tenantId").asString()).isEqualTo(tenant.toString()));
+            assertThat(bound.get("/api/v1/usage/top?tenantId=" + other).json().get("volumes")).isEmpty();
+        }
+        assertThat(apiAs("viewer", null, null).get("/api/v1/usage/nodes/" + node1 + "/tasks").status()).isEqualTo(200);
+    }
+
+    @Test
+    void unknownIdsBadRangesAndTooManyPointsAreClearProblems() {
+        HttpApi.Response unknown = api.get("/api/v1/usage/volumes/" + UUID.randomUUID());
+        assertThat(unknown.status()).isEqualTo(404);
+        assertThat(unknown.contentType()).startsWith("application/problem+json");
+        assertThat(api.get("/api/v1/usage/tenants/" + UUID.randomUUID()).status()).isEqualTo(404);
+        assertThat(api.get("/api/v1/usage/nodes/" + UUID.randomUUID() + "/tasks").status()).isEqualTo(404);
+
+        Instant now = clock.instant();
+        HttpApi.Response backwards = api.get("/api/v1/usage/volumes/" + volumeA + "?from=" + now + "&to=" + now.minusSeconds(60));
+        assertThat(backwards.status()).isEqualTo(400);
+        assertThat(backwards.contentType()).startsWith("application/problem+json");
+        assertThat(backwards.json().get("errors").get(0).get("field").asString()).isEqualTo("from");
+
+        HttpApi.Response garbage = api.get("/api/v1/usage/volumes/" + volumeA + "?from=yesterday&step=fast");
+        assertThat(garbage.status()).isEqualTo(400);
+        assertThat(garbage.json().get("errors")).extracting(e -> e.get("field").asString()).containsExactlyInAnyOrder("from", "step");
+
+        HttpApi.Response tooMany = api.get("/api/v1/usage/volumes/" + volumeA + "?from=" + now.minus(Duration.ofDays(1))
+                + "&to=" + now + "&step=10s");
+        assertThat(tooMany.status()).isEqualTo(400);
+        assertThat(tooMany.json().get("errors").get(0).get("field").asString()).isEqualTo("step");
+        assertThat(tooMany.json().get("errors").get(0).get("message").asString()).contains("at most 2000");
+
+        HttpApi.Response tooOld = api.get("/api/v1/usage/volumes/" + volumeA + "?from=" + now.minus(Duration.ofDays(5))
+                + "&to=" + now.minus(Duration.ofDays(4)) + "&step=90s");
+        assertThat(tooOld.status()).isEqualTo(400);
+        assertThat(tooOld.json().get("errors").get(0).get("message").asString()).contains("1-minute rollups");
+
+        assertThat(api.get("/api/v1/usage/top?by=colour").status()).isEqualTo(400);
+        assertThat(api.get("/api/v1/usage/top?limit=0").status()).isEqualTo(400);
+    }
+}
