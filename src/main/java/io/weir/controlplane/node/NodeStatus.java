@@ -1,5 +1,7 @@
 package io.weir.controlplane.node;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 
@@ -16,7 +18,7 @@ import java.time.Instant;
 public record NodeStatus(
         @Schema(description = "Whether the agent is connected now.") boolean connected,
         @Schema(description = "The current global config revision, which the node should run.") long desiredRevision,
-        @Schema(description = "The last revision the agent acknowledged; null before the first.") Long appliedRevision,
-        @Schema(description = "When the agent last acknowledged a revision.") Instant lastAckAt,
-        @Schema(description = "Reason of the agent's last rejection; null once a later revision is applied.") String lastError) {
+        @Schema(description = "The last revision the agent acknowledged; null before the first.") @Nullable Long appliedRevision,
+        @Schema(description = "When the agent last acknowledged a revision.") @Nullable Instant lastAckAt,
+        @Schema(description = "Reason of the agent's last rejection; null once a later revision is applied.") @Nullable String lastError) {
 }

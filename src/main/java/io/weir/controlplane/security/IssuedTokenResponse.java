@@ -1,5 +1,7 @@
 package io.weir.controlplane.security;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -10,9 +12,9 @@ public record IssuedTokenResponse(
         UUID id,
         String name,
         Role role,
-        UUID tenantId,
-        UUID nodeId,
-        Instant expiresAt,
+        @Nullable UUID tenantId,
+        @Nullable UUID nodeId,
+        @Nullable Instant expiresAt,
         long version,
         Instant createdAt,
         @Schema(description = "The bearer secret. Store it now: it cannot be read again.", example = "weir_0f1e...")

@@ -1,5 +1,7 @@
 package io.weir.controlplane.security;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -10,9 +12,9 @@ public record TokenResponse(
         UUID id,
         String name,
         Role role,
-        @Schema(description = "The tenant the token is bound to; null for all tenants.") UUID tenantId,
-        @Schema(description = "The data node a node token belongs to.") UUID nodeId,
-        @Schema(description = "When the token stops working; null means never.") Instant expiresAt,
+        @Schema(description = "The tenant the token is bound to; null for all tenants.") @Nullable UUID tenantId,
+        @Schema(description = "The data node a node token belongs to.") @Nullable UUID nodeId,
+        @Schema(description = "When the token stops working; null means never.") @Nullable Instant expiresAt,
         long version,
         Instant createdAt) {
 
