@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import org.jspecify.annotations.Nullable;
+
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 /**
@@ -19,11 +21,11 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 @JsonClassDescription("The QoS a volume gets once its policy and per-volume overrides are combined: what the data node enforces for its flow.")
 public record EffectivePolicy(
         @JsonPropertyDescription("Proportional share among the tenant's volumes, 1-10000.") int weight,
-        @JsonPropertyDescription("Reservation (minimum IOPS) served before weight-based sharing; null for none.") Long minIops,
-        @JsonPropertyDescription("IOPS limit; null for unlimited.") Long maxIops,
-        @JsonPropertyDescription("IOPS that banked burst credit may reach; null for no bursting.") Long burstIops,
-        @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") Long maxBytesPerSec,
-        @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") Long burstBytesPerSec,
+        @JsonPropertyDescription("Reservation (minimum IOPS) served before weight-based sharing; null for none.") @Nullable Long minIops,
+        @JsonPropertyDescription("IOPS limit; null for unlimited.") @Nullable Long maxIops,
+        @JsonPropertyDescription("IOPS that banked burst credit may reach; null for no bursting.") @Nullable Long burstIops,
+        @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") @Nullable Long maxBytesPerSec,
+        @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") @Nullable Long burstBytesPerSec,
         @JsonPropertyDescription("Cost model, always the policy's: every IO is charged at least minChargeBytes.") CostModel costModel) {
 
     /** The six QoS fields, for the rules of the one contract ({@link QosSettings#violations()}). */

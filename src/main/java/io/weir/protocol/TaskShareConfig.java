@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import org.jspecify.annotations.Nullable;
+
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 
@@ -16,7 +18,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 public record TaskShareConfig(
         @JsonPropertyDescription("Task name.") String name,
         @JsonPropertyDescription("Static CPU share, 1-10000: the root scheduler runs the task with the lowest CPU time divided by share.") int share,
-        @JsonPropertyDescription("Optional curve that makes the share follow a utilization signal; null for a static share.") DynamicShare dynamic) {
+        @JsonPropertyDescription("Optional curve that makes the share follow a utilization signal; null for a static share.") @Nullable DynamicShare dynamic) {
 
     /**
      * A share that follows a utilization signal u in [0, 1] supplied by the data node: {@code low}

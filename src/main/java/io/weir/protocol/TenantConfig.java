@@ -1,5 +1,7 @@
 package io.weir.protocol;
 
+import org.jspecify.annotations.Nullable;
+
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.UUID;
@@ -18,8 +20,8 @@ public record TenantConfig(
         @JsonPropertyDescription("Tenant id.") UUID id,
         @JsonPropertyDescription("Tenant name.") String name,
         @JsonPropertyDescription("Proportional share among tenants, 1-10000.") int weight,
-        @JsonPropertyDescription("Aggregate IOPS limit over the tenant's volumes; null for unlimited.") Long maxIops,
-        @JsonPropertyDescription("Aggregate bytes/s limit; null for unlimited.") Long maxBytesPerSec) {
+        @JsonPropertyDescription("Aggregate IOPS limit over the tenant's volumes; null for unlimited.") @Nullable Long maxIops,
+        @JsonPropertyDescription("Aggregate bytes/s limit; null for unlimited.") @Nullable Long maxBytesPerSec) {
 
     /** The tenant's QoS fields (it has no reservation and no burst), for the rules of {@link QosSettings}. */
     public QosSettings qosSettings() {

@@ -8,7 +8,7 @@ import io.weir.client.api.PoliciesApi;
 import io.weir.client.api.TaskSharesApi;
 import io.weir.client.api.TenantsApi;
 import io.weir.client.api.VolumesApi;
-import io.weir.client.model.CostModel;
+import io.weir.client.model.CostModelRequest;
 import io.weir.client.model.DesiredConfig;
 import io.weir.client.model.DynamicShareRequest;
 import io.weir.client.model.Node;
@@ -24,7 +24,7 @@ import io.weir.client.model.PolicyRequest;
 import io.weir.client.model.Tenant;
 import io.weir.client.model.TenantRequest;
 import io.weir.client.model.Volume;
-import io.weir.client.model.VolumeOverrides;
+import io.weir.client.model.VolumeOverridesRequest;
 import io.weir.client.model.VolumeRequest;
 import io.weir.controlplane.support.IntegrationTest;
 import java.util.List;
@@ -62,10 +62,10 @@ class GeneratedClientTest extends IntegrationTest {
         Tenant tenant = tenants.createTenant(new TenantRequest().name(unique("gen")).weight(300));
         Policy policy = policies.createPolicy(new PolicyRequest().name(unique("gold"))
                 .weight(500).minIops(100L).maxIops(2000L).burstIops(4000L)
-                .costModel(new CostModel().minChargeBytes(8192)));
+                .costModel(new CostModelRequest().minChargeBytes(8192)));
         Volume volume = volumes.createVolume(tenant.getId(), new VolumeRequest()
                 .name("db").sizeBytes(1L << 30).policyId(policy.getId())
-                .overrides(new VolumeOverrides().maxIops(1500L)));
+                .overrides(new VolumeOverridesRequest().maxIops(1500L)));
 
         assertThat(tenants.getTenant(tenant.getId()).getWeight()).isEqualTo(300);
         assertThat(policies.getPolicy(policy.getId()).getCostModel().getMinChargeBytes()).isEqualTo(8192);

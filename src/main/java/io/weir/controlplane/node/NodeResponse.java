@@ -1,5 +1,7 @@
 package io.weir.controlplane.node;
 
+import org.jspecify.annotations.Nullable;
+
 import io.weir.controlplane.web.Versioned;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.swagger.v3.oas.annotations.media.Schema;
@@ -16,7 +18,7 @@ import java.util.UUID;
 public record NodeResponse(
         UUID id,
         String name,
-        @Schema(description = "host:port where the node serves clients; null if not given.") String address,
+        @Schema(description = "host:port where the node serves clients; null if not given.") @Nullable String address,
         @Schema(description = "Labels for selecting nodes.") SortedMap<String, String> labels,
         NodeStatus status,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
@@ -24,7 +26,7 @@ public record NodeResponse(
         Instant updatedAt,
         @Schema(description = "The node's bearer token for the agent channel and its desired config. "
                 + "Only in the create response: store it now, it cannot be read again.")
-        @JsonInclude(JsonInclude.Include.NON_NULL) String token) implements Versioned {
+        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String token) implements Versioned {
 
     static NodeResponse from(DataNode node, NodeStatus status) {
         return new NodeResponse(node.getId(), node.getName(), node.getAddress(),

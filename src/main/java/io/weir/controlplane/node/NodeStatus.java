@@ -1,5 +1,7 @@
 package io.weir.controlplane.node;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.protocol.AgentMessage;
 import java.time.Instant;
@@ -21,14 +23,14 @@ import java.util.List;
 @Schema(name = "NodeStatus", description = "A node's agent connection and how far it has applied its desired config.")
 public record NodeStatus(
         @Schema(description = "Whether the agent is connected now (to any replica).") boolean connected,
-        @Schema(description = "The control-plane replica the agent is connected to; null when not connected.") String replica,
-        @Schema(description = "The agent's version, from its last hello.") String agentVersion,
+        @Schema(description = "The control-plane replica the agent is connected to; null when not connected.") @Nullable String replica,
+        @Schema(description = "The agent's version, from its last hello.") @Nullable String agentVersion,
         @Schema(description = "The revision of the node's own latest desired config (the desired-config ETag); "
                 + "changes that do not touch the node leave it alone.") long desiredRevision,
-        @Schema(description = "The last revision the agent acknowledged as applied; null before the first.") Long appliedRevision,
-        @Schema(description = "When the agent last acknowledged a revision.") Instant lastAckAt,
-        @Schema(description = "Reason of the agent's last rejection (nack); null once a later revision is applied.") String lastError,
-        @Schema(description = "What the data node last reported serving; null if it never reported.") DataNodeReport dataNode) {
+        @Schema(description = "The last revision the agent acknowledged as applied; null before the first.") @Nullable Long appliedRevision,
+        @Schema(description = "When the agent last acknowledged a revision.") @Nullable Instant lastAckAt,
+        @Schema(description = "Reason of the agent's last rejection (nack); null once a later revision is applied.") @Nullable String lastError,
+        @Schema(description = "What the data node last reported serving; null if it never reported.") @Nullable DataNodeReport dataNode) {
 
     /** Whether the node runs its latest desired config. */
     boolean upToDate() {

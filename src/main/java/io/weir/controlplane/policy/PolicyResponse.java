@@ -1,5 +1,7 @@
 package io.weir.controlplane.policy;
 
+import org.jspecify.annotations.Nullable;
+
 import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
@@ -9,16 +11,16 @@ import java.util.UUID;
 public record PolicyResponse(
         UUID id,
         String name,
-        String description,
+        @Nullable String description,
         @Schema(description = "True for the seeded policies (best-effort, standard, premium). Read-only; built-ins are editable "
                 + "and deletable like any other policy.", accessMode = Schema.AccessMode.READ_ONLY)
         boolean builtIn,
         int weight,
-        @Schema(description = "Reservation; null for none.") Long minIops,
-        @Schema(description = "IOPS limit; null means unlimited.") Long maxIops,
-        @Schema(description = "Burst IOPS ceiling; null for no bursting.") Long burstIops,
-        @Schema(description = "Bytes/s limit; null means unlimited.") Long maxBytesPerSec,
-        @Schema(description = "Burst bytes/s ceiling; null for no bursting.") Long burstBytesPerSec,
+        @Schema(description = "Reservation; null for none.") @Nullable Long minIops,
+        @Schema(description = "IOPS limit; null means unlimited.") @Nullable Long maxIops,
+        @Schema(description = "Burst IOPS ceiling; null for no bursting.") @Nullable Long burstIops,
+        @Schema(description = "Bytes/s limit; null means unlimited.") @Nullable Long maxBytesPerSec,
+        @Schema(description = "Burst bytes/s ceiling; null for no bursting.") @Nullable Long burstBytesPerSec,
         CostModel costModel,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,

@@ -3,7 +3,6 @@ package io.weir.controlplane.security;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Arrays;
-import java.util.Locale;
 
 /**
  * What a caller may do.
@@ -41,13 +40,17 @@ public enum Role {
         return "ROLE_" + name();
     }
 
+    /**
+     * The role whose wire name is exactly {@code value}: no trimming, no case folding, so that
+     * {@code "ADMIN"} or {@code "admin "} is refused rather than read as admin (in a body, a
+     * query parameter, a JWT claim alike).
+     */
     @JsonCreator
     public static Role fromWire(String value) {
         if (value == null) {
             return null;
         }
-        String v = value.trim().toLowerCase(Locale.ROOT);
-        return Arrays.stream(values()).filter(r -> r.wireName.equals(v)).findFirst()
+        return Arrays.stream(values()).filter(r -> r.wireName.equals(value)).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException(
                         "unknown role '" + value + "'; one of admin, tenant-admin, viewer, node"));
     }

@@ -1,5 +1,7 @@
 package io.weir.controlplane.taskshare;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ETags;
 import io.weir.protocol.TaskShareConfig;
@@ -19,7 +21,7 @@ import java.util.UUID;
  */
 @Schema(name = "TaskShares", description = "Task CPU shares: the cluster default, or what one node enforces.")
 public record TaskSharesResponse(
-        @Schema(description = "The node asked about; null for the cluster default.") UUID nodeId,
+        @Schema(description = "The node asked about; null for the cluster default.") @Nullable UUID nodeId,
         @Schema(description = "Where the tasks come from.", allowableValues = {CLUSTER_DEFAULT, NODE_OVERRIDE}) String source,
         List<TaskShareConfig> tasks,
         @Schema(description = "Optimistic-lock version of the set shown; the ETag derives from it and the source.") long version,

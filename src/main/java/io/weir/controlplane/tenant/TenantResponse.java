@@ -1,5 +1,7 @@
 package io.weir.controlplane.tenant;
 
+import org.jspecify.annotations.Nullable;
+
 import io.weir.controlplane.web.Versioned;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
@@ -11,10 +13,10 @@ import java.util.UUID;
 public record TenantResponse(
         UUID id,
         String name,
-        String displayName,
+        @Nullable String displayName,
         int weight,
-        @Schema(description = "Aggregate IOPS limit; null means unlimited.") Long maxIops,
-        @Schema(description = "Aggregate bytes/s limit; null means unlimited.") Long maxBytesPerSec,
+        @Schema(description = "Aggregate IOPS limit; null means unlimited.") @Nullable Long maxIops,
+        @Schema(description = "Aggregate bytes/s limit; null means unlimited.") @Nullable Long maxBytesPerSec,
         @Schema(description = "The labels a node must carry for this tenant's tenant-admins to place volumes on it; "
                 + "empty: no node.") SortedMap<String, String> nodeSelector,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,

@@ -1,6 +1,8 @@
 package io.weir.controlplane.token;
 
 import io.weir.controlplane.security.Role;
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -11,9 +13,9 @@ public record IssuedTokenResponse(
         UUID id,
         String name,
         Role role,
-        UUID tenantId,
-        UUID nodeId,
-        Instant expiresAt,
+        @Nullable UUID tenantId,
+        @Nullable UUID nodeId,
+        @Nullable Instant expiresAt,
         long version,
         Instant createdAt,
         @Schema(description = "The bearer secret. Store it now: it cannot be read again.", example = "weir_0f1e...")

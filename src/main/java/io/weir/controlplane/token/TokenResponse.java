@@ -1,6 +1,8 @@
 package io.weir.controlplane.token;
 
 import io.weir.controlplane.security.Role;
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;
@@ -11,9 +13,9 @@ public record TokenResponse(
         UUID id,
         String name,
         Role role,
-        @Schema(description = "The tenant the token is bound to; null for all tenants.") UUID tenantId,
-        @Schema(description = "The data node a node token belongs to.") UUID nodeId,
-        @Schema(description = "When the token stops working; null means never.") Instant expiresAt,
+        @Schema(description = "The tenant the token is bound to; null for all tenants.") @Nullable UUID tenantId,
+        @Schema(description = "The data node a node token belongs to.") @Nullable UUID nodeId,
+        @Schema(description = "When the token stops working; null means never.") @Nullable Instant expiresAt,
         long version,
         Instant createdAt) {
 

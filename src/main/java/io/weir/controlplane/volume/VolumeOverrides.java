@@ -1,5 +1,7 @@
 package io.weir.controlplane.volume;
 
+import org.jspecify.annotations.Nullable;
+
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.Weight;
 import jakarta.validation.constraints.Positive;
@@ -24,17 +26,17 @@ import jakarta.validation.constraints.Positive;
         maxBytesPerSec < burstBytesPerSec, and a burst needs its maximum.""")
 public record VolumeOverrides(
         @Schema(description = "Weight among the tenant's volumes, 1-10000; null inherits the policy's.")
-        @Weight Integer weight,
+        @Weight @Nullable Integer weight,
         @Schema(description = "Reservation in IOPS; null inherits the policy's.")
-        @Positive Long minIops,
+        @Positive @Nullable Long minIops,
         @Schema(description = "IOPS limit; null inherits the policy's.")
-        @Positive Long maxIops,
+        @Positive @Nullable Long maxIops,
         @Schema(description = "Burst IOPS ceiling; null inherits the policy's.")
-        @Positive Long burstIops,
+        @Positive @Nullable Long burstIops,
         @Schema(description = "Bytes/s limit; null inherits the policy's.")
-        @Positive Long maxBytesPerSec,
+        @Positive @Nullable Long maxBytesPerSec,
         @Schema(description = "Burst bytes/s ceiling; null inherits the policy's.")
-        @Positive Long burstBytesPerSec) {
+        @Positive @Nullable Long burstBytesPerSec) {
 
     /** No overrides: everything comes from the policy. */
     static final VolumeOverrides NONE = new VolumeOverrides(null, null, null, null, null, null);

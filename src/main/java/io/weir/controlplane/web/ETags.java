@@ -6,8 +6,14 @@ package io.weir.controlplane.web;
  *
  * <p>A tag is the version in quotes, {@code "3"}. {@code If-Match} may list several tags, may use
  * weak tags ({@code W/"3"}, compared by value) or {@code *}; an absent header is no precondition.
+ * A header that is present but names nothing (empty, blanks, only commas) answers 400: it is not
+ * the same as no header, and reading it as "absent" would let a write through that its client
+ * meant to guard.
  */
 public final class ETags {
+
+    /** The header's name, as a 400 names it. */
+    private static final String HEADER = "If-Match";
 
     private ETags() {
     }
@@ -34,13 +40,22 @@ public final class ETags {
         checkIfMatch(ifMatch, of(currentVersion));
     }
 
-    /** Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code current}, a tag. */
+    /**
+     * Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code current}, a tag;
+     * 400 if it is present but lists no tag.
+     */
     public static void checkIfMatch(String ifMatch, String current) {
-        if (ifMatch == null || ifMatch.isBlank()) {
+        if (ifMatch == null) {
             return;
+        }
+        if (ifMatch.replace(',', ' ').isBlank()) {
+            throw new RequestValidationException(HEADER, "must name at least one entity tag (or *) when present");
         }
         for (String candidate : ifMatch.split(",")) {
             String tag = candidate.trim();
+            if (tag.isEmpty()) {
+                continue;
+            }
             if (tag.startsWith("W/")) {
                 tag = tag.substring(2);
             }
@@ -49,6 +64,6 @@ public final class ETags {
             }
         }
         throw ApiException.preconditionFailed(
-                "If-Match " + ifMatch.trim() + " does not match the current version " + current);
+                "If-Match " + Problems.bounded(ifMatch.trim()) + " does not match the current version " + current);
     }
 }

@@ -2,7 +2,6 @@ package io.weir.controlplane.web;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.validation.ConstraintViolationException;
-import java.util.Comparator;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,7 +71,7 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
     ResponseEntity<Object> handleTypeMismatch(MethodArgumentTypeMismatchException e) {
         // The same words as for a body field of that type ("a UUID string", "an integer").
         String expected = e.getRequiredType() == null ? "a different type" : JsonErrors.describe(e.getRequiredType());
-        return validationProblem(List.of(new FieldError(e.getName(), "wrong type: expected " + expected)));
+        return validationProblem(List.of(new FieldError(Problems.bounded(e.getName()), "wrong type: expected " + expected)));
     }
 
     @ExceptionHandler(ObjectOptimisticLockingFailureException.class)
@@ -101,12 +100,31 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
 
     @ExceptionHandler(DataIntegrityViolationException.class)
     ResponseEntity<Object> handleIntegrity(DataIntegrityViolationException e) {
+        if (isDataException(e)) {
+            // SQLSTATE class 22: a value the database cannot hold. Requests are checked before
+            // they reach it (text, instants, numbers), so this is a backstop, and the client's.
+            log.debug("data exception, answered 400", e);
+            ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
+                    "A value is outside what the service can store (such as a NUL character or an out-of-range date)");
+            problem.setTitle("Bad request");
+            return problem(problem);
+        }
         // Services check names and references first; this is the race between two such checks.
         log.debug("integrity violation", e);
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT,
                 "The request conflicts with a concurrent change (duplicate name or missing reference)");
         problem.setTitle("Conflict");
         return problem(problem);
+    }
+
+    /** Whether {@code e} was caused by an SQL data exception (SQLSTATE class 22). */
+    private static boolean isDataException(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.sql.SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("22")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @ExceptionHandler(Exception.class)
@@ -150,9 +168,12 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
             problem.setTitle("Request body too large");
             return problem(problem);
         }
-        Throwable cause = ex.getMostSpecificCause();
-        if (cause instanceof JacksonException jackson) {
-            return validationProblem(List.of(JsonErrors.toFieldError(jackson)));
+        // The outermost Jackson failure: it carries the path (a @JsonCreator's own exception,
+        // the most specific cause, does not).
+        for (Throwable cause = ex.getCause(); cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof JacksonException jackson) {
+                return validationProblem(List.of(JsonErrors.toFieldError(jackson)));
+            }
         }
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
                 "The request body is missing or is not readable JSON");
@@ -161,19 +182,40 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
     }
 
     private static ResponseEntity<Object> validationProblem(List<FieldError> errors) {
-        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
-                errors.size() == 1 ? errors.get(0).field() + ": " + errors.get(0).message()
-                        : errors.size() + " fields are invalid");
-        problem.setTitle("Invalid request");
-        problem.setProperty("errors", errors.stream()
-                .sorted(Comparator.comparing(FieldError::field).thenComparing(FieldError::message))
-                .toList());
-        return problem(problem);
+        return problem(Problems.validation(errors));
     }
 
     private static ResponseEntity<Object> problem(ProblemDetail problem) {
         return ResponseEntity.status(problem.getStatus())
                 .contentType(org.springframework.http.MediaType.APPLICATION_PROBLEM_JSON)
-                .body(problem);
+                .body(bounded(problem));
+    }
+
+    /**
+     * Spring MVC's own problems (404 for an unknown path, 405, 406, ...) with the same bounds as
+     * Weir's: their detail can quote the path or a header.
+     */
+    @Override
+    protected ResponseEntity<Object> createResponseEntity(Object body, HttpHeaders headers, HttpStatusCode statusCode,
+            WebRequest request) {
+        if (body instanceof ProblemDetail problem) {
+            bounded(problem);
+        }
+        return super.createResponseEntity(body, headers, statusCode, request);
+    }
+
+    /**
+     * {@code problem} with its detail cut to {@link Problems#MAX_ECHO} characters and its
+     * instance set to the (equally cut) request path, so no error body echoes unbounded input.
+     */
+    private static ProblemDetail bounded(ProblemDetail problem) {
+        problem.setDetail(Problems.bounded(problem.getDetail()));
+        if (problem.getInstance() == null
+                && org.springframework.web.context.request.RequestContextHolder.getRequestAttributes()
+                        instanceof org.springframework.web.context.request.ServletRequestAttributes attributes) {
+            java.net.URI instance = Problems.instance(attributes.getRequest().getRequestURI());
+            problem.setInstance(instance != null ? instance : java.net.URI.create("/"));
+        }
+        return problem;
     }
 }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.web;
 
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,71 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class Problems {
 
+    /** Most characters of client input that an error body echoes; longer input is cut. */
+    public static final int MAX_ECHO = 200;
+
     private Problems() {
+    }
+
+    /**
+     * {@code text} cut to {@link #MAX_ECHO} characters (with "..." and the full length appended),
+     * so an error body never grows with what the client sent: a 10,000-character id is not sent
+     * back whole.
+     */
+    public static String bounded(String text) {
+        if (text == null || text.length() <= MAX_ECHO) {
+            return text;
+        }
+        int end = MAX_ECHO;
+        if (Character.isHighSurrogate(text.charAt(end - 1))) {
+            end--;
+        }
+        return text.substring(0, end) + "... (" + text.length() + " characters)";
+    }
+
+    /**
+     * Writes the 400 that lists invalid fields, in the shape {@link ProblemDetailsAdvice} gives
+     * it: title "Invalid request", {@code errors}, and the one field in {@code detail}.
+     */
+    public static void writeValidation(HttpServletRequest request, HttpServletResponse response,
+            java.util.List<FieldError> errors) throws IOException {
+        ProblemDetail problem = validation(errors);
+        problem.setInstance(instance(request.getRequestURI()));
+        write(response, problem);
+    }
+
+    /** A 400 listing {@code errors}, each echoing at most {@link #MAX_ECHO} characters of input. */
+    static ProblemDetail validation(java.util.List<FieldError> errors) {
+        java.util.List<FieldError> bounded = errors.stream()
+                .map(e -> new FieldError(bounded(e.field()), bounded(e.message())))
+                .sorted(java.util.Comparator.comparing(FieldError::field).thenComparing(FieldError::message))
+                .toList();
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
+                bounded.size() == 1 ? bounded.get(0).field() + ": " + bounded.get(0).message()
+                        : bounded.size() + " fields are invalid");
+        problem.setTitle("Invalid request");
+        problem.setProperty("errors", bounded);
+        return problem;
+    }
+
+    /**
+     * The {@code instance} of a problem about {@code path}: the path, cut to {@link #MAX_ECHO}
+     * characters, or null if it is no valid URI reference.
+     */
+    public static java.net.URI instance(String path) {
+        if (path == null) {
+            return null;
+        }
+        String cut = path.length() <= MAX_ECHO ? path : path.substring(0, MAX_ECHO);
+        int percent = cut.lastIndexOf('%');
+        if (percent >= 0 && percent > cut.length() - 3) {
+            cut = cut.substring(0, percent); // no half an escape
+        }
+        try {
+            return new java.net.URI(cut);
+        } catch (java.net.URISyntaxException e) {
+            return null;
+        }
     }
 
     public static void write(HttpServletResponse response, HttpStatus status, String title, String detail)
