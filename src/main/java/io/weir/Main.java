@@ -1,6 +1,7 @@
 package io.weir;
 
 import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.datanode.DataNodeCommand;
 import java.util.Arrays;
 
 /**
@@ -8,6 +9,7 @@ import java.util.Arrays;
  *
  * <pre>
  * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
+ * java -jar weir.jar datanode [options]                an NBD data node (--help lists the options)
  * </pre>
  */
 public final class Main {
@@ -20,8 +22,9 @@ public final class Main {
         String[] rest = args.length > 0 && !args[0].startsWith("-") ? Arrays.copyOfRange(args, 1, args.length) : args;
         switch (role) {
             case "controlplane" -> ControlPlaneApplication.main(rest);
+            case "datanode" -> DataNodeCommand.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, datanode");
                 System.exit(2);
             }
         }
