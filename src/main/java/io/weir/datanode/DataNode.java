@@ -214,6 +214,11 @@ public final class DataNode implements AutoCloseable {
         }
     }
 
+    /** The volume exported as {@code name}, or null. */
+    Volume volume(String name) {
+        return byName.get(name);
+    }
+
     /** The revision of the config applied last (0 before any). */
     public long revision() {
         return revision;

@@ -7,7 +7,7 @@ import com.sun.jna.Platform;
 
 /**
  * The three Linux calls that Java 17 lacks for sparse files, bound with JNA's direct mapping:
- * {@code fallocate} (punch holes, allocate zeroed ranges) and {@code lseek} with
+ * {@code fallocate} (punch holes) and {@code lseek} with
  * {@code SEEK_DATA}/{@code SEEK_HOLE} (find holes), on a descriptor opened with {@code open}.
  * Data itself is read and written through {@link java.nio.channels.FileChannel}; these calls
  * touch only the allocation map.
@@ -48,13 +48,6 @@ final class LinuxFiles {
     static void punchHole(int fd, long offset, long length) {
         if (length > 0) {
             fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length);
-        }
-    }
-
-    /** Allocates {@code [offset, offset + length)} without changing the size (existing data stays). */
-    static void allocate(int fd, long offset, long length) {
-        if (length > 0) {
-            fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length);
         }
     }
 

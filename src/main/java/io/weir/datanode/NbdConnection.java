@@ -829,9 +829,15 @@ final class NbdConnection {
             return type == Nbd.CMD_READ || type == Nbd.CMD_BLOCK_STATUS || type == Nbd.CMD_CACHE ? IoKind.READ : IoKind.WRITE;
         }
 
-        /** The scheduler cost: the bytes moved for reads and writes, 0 (the cost model's minimum) otherwise. */
+        /**
+         * The scheduler cost: the bytes moved for reads, writes and writes of zeroes that stay
+         * allocated (capped at the largest payload), 0 (the cost model's minimum) otherwise.
+         */
         long cost() {
-            return type == Nbd.CMD_READ || type == Nbd.CMD_WRITE ? length : 0;
+            if (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE) {
+                return length;
+            }
+            return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? Math.min(length, MAX_PAYLOAD) : 0;
         }
 
         long bufferedBytes() {

@@ -268,8 +268,8 @@ final class Volume implements AutoCloseable {
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK));
 
     /**
-     * Makes {@code [offset, offset + length)} read as zeroes: punches a hole, then (with
-     * {@code noHole}) allocates the range again so later writes cannot fail for lack of space.
+     * Makes {@code [offset, offset + length)} read as zeroes: punches a hole, or (with
+     * {@code noHole}) writes zeroes so the range stays allocated.
      */
     void writeZeroes(long offset, long length, boolean noHole, boolean fua) throws IOException {
         if (length == 0) {
@@ -283,9 +283,10 @@ final class Volume implements AutoCloseable {
             if (pendingTrimBytes > 0) {
                 cancelTrims(offset, offset + length);
             }
-            LinuxFiles.punchHole(f, offset, length);
             if (noHole) {
-                LinuxFiles.allocate(f, offset, length);
+                writeZeroBuffers(offset, length);
+            } else {
+                LinuxFiles.punchHole(f, offset, length);
             }
             clearChecksums(offset, offset + length);
         } finally {
@@ -294,6 +295,22 @@ final class Volume implements AutoCloseable {
         dirtyBytes.addAndGet(Math.min(length, BLOCK));
         if (fua) {
             flush();
+        }
+    }
+
+    /** Zeroes written for real (unwritten extents from fallocate would report as holes on ext4). */
+    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
+
+    private void writeZeroBuffers(long offset, long length) throws IOException {
+        FileChannel c = channel();
+        long p = offset;
+        long end = offset + length;
+        ByteBuffer z = ZEROES.duplicate();
+        while (p < end) {
+            z.clear().limit((int) Math.min(z.capacity(), end - p));
+            while (z.hasRemaining()) {
+                p += c.write(z, p);
+            }
         }
     }
 
@@ -543,13 +560,14 @@ final class Volume implements AutoCloseable {
         }
     }
 
-    private void lockAll() {
+    /** Takes every stripe: blocks writes, zeroing, scrub and gc (tests use it to hold writes back). */
+    void lockAll() {
         for (ReentrantLock l : stripes) {
             l.lock();
         }
     }
 
-    private void unlockAll() {
+    void unlockAll() {
         for (int i = STRIPES - 1; i >= 0; i--) {
             stripes[i].unlock();
         }
