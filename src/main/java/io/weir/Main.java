@@ -1,5 +1,6 @@
 package io.weir;
 
+import io.weir.agent.AgentCommand;
 import io.weir.controlplane.ControlPlaneApplication;
 import io.weir.datanode.DataNodeCommand;
 import java.util.Arrays;
@@ -9,6 +10,7 @@ import java.util.Arrays;
  *
  * <pre>
  * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
+ * java -jar weir.jar agent [options]                  a standalone agent (--help lists the options)
  * java -jar weir.jar datanode [options]                an NBD data node (--help lists the options)
  * </pre>
  */
@@ -22,9 +24,10 @@ public final class Main {
         String[] rest = args.length > 0 && !args[0].startsWith("-") ? Arrays.copyOfRange(args, 1, args.length) : args;
         switch (role) {
             case "controlplane" -> ControlPlaneApplication.main(rest);
+            case "agent" -> AgentCommand.main(rest);
             case "datanode" -> DataNodeCommand.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, datanode");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode");
                 System.exit(2);
             }
         }

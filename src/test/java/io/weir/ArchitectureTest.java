@@ -1,15 +1,20 @@
 package io.weir;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.weir.protocol.QosSettings;
 
 /**
- * The package boundaries of DESIGN.md section 2: what each top-level package may depend on.
+ * The package boundaries of the README's Architecture section: what each top-level package may
+ * depend on, and no cycles among the control plane's feature packages.
  * Only the control plane sees Spring, so the agent (scheduler, protocol, agent) embeds in a data
  * node without it.
  */
@@ -24,6 +29,22 @@ class ArchitectureTest {
             .should().onlyDependOnClassesThat().resideInAnyPackage(
                     concat(JDK, "io.weir.protocol..", "tools.jackson..", "com.fasterxml.jackson.annotation.."))
             .allowEmptyShould(true);
+
+    /**
+     * The QoS contract's one owner is JDK-only, so that the scheduler can validate with it (and
+     * stays free of Jackson).
+     */
+    @ArchTest
+    static final ArchRule qosSettingsDependOnTheJdkOnly = classes()
+            .that(belongToAnyOf(QosSettings.class))
+            .should().onlyDependOnClassesThat(resideInAnyPackage(JDK).or(belongToAnyOf(QosSettings.class)));
+
+    /** The scheduler sees the JDK, HdrHistogram and, of the protocol, only {@link QosSettings}. */
+    @ArchTest
+    static final ArchRule schedulerSeesOnlyTheQosContractOfTheProtocol = classes()
+            .that().resideInAPackage("io.weir.scheduler..")
+            .should().onlyDependOnClassesThat(resideInAnyPackage(concat(JDK, "io.weir.scheduler..", "org.HdrHistogram.."))
+                    .or(belongToAnyOf(QosSettings.class)));
 
     @ArchTest
     static final ArchRule agentDependsOnSchedulerProtocolJdkAndJacksonOnly = classes()
@@ -74,6 +95,17 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane.tenant..",
                     "io.weir.controlplane.volume..", "io.weir.controlplane.policy..", "io.weir.controlplane.node..",
                     "io.weir.controlplane.taskshare..");
+
+    /**
+     * The control plane's feature packages (tenant, volume, node, token, security, audit, ...) form
+     * no cycle: where one needs another that depends on it, the one that needs it owns a small
+     * interface (a port) and the other implements it, such as {@code security.BearerTokens} or
+     * {@code node.NodeCredentials}.
+     */
+    @ArchTest
+    static final ArchRule controlPlaneFeaturesFormNoCycles = slices()
+            .matching("io.weir.controlplane.(*)..")
+            .should().beFreeOfCycles();
 
     private static String[] concat(String[] head, String... tail) {
         String[] all = new String[head.length + tail.length];

@@ -171,6 +171,16 @@ public final class DataNode implements AutoCloseable {
         reapRemoved();
     }
 
+    /**
+     * Checks a config without applying it: every volume names a known tenant, no export name
+     * twice, no volume shrinks.
+     *
+     * @throws IllegalArgumentException naming the problem
+     */
+    public void validate(DesiredConfig config) {
+        check(config);
+    }
+
     /** Validates names and sizes; returns tenant names by id. */
     private Map<UUID, String> check(DesiredConfig config) {
         Map<UUID, String> tenants = new HashMap<>();

@@ -1,5 +1,8 @@
 package io.weir.datanode;
 
+import io.weir.agent.AgentListener;
+import io.weir.agent.QosAgent;
+import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -29,6 +32,9 @@ public final class DataNodeCommand {
         new Opt("control-plane", "WEIR_CONTROL_PLANE", null, "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
         new Opt("token", "WEIR_TOKEN", null, "node token for the control plane"),
         new Opt("token-file", "WEIR_TOKEN_FILE", null, "file holding the node token (instead of --token)"),
+        new Opt("node-id", "WEIR_NODE_ID", null, "this node's id as the control plane registered it (with --control-plane)"),
+        new Opt("state-dir", "WEIR_STATE_DIR", null,
+                "where the agent keeps the last applied config (default: <data-dir>/agent-state)"),
         new Opt("data-dir", "WEIR_DATA_DIR", "./weir-data", "directory of the volume files"),
         new Opt("listen", "WEIR_LISTEN", "127.0.0.1:10809", "NBD listen address host:port (port 0: any free port)"),
         new Opt("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()),
@@ -104,14 +110,64 @@ public final class DataNodeCommand {
                 watch(node, Path.of(configFile), err);
             }
             if (v.get("control-plane") != null) {
-                err.println("weir datanode: the embedded agent is not part of this build yet; --control-plane is"
-                        + " ignored (use --config-file)");
+                startAgent(node, v, err);
             }
             return node;
         } catch (IOException | RuntimeException e) {
             node.close();
             throw e;
         }
+    }
+
+    /**
+     * Embeds the agent: it applies each snapshot to the node's executor, then the node opens,
+     * grows and closes exports; it sends the node's status (listen address, exports, clients) on
+     * every connect and whenever it changes. With the control plane unreachable, the agent starts
+     * from its cached snapshot, so the node serves at once.
+     */
+    private static void startAgent(DataNode node, Map<String, String> v, PrintStream err) throws IOException {
+        Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
+                : Path.of(v.get("data-dir")).resolve("agent-state");
+        java.util.function.Supplier<AgentMessage.NodeStatus> status = () -> status(node);
+        QosAgent agent = QosAgent.builder().controlPlane(java.net.URI.create(v.get("control-plane")))
+                .token(v.get("token")).nodeId(java.util.UUID.fromString(v.get("node-id"))).stateDir(stateDir)
+                .executor(node.executor()).check(node::validate).status(status).listener(new AgentListener() {
+                    @Override
+                    public void applied(DesiredConfig config) {
+                        try {
+                            node.applyExports(config);
+                        } catch (IOException | RuntimeException e) {
+                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
+                        }
+                    }
+                }).build();
+        agent.start();
+        Thread reporter = new Thread(() -> {
+            AgentMessage.NodeStatus last = null;
+            while (true) {
+                try {
+                    Thread.sleep(1000);
+                    AgentMessage.NodeStatus now = status(node);
+                    if (!now.equals(last)) {
+                        agent.reportStatus(now);
+                        last = now;
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    err.println("weir datanode: status not sent: " + e.getMessage());
+                }
+            }
+        }, "weir-status");
+        reporter.setDaemon(true);
+        reporter.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(agent::close, "weir-agent-shutdown"));
+    }
+
+    static AgentMessage.NodeStatus status(DataNode node) {
+        InetSocketAddress a = node.listenAddress();
+        return new AgentMessage.NodeStatus(a.getHostString() + ":" + a.getPort(), node.exports().stream()
+                .map(e -> new AgentMessage.Export(e.volumeId(), e.name(), e.sizeBytes(), e.clients())).toList());
     }
 
     /** Applies the config file now and again whenever its modification time changes. */
@@ -180,8 +236,8 @@ public final class DataNodeCommand {
                 throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage());
             }
         }
-        if (values.get("control-plane") != null && values.get("token") == null) {
-            throw new IllegalArgumentException("--control-plane needs --token or --token-file");
+        if (values.get("control-plane") != null && (values.get("token") == null || values.get("node-id") == null)) {
+            throw new IllegalArgumentException("--control-plane needs --node-id and --token or --token-file");
         }
         if (values.get("control-plane") == null && values.get("config-file") == null) {
             throw new IllegalArgumentException("give --control-plane (with a token) or --config-file");

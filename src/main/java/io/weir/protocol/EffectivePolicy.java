@@ -4,7 +4,8 @@ import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 /**
  * The QoS a volume gets after its policy and its per-volume overrides are combined: what the
- * scheduler on a data node enforces for that volume's flow.
+ * scheduler on a data node enforces for that volume's flow. Its six QoS fields obey the rules of
+ * {@link QosSettings}.
  *
  * @param weight proportional share among the tenant's volumes, 1-10000
  * @param minIops reservation (mClock minimum), null for none
@@ -24,4 +25,9 @@ public record EffectivePolicy(
         @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") Long maxBytesPerSec,
         @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") Long burstBytesPerSec,
         @JsonPropertyDescription("Cost model, always the policy's: every IO is charged at least minChargeBytes.") CostModel costModel) {
+
+    /** The six QoS fields, for the rules of the one contract ({@link QosSettings#violations()}). */
+    public QosSettings qosSettings() {
+        return new QosSettings(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec);
+    }
 }

@@ -20,4 +20,9 @@ public record TenantConfig(
         @JsonPropertyDescription("Proportional share among tenants, 1-10000.") int weight,
         @JsonPropertyDescription("Aggregate IOPS limit over the tenant's volumes; null for unlimited.") Long maxIops,
         @JsonPropertyDescription("Aggregate bytes/s limit; null for unlimited.") Long maxBytesPerSec) {
+
+    /** The tenant's QoS fields (it has no reservation and no burst), for the rules of {@link QosSettings}. */
+    public QosSettings qosSettings() {
+        return new QosSettings(weight, null, maxIops, null, maxBytesPerSec, null);
+    }
 }

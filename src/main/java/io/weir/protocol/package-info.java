@@ -4,5 +4,15 @@
  * <p>Depends on the JDK and Jackson only, so that a data node can embed the agent without Spring.
  * Records map to JSON field for field (camelCase); enums are written in lower case as they are
  * named.
+ *
+ * <ul>
+ *   <li>{@link io.weir.protocol.DesiredConfig} and its parts: the snapshot one node enforces.</li>
+ *   <li>{@link io.weir.protocol.AgentMessage}, {@link io.weir.protocol.AgentMessages} and
+ *       {@link io.weir.protocol.ProtocolException}: the agent channel's messages and their strict
+ *       codec ({@code type}, {@code protocolVersion}, frame size).</li>
+ *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
+ *       that the control plane's REST API and the data node's scheduler both check. It alone uses
+ *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>
+ * </ul>
  */
 package io.weir.protocol;

@@ -1,5 +1,6 @@
 package io.weir.scheduler;
 
+import io.weir.protocol.QosSettings;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -32,6 +33,10 @@ import java.util.Objects;
  *       The wire format's {@code null} maps to {@code 0}. Primitive longs keep the hot path free
  *       of boxing.</li>
  *   <li>Rates are per second: IOPS or bytes/s.</li>
+ *   <li>The QoS rules (weight range, {@code minIops <= maxIops}, a burst needs its maximum and is
+ *       strictly above it, a tenant's {@code maxIops} carries its volumes' reservations) are those
+ *       of {@link QosSettings}, the one contract the control plane checks too: a snapshot the
+ *       control plane accepts is one this class accepts.</li>
  * </ul>
  */
 public final class SchedulerConfig {
@@ -39,14 +44,14 @@ public final class SchedulerConfig {
     /** Name of the task that serves client IO through the flow hierarchy; always present. */
     public static final String FOREGROUND = "foreground";
 
-    /** Smallest allowed weight. */
-    public static final int MIN_WEIGHT = 1;
+    /** Smallest allowed weight ({@link QosSettings#MIN_WEIGHT}). */
+    public static final int MIN_WEIGHT = QosSettings.MIN_WEIGHT;
 
-    /** Largest allowed weight. */
-    public static final int MAX_WEIGHT = 10_000;
+    /** Largest allowed weight ({@link QosSettings#MAX_WEIGHT}). */
+    public static final int MAX_WEIGHT = QosSettings.MAX_WEIGHT;
 
-    /** Weight of a tenant or volume that does not set one. */
-    public static final int DEFAULT_WEIGHT = 100;
+    /** Weight of a tenant or volume that does not set one ({@link QosSettings#DEFAULT_WEIGHT}). */
+    public static final int DEFAULT_WEIGHT = QosSettings.DEFAULT_WEIGHT;
 
     /** Queue bound of a volume or background task that does not set one. */
     public static final int DEFAULT_QUEUE_CAPACITY = 1024;
@@ -195,9 +200,8 @@ public final class SchedulerConfig {
             long burstBytesPerSec) {
         public TenantSpec {
             Objects.requireNonNull(id, "id");
-            checkWeight("tenant", id, weight);
-            checkLimit("tenant", id, "Iops", maxIops, burstIops);
-            checkLimit("tenant", id, "BytesPerSec", maxBytesPerSec, burstBytesPerSec);
+            QosSettings.ofScheduler(weight, 0, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec)
+                    .requireValid("tenant '" + id + "'");
         }
 
         /** An unlimited tenant with the default weight. */
@@ -250,15 +254,8 @@ public final class SchedulerConfig {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(tenantId, "tenantId");
             Objects.requireNonNull(costModel, "costModel");
-            checkWeight("volume", id, weight);
-            checkLimit("volume", id, "Iops", maxIops, burstIops);
-            checkLimit("volume", id, "BytesPerSec", maxBytesPerSec, burstBytesPerSec);
-            if (minIops < 0) {
-                throw new IllegalArgumentException("volume '" + id + "' minIops must be >= 0");
-            }
-            if (minIops > 0 && maxIops > 0 && minIops > maxIops) {
-                throw new IllegalArgumentException("volume '" + id + "' minIops " + minIops + " > maxIops " + maxIops);
-            }
+            QosSettings.ofScheduler(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec)
+                    .requireValid("volume '" + id + "'");
             if (queueCapacity < 1) {
                 throw new IllegalArgumentException("volume '" + id + "' queueCapacity must be >= 1");
             }
@@ -308,23 +305,6 @@ public final class SchedulerConfig {
 
         public VolumeSpec withQueueCapacity(int c) {
             return new VolumeSpec(id, tenantId, weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, costModel, c);
-        }
-    }
-
-    static void checkWeight(String kind, String id, int weight) {
-        if (weight < MIN_WEIGHT || weight > MAX_WEIGHT) {
-            throw new IllegalArgumentException(kind + " '" + id + "' weight must be in [" + MIN_WEIGHT + ", "
-                    + MAX_WEIGHT + "]: " + weight);
-        }
-    }
-
-    static void checkLimit(String kind, String id, String what, long max, long burst) {
-        if (max < 0 || burst < 0) {
-            throw new IllegalArgumentException(kind + " '" + id + "' max/burst" + what + " must be >= 0 (0 = unlimited)");
-        }
-        if (burst > 0 && (max == 0 || burst <= max)) {
-            throw new IllegalArgumentException(kind + " '" + id + "' burst" + what + " " + burst
-                    + " needs max" + what + " set and below it (max " + max + ")");
         }
     }
 
@@ -416,11 +396,9 @@ public final class SchedulerConfig {
                 minByTenant.merge(v.tenantId(), v.minIops(), Long::sum);
             }
             for (TenantSpec t : tenants.values()) {
-                long sumMin = minByTenant.getOrDefault(t.id(), 0L);
-                if (t.maxIops() > 0 && sumMin > t.maxIops()) {
-                    throw new IllegalArgumentException("tenant '" + t.id() + "' maxIops " + t.maxIops()
-                            + " is below the sum of its volumes' minIops " + sumMin);
-                }
+                QosSettings.checkReservations(t.maxIops(), minByTenant.getOrDefault(t.id(), 0L)).ifPresent(v -> {
+                    throw new IllegalArgumentException("tenant '" + t.id() + "': " + v.message());
+                });
             }
             return new SchedulerConfig(new ArrayList<>(tasks.values()), new ArrayList<>(tenants.values()),
                     new ArrayList<>(volumes.values()));

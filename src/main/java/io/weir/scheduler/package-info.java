@@ -1,6 +1,9 @@
 /**
  * Weir's hierarchical QoS scheduler: the part of a data node that decides, request by request,
- * whose work runs next on the CPU. Pure Java; it depends on the JDK and HdrHistogram only.
+ * whose work runs next on the CPU. Pure Java; it depends on the JDK and HdrHistogram only, and of
+ * the wire protocol on {@link io.weir.protocol.QosSettings} alone: the JDK-only owner of the QoS
+ * fields' rules, which the control plane checks too, so that what it accepts the scheduler
+ * accepts. The scheduler never sees Jackson.
  *
  * <h2>Architecture</h2>
  * <pre>

@@ -45,12 +45,14 @@ public class AuditLog {
     private final JsonMapper mapper;
     private final AccessScope scope;
     private final Clock clock;
+    private final ActorCredentials credentials;
 
-    AuditLog(JdbcClient jdbc, JsonMapper mapper, AccessScope scope, Clock clock) {
+    AuditLog(JdbcClient jdbc, JsonMapper mapper, AccessScope scope, Clock clock, ActorCredentials credentials) {
         this.jdbc = jdbc;
         this.mapper = mapper;
         this.scope = scope;
         this.clock = clock;
+        this.credentials = credentials;
     }
 
     /**
@@ -90,12 +92,13 @@ public class AuditLog {
 
     /**
      * Fails the change (401, rolling the caller's transaction back) unless the token that makes
-     * it still exists and is unexpired, and keeps it so until the change commits.
+     * it still exists and is unexpired, and keeps it so until the change commits
+     * ({@link ActorCredentials#holdIfValid}).
      *
      * <p>The request was authenticated in a transaction of its own, before the change's; a revoke
-     * committed in between would otherwise let a revoked token's change commit. {@code FOR KEY
-     * SHARE} closes that gap: a revoke (a delete) that comes later waits for this transaction, and
-     * one that came earlier leaves no row to find. A token revoking itself has deleted its own
+     * committed in between would otherwise let a revoked token's change commit. Holding the token
+     * closes that gap: a revoke that comes later waits for this transaction, and one that came
+     * earlier leaves nothing to find. A token revoking itself has deleted its own
      * row in this very transaction, which is the one case let through.
      */
     private void requireActorStillValid(WeirPrincipal actor, String action, Object resourceId) {
@@ -105,12 +108,7 @@ public class AuditLog {
         if ("token.delete".equals(action) && actor.id().equals(String.valueOf(resourceId))) {
             return;
         }
-        boolean valid = !jdbc.sql("SELECT 1 FROM api_token WHERE id = ? AND (expires_at IS NULL OR expires_at > ?) FOR KEY SHARE")
-                .param(UUID.fromString(actor.id()))
-                .param(Timestamp.from(clock.instant()))
-                .query((rs, n) -> 1)
-                .list()
-                .isEmpty();
+        boolean valid = credentials.holdIfValid(actor);
         if (!valid) {
             throw new ApiException(HttpStatus.UNAUTHORIZED, "Unauthorized",
                     "The bearer token was revoked or expired while the request ran; nothing was changed", Map.of());

@@ -13,8 +13,12 @@ import org.springframework.transaction.annotation.Transactional;
  * {@link #bump()} is a single {@code UPDATE ... RETURNING} on a one-row table. The row lock it
  * takes is held until the surrounding transaction ends, so concurrent writers are serialised
  * from their bump to their commit: revision N+1 can only commit after revision N has committed
- * or rolled back. A rolled-back bump leaves a gap, never a reuse, and the counter survives
- * restarts because it is an ordinary durable row.
+ * or rolled back. A rolled-back bump leaves no gap: its {@code UPDATE} rolls back with the
+ * transaction, the row holds N again, and the next writer's bump takes N+1; since only committed
+ * revisions are ever seen (by readers, snapshots and notifications), every seen revision is used
+ * exactly once and the committed ones run 1, 2, 3, ... without holes ({@code VolumeConcurrencyTest}
+ * asserts this under concurrent writers whose conflicts roll back). The counter survives restarts
+ * because it is an ordinary durable row.
  *
  * <h2>Lock order</h2>
  * Every writer takes its row locks in one order, so two writers can wait for each other only in
@@ -22,7 +26,8 @@ import org.springframework.transaction.annotation.Transactional;
  * <ol>
  *   <li>first the rows it reads to decide or validate the change, locked explicitly: a tenant or
  *       policy that changes {@code FOR UPDATE}; the tenant and the policy a volume write depends on
- *       {@code FOR SHARE} (tenant before policy);</li>
+ *       {@code FOR SHARE} (tenant before policy); a volume write that reserves IOPS under a
+ *       tenant limit then the data-node rows it is placed on {@code FOR NO KEY UPDATE}, sorted by id;</li>
  *   <li>then the revision row, through {@link #bump()};</li>
  *   <li>then the rows it writes, flushed after the bump (updates and deletes alike).</li>
  * </ol>

@@ -8,6 +8,7 @@ import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.swagger.v3.oas.annotations.tags.Tag;
 import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.Responses;
@@ -33,6 +34,7 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.WebRequest;
 import tools.jackson.databind.JsonNode;
 
 @RestController
@@ -102,12 +104,17 @@ class NodeController {
     @Operation(summary = "Get a data node's desired config",
             description = "The full snapshot the node must enforce: its task shares, the tenants and volumes placed on it "
                     + "with their effective policies, stamped with the global config revision. The push channel sends "
-                    + "exactly this object to the node's agent.")
-    DesiredConfig getDesiredConfig(@PathVariable UUID nodeId) {
+                    + "exactly this object to the node's agent. Stamped with the node's own desired revision, which is "
+                    + "also its ETag: If-None-Match with it answers 304 until the node's config changes.")
+    ResponseEntity<DesiredConfig> getDesiredConfig(@PathVariable UUID nodeId, WebRequest request) {
         // A node token reads its own node's config only; another node's answers 404.
         scope.requireNode(nodeId);
         service.require(nodeId);
-        return desiredConfigs.forNode(nodeId);
+        DesiredConfig config = desiredConfigs.forNode(nodeId);
+        if (request.checkNotModified(ETags.of(config.revision()))) {
+            return null;
+        }
+        return ResponseEntity.ok().eTag(ETags.of(config.revision())).body(config);
     }
 
     private static List<Map.Entry<String, String>> labelSelectors(String[] values) {

@@ -1,8 +1,8 @@
 package io.weir.controlplane.node;
 
 import io.weir.controlplane.audit.AuditLog;
-import io.weir.controlplane.security.TokenService;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
@@ -10,6 +10,7 @@ import io.weir.controlplane.web.PageResponse;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,8 +35,9 @@ import tools.jackson.databind.JsonNode;
  *
  * <h2>Status</h2>
  * {@link #status} is the one place a node's {@link NodeStatus} is computed: {@code desiredRevision}
- * is the current global revision, {@code connected} comes from the {@link NodeConnections} bean
- * (false for every node while there is none), and the applied revision, last ack and last error
+ * is the node's own ({@link DesiredConfigService}: reads refresh it, write responses show the
+ * stored one), {@code connected}, the replica and the data node's report come from the
+ * {@link NodeConnections} bean (not connected while there is none), and the applied revision, last ack and last error
  * are what the agent reported through {@link #recordApplied} and {@link #recordRejected}.
  */
 @Service
@@ -49,12 +51,15 @@ public class NodeService {
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
     private final ObjectProvider<NodeConnections> connections;
-    private final ObjectProvider<TokenService> tokens;
+    private final ObjectProvider<NodeCredentials> tokens;
     private final AuditLog audit;
+
+    private final DesiredConfigService desiredConfigs;
 
     NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
-            ObjectProvider<TokenService> tokens, AuditLog audit) {
+            ObjectProvider<NodeCredentials> tokens, AuditLog audit, DesiredConfigService desiredConfigs) {
+        this.desiredConfigs = desiredConfigs;
         this.tokens = tokens;
         this.audit = audit;
         this.nodes = nodes;
@@ -85,7 +90,7 @@ public class NodeService {
     @Transactional(readOnly = true)
     public NodeResponse get(UUID id) {
         DataNode node = require(id);
-        return NodeResponse.from(node, status(node, revisions.current()));
+        return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.forNode(id).revision())));
     }
 
     /**
@@ -96,8 +101,10 @@ public class NodeService {
     public PageResponse<NodeResponse> list(String nameContains, List<Map.Entry<String, String>> labels,
             Pageable pageable) {
         Page<DataNode> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
-        long desired = revisions.current();
-        return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired)));
+        Map<UUID, Long> desired = new HashMap<>();
+        page.getContent().forEach(n -> desired.put(n.getId(), desiredConfigs.forNode(n.getId()).revision()));
+        Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
+        return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired, presence)));
     }
 
     @Transactional
@@ -108,7 +115,7 @@ public class NodeService {
         DataNode node = new DataNode(request.name());
         apply(node, request);
         DataNode saved = nodes.saveAndFlush(node);
-        NodeResponse created = NodeResponse.from(saved, status(saved, revisions.current()));
+        NodeResponse created = NodeResponse.from(saved, status(saved, known(saved.getId())));
         // The node's token is issued in the same transaction; the audit entry never holds it.
         String token = tokens.getObject().issueForNode(saved.getId());
         audit.record("node.create", "node", saved.getId(), null, null, created);
@@ -120,7 +127,7 @@ public class NodeService {
     public NodeResponse patch(UUID id, JsonNode patch, String ifMatch) {
         DataNode node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
-        NodeResponse before = NodeResponse.from(node, status(node, revisions.current()));
+        NodeResponse before = NodeResponse.from(node, status(node, known(node.getId())));
         NodeRequest merged = mergePatch.apply(NodeRequest.from(node), patch, NodeRequest.class);
         if (!node.getName().equals(merged.name()) && nodes.existsByNameAndIdNot(merged.name(), id)) {
             throw duplicate(merged.name());
@@ -128,7 +135,7 @@ public class NodeService {
         node.setName(merged.name());
         apply(node, merged);
         DataNode saved = nodes.saveAndFlush(node);
-        NodeResponse after = NodeResponse.from(saved, status(saved, revisions.current()));
+        NodeResponse after = NodeResponse.from(saved, status(saved, known(saved.getId())));
         audit.record("node.update", "node", id, null, before, after);
         return after;
     }
@@ -138,7 +145,7 @@ public class NodeService {
         DataNode node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
         events.publishEvent(new NodeDeleting(id, node.getName()));
-        NodeResponse before = NodeResponse.from(node, status(node, revisions.current()));
+        NodeResponse before = NodeResponse.from(node, status(node, known(node.getId())));
         nodes.delete(node);
         nodes.flush();
         audit.record("node.delete", "node", id, null, before, null);
@@ -170,12 +177,42 @@ public class NodeService {
         }
     }
 
-    /** The status of {@code node} when the current global revision is {@code desiredRevision}. */
-    NodeStatus status(DataNode node, long desiredRevision) {
+    /**
+     * Whether each of these nodes runs its latest desired config (applied revision at least its
+     * desired revision), by id; for the volume feature's "applied on every node" flag.
+     */
+    @Transactional(readOnly = true)
+    public Map<UUID, Boolean> upToDate(Collection<UUID> ids) {
+        Map<UUID, Boolean> result = new HashMap<>();
+        for (DataNode node : nodes.findAllById(ids)) {
+            result.put(node.getId(), status(node, Map.of(node.getId(), desiredConfigs.forNode(node.getId()).revision()))
+                    .upToDate());
+        }
+        return result;
+    }
+
+    /** The desired revision a write path shows: the stored one, without reading a new snapshot. */
+    private Map<UUID, Long> known(UUID id) {
+        return Map.of(id, desiredConfigs.storedRevision(id).orElseGet(revisions::current));
+    }
+
+    private Map<UUID, NodeConnections.AgentPresence> presence(Collection<UUID> ids) {
         NodeConnections live = connections.getIfAvailable();
-        boolean connected = live != null && live.isConnected(node.getId());
-        return new NodeStatus(connected, desiredRevision, node.getAppliedRevision(), node.getLastAckAt(),
-                node.getLastError());
+        return live == null || ids.isEmpty() ? Map.of() : live.presence(ids);
+    }
+
+    NodeStatus status(DataNode node, Map<UUID, Long> desired) {
+        return status(node, desired, presence(List.of(node.getId())));
+    }
+
+    /** The one place a node's status is put together. */
+    NodeStatus status(DataNode node, Map<UUID, Long> desired, Map<UUID, NodeConnections.AgentPresence> presence) {
+        NodeConnections.AgentPresence agent = presence.get(node.getId());
+        NodeStatus.DataNodeReport report = agent == null || agent.report() == null ? null
+                : new NodeStatus.DataNodeReport(agent.report().listenAddress(), agent.report().exports(), agent.reportedAt());
+        return new NodeStatus(agent != null && agent.replica() != null, agent == null ? null : agent.replica(),
+                agent == null ? null : agent.agentVersion(), desired.get(node.getId()), node.getAppliedRevision(),
+                node.getLastAckAt(), node.getLastError(), report);
     }
 
     private static ApiException duplicate(String name) {

@@ -7,6 +7,7 @@
  * desired revision (the global one) and what the agent last applied or rejected. Neither a node's
  * own fields nor its create or delete bump the config revision; see
  * {@link io.weir.controlplane.node.NodeService}. Other features veto a delete by listening to
- * {@link io.weir.controlplane.node.NodeDeleting}.
+ * {@link io.weir.controlplane.node.NodeDeleting}. A node's token is issued with it through
+ * {@link io.weir.controlplane.node.NodeCredentials}, a port the token feature implements.
  */
 package io.weir.controlplane.node;

@@ -9,7 +9,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Class-level check that a policy's reservation, limits and bursts obey {@link QosLimits}. Each
+ * Class-level check that a policy's reservation, limits and bursts obey the rules of
+ * {@link io.weir.protocol.QosSettings}. Each
  * broken rule is reported against its own field, so that a client sees every problem at once,
  * beside the field-level errors.
  */

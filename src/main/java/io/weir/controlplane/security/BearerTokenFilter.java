@@ -37,13 +37,13 @@ import org.springframework.web.filter.OncePerRequestFilter;
  */
 final class BearerTokenFilter extends OncePerRequestFilter {
 
-    private final TokenService tokens;
+    private final BearerTokens tokens;
     private final OidcAuthenticator oidc;
     private final AuthFailureLimiter limiter;
     private final SecurityContextHolderStrategy contexts = SecurityContextHolder.getContextHolderStrategy();
 
     /** @param oidc null when no issuer is configured */
-    BearerTokenFilter(TokenService tokens, OidcAuthenticator oidc, AuthFailureLimiter limiter) {
+    BearerTokenFilter(BearerTokens tokens, OidcAuthenticator oidc, AuthFailureLimiter limiter) {
         this.tokens = tokens;
         this.oidc = oidc;
         this.limiter = limiter;

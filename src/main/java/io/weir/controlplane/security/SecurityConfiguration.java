@@ -66,7 +66,7 @@ class SecurityConfiguration {
     }
 
     @Bean
-    SecurityFilterChain apiSecurity(HttpSecurity http, TokenService tokens, AuthFailureLimiter limiter,
+    SecurityFilterChain apiSecurity(HttpSecurity http, BearerTokens tokens, AuthFailureLimiter limiter,
             SecurityProperties properties, Clock clock, ProblemResponses problems) throws Exception {
         OidcAuthenticator oidc = properties.oidc().enabled() ? new OidcAuthenticator(properties.oidc(), clock) : null;
         http.csrf(AbstractHttpConfigurer::disable)

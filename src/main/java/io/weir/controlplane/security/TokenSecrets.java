@@ -33,22 +33,22 @@ import java.util.regex.Pattern;
  * secret: ids are shown (in the audit log, in token lists), and a derived one would let anybody
  * who sees it test guesses of the secret offline.
  */
-final class TokenSecrets {
+public final class TokenSecrets {
 
     /** Every Weir token starts with this. */
-    static final String PREFIX = "weir_";
+    public static final String PREFIX = "weir_";
 
     /** Random bytes in a generated secret: 256 bits. */
-    static final int SECRET_BYTES = 32;
+    public static final int SECRET_BYTES = 32;
 
     /** Shortest operator-chosen token accepted, so it cannot be guessed. */
-    static final int MIN_CHOSEN_LENGTH = 32;
+    public static final int MIN_CHOSEN_LENGTH = 32;
 
     /** Longest credential looked at; anything longer is refused unread. */
-    static final int MAX_LENGTH = 4096;
+    public static final int MAX_LENGTH = 4096;
 
     /** RFC 6750 b64token: the only characters a bearer credential may have. */
-    static final Pattern B64TOKEN = Pattern.compile("[A-Za-z0-9\\-._~+/]+=*");
+    public static final Pattern B64TOKEN = Pattern.compile("[A-Za-z0-9\\-._~+/]+=*");
 
     private static final Pattern WEIR_FORMAT = Pattern.compile("weir_([0-9a-f]{32})_[A-Za-z0-9_-]{43}");
 
@@ -58,19 +58,19 @@ final class TokenSecrets {
     }
 
     /** A new token text for the token {@code id}. */
-    static String generate(UUID id) {
+    public static String generate(UUID id) {
         byte[] secret = new byte[SECRET_BYTES];
         RANDOM.nextBytes(secret);
         return PREFIX + hex(id) + "_" + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
     }
 
     /** Whether {@code text} has the characters and length of a bearer credential. */
-    static boolean wellFormed(String text) {
+    public static boolean wellFormed(String text) {
         return text != null && !text.isEmpty() && text.length() <= MAX_LENGTH && B64TOKEN.matcher(text).matches();
     }
 
     /** Whether {@code text} is a generated Weir token. */
-    static boolean isWeirFormat(String text) {
+    public static boolean isWeirFormat(String text) {
         return WEIR_FORMAT.matcher(text).matches();
     }
 
@@ -79,7 +79,7 @@ final class TokenSecrets {
      *
      * @throws IllegalArgumentException if {@code text} is not in the Weir format
      */
-    static UUID idOf(String text) {
+    public static UUID idOf(String text) {
         var m = WEIR_FORMAT.matcher(text);
         if (!m.matches()) {
             throw new IllegalArgumentException("not a weir_<id>_<secret> token");
@@ -89,12 +89,12 @@ final class TokenSecrets {
     }
 
     /** SHA-256 of the token text: what is stored. */
-    static byte[] hash(String text) {
+    public static byte[] hash(String text) {
         return sha256(text.getBytes(StandardCharsets.UTF_8));
     }
 
     /** Whether {@code text} hashes to {@code storedHash}, in constant time. */
-    static boolean matches(String text, byte[] storedHash) {
+    public static boolean matches(String text, byte[] storedHash) {
         return MessageDigest.isEqual(hash(text), storedHash);
     }
 

@@ -3,6 +3,7 @@ package io.weir.controlplane.tenant;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import io.weir.controlplane.web.Weight;
+import io.weir.protocol.QosSettings;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
 
@@ -25,6 +26,15 @@ public record TenantRequest(
 
     static TenantRequest from(Tenant t) {
         return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec());
+    }
+
+    /**
+     * The tenant's QoS fields (no reservation, no burst). Their rules on one flow are the field
+     * constraints above; the rule across flows ({@link QosSettings#checkReservations}) is checked
+     * against the tenant's volumes when the tenant changes.
+     */
+    QosSettings qosSettings() {
+        return new QosSettings(weightOrDefault(), null, maxIops, null, maxBytesPerSec, null);
     }
 
     int weightOrDefault() {

@@ -24,7 +24,9 @@ import tools.jackson.databind.JsonNode;
  * holds: the name, the weight or a limit, and only while at least one of the tenant's volumes is
  * placed on a node ({@link PlacementIndex}); a tenant no node serves is in no snapshot. The display
  * name is for people and bumps nothing. A tenant can be deleted only while no volume belongs to
- * it; the volume feature vetoes the delete through {@link TenantDeleting}. Every change is
+ * it; the volume feature vetoes the delete through {@link TenantDeleting}, and a new
+ * {@code maxIops} below the reservations of the tenant's volumes on one node through
+ * {@link TenantChanging}. Every change is
  * recorded in the {@link AuditLog}, in the caller's transaction, so the entry commits or rolls
  * back with the change.
  *
@@ -117,6 +119,10 @@ public class TenantService {
                 || tenant.getWeight() != request.weightOrDefault()
                 || !Objects.equals(tenant.getMaxIops(), request.maxIops())
                 || !Objects.equals(tenant.getMaxBytesPerSec(), request.maxBytesPerSec());
+        if (!Objects.equals(tenant.getMaxIops(), request.maxIops())) {
+            // The volume feature vetoes a limit below its reservations (lock order: tenant row locked).
+            events.publishEvent(new TenantChanging(id, request.name(), request.qosSettings()));
+        }
         tenant.setName(request.name());
         apply(tenant, request);
         if (enforced && placements.anyPlacedInTenant(id)) {

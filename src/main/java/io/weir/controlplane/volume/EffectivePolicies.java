@@ -1,6 +1,5 @@
 package io.weir.controlplane.volume;
 
-import io.weir.controlplane.policy.QosLimits;
 import io.weir.controlplane.web.FieldError;
 import io.weir.protocol.EffectivePolicy;
 import java.util.List;
@@ -26,14 +25,12 @@ final class EffectivePolicies {
     }
 
     /**
-     * The rules of {@link QosLimits} that the effective policy breaks, each reported against the
+     * The rules between fields of {@link io.weir.protocol.QosSettings} that the effective policy breaks, each reported against the
      * override that causes it ({@code overrides.maxIops}); a policy alone is always consistent, so
      * at least one member of every broken rule is overridden.
      */
     static List<FieldError> violations(EffectivePolicy effective, VolumeOverrides o) {
-        return QosLimits.check(effective.minIops(), effective.maxIops(), effective.burstIops(),
-                        effective.maxBytesPerSec(), effective.burstBytesPerSec())
-                .stream()
+        return effective.qosSettings().consistency().stream()
                 .map(v -> new FieldError("overrides." + (o.isSet(v.field()) || !o.isSet(v.related()) ? v.field() : v.related()),
                         "effective " + v.message() + " (null overrides inherit from the policy)"))
                 .toList();

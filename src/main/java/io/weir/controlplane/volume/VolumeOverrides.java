@@ -20,8 +20,8 @@ import jakarta.validation.constraints.Positive;
 @Schema(name = "VolumeOverrides", description = """
         Per-volume replacements for members of the policy. A null or absent member INHERITS the policy's value \
         (it does not mean unlimited); in a merge patch, setting a member to null resets it to the policy's value. \
-        The combined (effective) values must satisfy minIops <= maxIops <= burstIops and \
-        maxBytesPerSec <= burstBytesPerSec, and a burst needs its maximum.""")
+        The combined (effective) values must satisfy minIops <= maxIops < burstIops and \
+        maxBytesPerSec < burstBytesPerSec, and a burst needs its maximum.""")
 public record VolumeOverrides(
         @Schema(description = "Weight among the tenant's volumes, 1-10000; null inherits the policy's.")
         @Weight Integer weight,

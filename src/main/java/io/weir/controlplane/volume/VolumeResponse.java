@@ -21,10 +21,19 @@ public record VolumeResponse(
         EffectivePolicy effectivePolicy,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
-        Instant updatedAt) implements Versioned {
+        Instant updatedAt,
+        @Schema(description = "Whether every node that serves the volume has applied its latest desired config, and so "
+                + "enforces this effectivePolicy. Null when the volume is on no node, and in the answer to a write "
+                + "(read the volume again to see it).", accessMode = Schema.AccessMode.READ_ONLY)
+        Boolean policyApplied) implements Versioned {
 
     static VolumeResponse from(Volume v, EffectivePolicy effective) {
+        return from(v, effective, null);
+    }
+
+    static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied) {
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
-                v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt());
+                v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt(),
+                policyApplied);
     }
 }

@@ -5,6 +5,7 @@ import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.policy.PolicyService;
 import io.weir.controlplane.policy.QosPolicy;
+import io.weir.controlplane.tenant.Tenant;
 import io.weir.controlplane.tenant.TenantService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -37,7 +38,8 @@ import tools.jackson.databind.JsonNode;
  * The tenant in the path must exist (404). The name must be free within the tenant (409). The
  * policy, if named, and every node must exist, and the policy combined with the overrides must be
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
- * grow but never shrink.
+ * grow but never shrink. Its reservation, with those of the tenant's other volumes on each of its
+ * nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations}; 409 otherwise).
  *
  * <h2>Revisions</h2>
  * Everything about a volume is enforced by the nodes that serve it (export name and size, effective
@@ -49,7 +51,8 @@ import tools.jackson.databind.JsonNode;
  * <h2>Lock order</h2>
  * As {@link ConfigRevisions} lays down: a write first locks the tenant and the policy it depends on
  * {@code FOR SHARE} (so neither can change, nor ask "is anything placed?", unseen until it
- * commits), then bumps, then flushes the volume row.
+ * commits), then, if it reserves IOPS under a tenant limit, the nodes it is placed on
+ * ({@link TenantReservations#checkVolume}), then bumps, then flushes the volume row.
  *
  * <h2>Concurrency</h2>
  * A write reads the volume and its placement in one statement ({@link
@@ -68,10 +71,12 @@ public class VolumeService {
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
     private final AuditLog audit;
+    private final TenantReservations reservations;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
-            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit) {
+            ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, TenantReservations reservations) {
         this.audit = audit;
+        this.reservations = reservations;
         this.volumes = volumes;
         this.tenants = tenants;
         this.policies = policies;
@@ -95,7 +100,8 @@ public class VolumeService {
     @Transactional(readOnly = true)
     public VolumeResponse get(UUID id) {
         Volume volume = require(id);
-        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
+        Function<Volume, Boolean> applied = appliedOf(List.of(volume));
+        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
     }
 
     /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
@@ -126,11 +132,12 @@ public class VolumeService {
 
     @Transactional
     public VolumeResponse create(UUID tenantId, VolumeRequest request) {
-        tenants.lockForValidation(tenantId);
+        Tenant tenant = tenants.lockForValidation(tenantId);
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
         Resolved resolved = resolve(request, new ArrayList<>());
+        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.effective().minIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
         if (!request.nodeIdsOrNone().isEmpty()) {
@@ -145,7 +152,7 @@ public class VolumeService {
     public VolumeResponse replace(UUID id, VolumeRequest request, String ifMatch) {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
-        tenants.lockForValidation(volume.getTenantId());
+        Tenant tenant = tenants.lockForValidation(volume.getTenantId());
         if (!volume.getName().equals(request.name())
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
@@ -156,6 +163,8 @@ public class VolumeService {
                     "volumes cannot shrink: the current size is " + volume.getSizeBytes() + " bytes"));
         }
         Resolved resolved = resolve(request, errors);
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
+                request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
@@ -208,7 +217,18 @@ public class VolumeService {
 
     private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
         Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
-        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v)));
+        Function<Volume, Boolean> applied = appliedOf(page.getContent());
+        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v), applied.apply(v)));
+    }
+
+    /**
+     * A function from each of {@code batch} to whether all its nodes run their latest desired
+     * config (null for a volume on no node), asking once per distinct node.
+     */
+    private Function<Volume, Boolean> appliedOf(Collection<Volume> batch) {
+        Map<UUID, Boolean> upToDate = nodes.upToDate(batch.stream().flatMap(v -> v.getNodeIds().stream()).distinct().toList());
+        return v -> v.getNodeIds().isEmpty() ? null
+                : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
     }
 
     private record Resolved(UUID policyId, EffectivePolicy effective) {

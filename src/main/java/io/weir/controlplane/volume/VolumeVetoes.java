@@ -3,6 +3,7 @@ package io.weir.controlplane.volume;
 import io.weir.controlplane.node.NodeDeleting;
 import io.weir.controlplane.policy.PolicyChanging;
 import io.weir.controlplane.policy.PolicyDeleting;
+import io.weir.controlplane.tenant.TenantChanging;
 import io.weir.controlplane.tenant.TenantDeleting;
 import io.weir.controlplane.web.ApiException;
 import java.util.List;
@@ -12,7 +13,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Refuses, with 409, changes elsewhere that would leave a volume without its tenant, policy or
- * node, or with a policy its overrides no longer fit. Each listener runs inside the transaction of
+ * node, with a policy its overrides no longer fit, or with reservations its tenant's limit cannot
+ * carry on a node ({@link TenantReservations}). Each listener runs inside the transaction of
  * the change; the problem lists the blocking volumes under {@code volumes} (names, first
  * {@value #MAX_LISTED}) and {@code volumeIds} (the same volumes, since names repeat across
  * tenants). A volume created concurrently with such a delete is caught by the foreign key instead.
@@ -24,9 +26,16 @@ class VolumeVetoes {
     static final int MAX_LISTED = 100;
 
     private final VolumeRepository volumes;
+    private final TenantReservations reservations;
 
-    VolumeVetoes(VolumeRepository volumes) {
+    VolumeVetoes(VolumeRepository volumes, TenantReservations reservations) {
         this.volumes = volumes;
+        this.reservations = reservations;
+    }
+
+    @EventListener
+    void onTenantChanging(TenantChanging event) {
+        reservations.checkTenant(event.tenantId(), event.tenantName(), event.enforced().maxIops());
     }
 
     @EventListener
@@ -69,6 +78,7 @@ class VolumeVetoes {
                     + broken.size() + " volume(s) (for example a reservation above an overridden maximum); "
                     + "change their overrides first", broken.stream().limit(MAX_LISTED).toList());
         }
+        reservations.checkPolicy(event.policyId(), event.policyName(), event.enforced().minIops());
     }
 
     private static ApiException blocked(String detail, List<Volume> blockers) {

@@ -145,8 +145,8 @@ class PolicyApiTest extends IntegrationTest {
         assertThat(burstWithoutMax.status()).isEqualTo(400);
         assertThat(errorFields(burstWithoutMax)).containsExactly("burstIops");
 
-        // Equal values are consistent; a reservation without a limit is too.
-        assertThat(create(unique("ok"), ",\"minIops\":1000,\"maxIops\":1000,\"burstIops\":1000").status()).isEqualTo(201);
+        // A reservation equal to the limit is consistent (a burst must be above it); a reservation without a limit is too.
+        assertThat(create(unique("ok"), ",\"minIops\":1000,\"maxIops\":1000,\"burstIops\":1001").status()).isEqualTo(201);
         assertThat(create(unique("ok"), ",\"minIops\":1000").status()).isEqualTo(201);
     }
 

@@ -1,5 +1,6 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.Role;
 import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.UUID;

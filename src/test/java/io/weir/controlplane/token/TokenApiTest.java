@@ -1,7 +1,8 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.weir.controlplane.security.TokenSecrets;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;

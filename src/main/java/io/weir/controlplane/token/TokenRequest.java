@@ -1,5 +1,6 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.Role;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import jakarta.validation.constraints.NotNull;

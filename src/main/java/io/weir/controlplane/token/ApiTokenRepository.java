@@ -1,5 +1,6 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.Role;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.data.domain.Page;

@@ -1,7 +1,12 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
 import io.weir.controlplane.audit.AuditLog;
+import io.weir.controlplane.node.NodeCredentials;
 import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.security.BearerTokens;
+import io.weir.controlplane.security.Role;
+import io.weir.controlplane.security.TokenSecrets;
+import io.weir.controlplane.security.WeirPrincipal;
 import io.weir.controlplane.tenant.TenantService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
@@ -30,7 +35,7 @@ import org.springframework.transaction.annotation.Transactional;
  * index on the hash of its text.
  */
 @Service
-public class TokenService {
+public class TokenService implements BearerTokens, NodeCredentials {
 
     /** The PostgreSQL advisory lock key that serialises bootstraps ("weirboot"). */
     private static final long BOOTSTRAP_LOCK = 0x77656972626f6f74L;
@@ -70,6 +75,7 @@ public class TokenService {
      *
      * @return the secret, shown once
      */
+    @Override
     @Transactional
     public String issueForNode(UUID nodeId) {
         UUID id = UUID.randomUUID();
@@ -112,6 +118,7 @@ public class TokenService {
      * The caller a presented bearer text authenticates, if it names a stored, unexpired token
      * whose hash matches.
      */
+    @Override
     @Transactional(readOnly = true)
     public Optional<WeirPrincipal> authenticate(String text) {
         if (!TokenSecrets.wellFormed(text)) {

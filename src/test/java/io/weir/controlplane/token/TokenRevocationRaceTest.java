@@ -1,4 +1,4 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,8 +1,8 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
-import static io.weir.controlplane.security.TokenBootstrapTest.client;
-import static io.weir.controlplane.security.TokenBootstrapTest.emptyDatabase;
-import static io.weir.controlplane.security.TokenBootstrapTest.start;
+import static io.weir.controlplane.token.TokenBootstrapTest.client;
+import static io.weir.controlplane.token.TokenBootstrapTest.emptyDatabase;
+import static io.weir.controlplane.token.TokenBootstrapTest.start;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.controlplane.support.HttpApi;

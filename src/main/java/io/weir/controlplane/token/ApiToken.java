@@ -1,5 +1,6 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.Role;
 import io.weir.controlplane.database.VersionedEntity;
 import jakarta.persistence.Column;
 import jakarta.persistence.Convert;

@@ -1,5 +1,7 @@
-package io.weir.controlplane.security;
+package io.weir.controlplane.token;
 
+import io.weir.controlplane.security.SecurityProperties;
+import io.weir.controlplane.security.TokenSecrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;

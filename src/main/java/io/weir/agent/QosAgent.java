@@ -1,0 +1,864 @@
+package io.weir.agent;
+
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.ProtocolException;
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * The agent of a data node: keeps a {@link QosExecutor} enforcing the node's desired config as
+ * the control plane publishes it, and keeps enforcing the last good one while the control plane
+ * is away.
+ *
+ * <h2>What it does</h2>
+ * <pre>
+ *   start()
+ *     │  1. load the last-known-good snapshot from the state directory ──► executor.reconfigure
+ *     │     (a corrupt file is set aside and reported; start-up goes on without it)
+ *     ▼
+ *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
+ *     │  2. send hello{appliedRevision}
+ *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
+ *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
+ *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
+ *     ▼
+ *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
+ * </pre>
+ * The control plane sends the node's whole desired config (never a delta) when the agent's
+ * {@code hello} shows it is behind, and again whenever the config changes. Each snapshot is applied
+ * to the executor in one {@link QosExecutor#reconfigure} call, so IO never sees half of one.
+ *
+ * <h2>Lifecycle</h2>
+ * {@link #builder()} ... {@link Builder#build() build()} makes an agent that does nothing yet.
+ * {@link #start()} applies the cached snapshot (if any) before it returns, then connects in the
+ * background; it never fails because the control plane is unreachable. {@link #close()} closes
+ * the connection with a normal close frame, stops the agent's threads and returns; it does not
+ * close the executor, which belongs to the caller. An agent is started at most once.
+ *
+ * <h2>Threads</h2>
+ * Everything the agent does (reading messages, applying snapshots, writing the state file, calling
+ * the {@link AgentListener}, heartbeats, reconnects) happens one task at a time on its event
+ * thread, named {@code weir-agent}; {@link Builder#scheduler} lets many agents share a pool, each
+ * still running its own tasks one at a time. The WebSocket's I/O runs on the
+ * {@link HttpClient}'s threads. {@link #state()} and {@link #reportStatus} may be called from any
+ * thread.
+ *
+ * <h2>When the connection is lost</h2>
+ * Nothing changes on the data path: the executor keeps the snapshot it has, which is also on
+ * disk, and a restarted agent applies it again before connecting. The agent reports
+ * {@code connected=false} and the reason in {@link #state()}, calls
+ * {@link AgentListener#disconnected}, waits a random time in {@code [0, min(backoffMax,
+ * backoffInitial * 2^failures)]} and connects again; on reconnecting its {@code hello} carries the
+ * revision in force, and the control plane answers with the current snapshot if that one is newer.
+ * A connection that stays silent (no message, no pong) longer than the heartbeat timeout is taken
+ * as half-open and dropped, so a lost connection is noticed within the timeout plus one heartbeat
+ * interval even when no TCP reset ever arrives.
+ *
+ * <h2>Example: embedding it in a data node</h2>
+ * <pre>{@code
+ * QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build())
+ *         .workers(4).build();
+ * QosAgent agent = QosAgent.builder()
+ *         .controlPlane(URI.create("https://weir.example.com"))
+ *         .nodeId(UUID.fromString(System.getenv("WEIR_NODE_ID")))
+ *         .token(Files.readString(Path.of("/etc/weir/node-token")).strip())
+ *         .stateDir(Path.of("/var/lib/weir/agent"))
+ *         .executor(executor)
+ *         .listener(new AgentListener() {
+ *             public void applied(DesiredConfig config) {
+ *                 exports.sync(config.volumes());          // open, resize, close NBD exports
+ *             }
+ *         })
+ *         .build();
+ * agent.start();                                           // cached policies are in force from here
+ * ...
+ * executor.submit(volumeId, IoKind.READ, length, () -> disk.read(offset, length));
+ * ...
+ * agent.close();
+ * executor.close();
+ * }</pre>
+ *
+ * <p>Implementation notes: every field below marked "event thread" is read and written only by
+ * tasks of {@link #events}; {@link #state()} reads volatile copies. A connection's callbacks carry
+ * the {@link Connection} they belong to, and a callback of a connection that is no longer
+ * {@link #current} is ignored, so a late event of a dropped socket cannot disturb its successor.
+ * JDK WebSockets allow one outstanding send, so all sends of a connection are chained.
+ */
+public final class QosAgent implements AutoCloseable {
+
+    /** Default time between two heartbeat pings. */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
+
+    /** Default silence after which a connection is taken as half-open and dropped. */
+    public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Default ceiling of the first reconnect delay. */
+    public static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofMillis(200);
+
+    /** Default ceiling that no reconnect delay exceeds. */
+    public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(30);
+
+    /** Default limit of the WebSocket's opening handshake. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** Path of the control plane's agent endpoint, below the control-plane URL. */
+    public static final String CONNECT_PATH = "/api/v1/agent/connect";
+
+    /** The version this agent reports in its hello. */
+    public static final String AGENT_VERSION = "0.1.0";
+
+    /** How long {@link #close()} waits for the close handshake and the event thread. */
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+
+    private static final System.Logger LOG = System.getLogger(QosAgent.class.getName());
+
+    private final URI endpoint;
+    private final String token;
+    private final QosExecutor executor;
+    private final AgentListener listener;
+    private final Duration heartbeatInterval;
+    private final Duration heartbeatTimeout;
+    private final Duration connectTimeout;
+    private final Clock clock;
+    private final StateStore store;
+    private final HttpClient http;
+    private final ScheduledExecutorService scheduler;
+    private final boolean ownsScheduler;
+    private final SerialExecutor events;
+    private final Backoff backoff;
+    private final Supplier<AgentMessage.NodeStatus> statusSupplier;
+    private final Consumer<DesiredConfig> check;
+
+    // event thread
+    private DesiredConfig applied;
+    private Connection current;
+    private ScheduledFuture<?> heartbeat;
+    private boolean started;
+    private boolean closed;
+    private int generation;
+    private final UUID nodeId;
+
+    private volatile boolean connected;
+    private volatile long appliedRevision;
+    private volatile String lastError;
+    /** {@link Clock#millis()} of the last message or pong; 0 if none yet. */
+    private volatile long lastContactMillis;
+
+    private QosAgent(Builder b) {
+        this.endpoint = endpoint(b.controlPlane);
+        this.token = b.token;
+        this.executor = b.executor;
+        this.listener = b.listener;
+        this.heartbeatInterval = b.heartbeatInterval;
+        this.heartbeatTimeout = b.heartbeatTimeout;
+        this.connectTimeout = b.connectTimeout;
+        this.clock = b.clock;
+        this.store = new StateStore(b.stateDir, b.clock);
+        this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
+        if (b.scheduler != null) {
+            this.scheduler = b.scheduler;
+            this.ownsScheduler = false;
+        } else {
+            ScheduledThreadPoolExecutor own = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, "weir-agent");
+                t.setDaemon(true);
+                return t;
+            });
+            own.setRemoveOnCancelPolicy(true);
+            this.scheduler = own;
+            this.ownsScheduler = true;
+        }
+        this.events = new SerialExecutor(scheduler);
+        this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.random);
+        this.statusSupplier = b.statusSupplier;
+        this.check = b.check;
+        this.nodeId = b.nodeId;
+    }
+
+    /** Returns a builder; the control plane, node id, token, state directory and executor are required. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    private static URI endpoint(URI controlPlane) {
+        String scheme = switch (controlPlane.getScheme()) {
+            case "http", "ws" -> "ws";
+            case "https", "wss" -> "wss";
+            default -> throw new IllegalArgumentException("control-plane URL must be http(s) or ws(s): " + controlPlane);
+        };
+        String path = controlPlane.getPath() == null ? "" : controlPlane.getPath();
+        if (!path.endsWith(CONNECT_PATH)) {
+            path = (path.endsWith("/") ? path.substring(0, path.length() - 1) : path) + CONNECT_PATH;
+        }
+        return URI.create(scheme + "://" + controlPlane.getRawAuthority() + path);
+    }
+
+    /**
+     * Applies the cached snapshot from the state directory, if there is a good one, and then
+     * starts connecting in the background. Returns once the cached snapshot is in force (or there
+     * is none); never waits for the control plane.
+     *
+     * @throws IllegalStateException if the agent was started or closed before
+     * @throws IOException if the state directory cannot be created or read
+     */
+    public void start() throws IOException {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        events.execute(() -> {
+            try {
+                if (started || closed) {
+                    throw new IllegalStateException(closed ? "agent is closed" : "agent already started");
+                }
+                started = true;
+                loadCached();
+                long millis = heartbeatInterval.toMillis();
+                heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
+                        TimeUnit.MILLISECONDS);
+                connect();
+                done.complete(null);
+            } catch (IOException | RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        });
+        try {
+            done.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw e;
+        }
+    }
+
+    /** Event thread: the start-up half before connecting. */
+    private void loadCached() throws IOException {
+        StateStore.Loaded loaded = store.load();
+        if (loaded.problem() != null) {
+            lastError = loaded.problem();
+        }
+        DesiredConfig cached = loaded.config();
+        if (cached == null) {
+            return;
+        }
+        if (!cached.nodeId().equals(nodeId)) {
+            lastError = "the cached config is for node " + cached.nodeId() + ", not for this agent's node " + nodeId
+                    + "; ignored";
+            LOG.log(Level.WARNING, lastError);
+            return;
+        }
+        try {
+            executor.reconfigure(ConfigTranslator.translate(cached));
+        } catch (RuntimeException e) {
+            // Saved only after it was applied once, so this means a scheduler that has become stricter.
+            lastError = "the cached config (revision " + cached.revision() + ") is no longer valid: " + e.getMessage();
+            LOG.log(Level.WARNING, lastError);
+            return;
+        }
+        applied = cached;
+        appliedRevision = cached.revision();
+        LOG.log(Level.INFO, "enforcing the cached config of node {0}, revision {1}", cached.nodeId(), cached.revision());
+        notifyApplied(cached);
+    }
+
+    /** What the agent knows about itself now; may be called from any thread. */
+    public AgentState state() {
+        long contact = lastContactMillis;
+        Duration since = contact == 0 ? null : Duration.ofMillis(Math.max(0, clock.millis() - contact));
+        return new AgentState(connected, appliedRevision, lastError, since);
+    }
+
+    /**
+     * The snapshot in force, or null if none has been applied. For tests and diagnostics; the
+     * executor's own {@link QosExecutor#config()} is the translated form.
+     */
+    public DesiredConfig appliedConfig() {
+        CompletableFuture<DesiredConfig> f = new CompletableFuture<>();
+        events.execute(() -> f.complete(applied));
+        return f.join();
+    }
+
+    /**
+     * Sends the data node's status to the control plane now if connected; the agent also sends the
+     * {@linkplain Builder#status status supplier}'s value on every (re)connect. May be called from
+     * any thread.
+     */
+    public void reportStatus(AgentMessage.NodeStatus status) {
+        Objects.requireNonNull(status, "status");
+        events.execute(() -> {
+            if (current != null) {
+                current.send(status);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------- event thread
+
+    private void connect() {
+        if (closed) {
+            return;
+        }
+        Connection c = new Connection(++generation);
+        current = c;
+        http.newWebSocketBuilder()
+                .header("Authorization", "Bearer " + token)
+                .connectTimeout(connectTimeout)
+                .buildAsync(endpoint, c)
+                .whenComplete((ws, error) -> {
+                    if (error != null) {
+                        events.execute(() -> lost(c, "cannot connect to " + endpoint + ": " + describe(error)));
+                    }
+                });
+    }
+
+    private void opened(Connection c) {
+        if (c != current || closed) {
+            c.ws.abort();
+            return;
+        }
+        connected = true;
+        lastContactMillis = clock.millis();
+        c.send(new AgentMessage.Hello(nodeId, appliedRevision, AGENT_VERSION));
+        if (statusSupplier != null) {
+            AgentMessage.NodeStatus status = statusSupplier.get();
+            if (status != null) {
+                c.send(status);
+            }
+        }
+        LOG.log(Level.INFO, "connected to {0}, applied revision {1}", endpoint, appliedRevision);
+        try {
+            listener.connected();
+        } catch (RuntimeException e) {
+            listenerFailed("connected", e);
+        }
+    }
+
+    private void received(Connection c, String text) {
+        if (c != current || closed) {
+            return;
+        }
+        lastContactMillis = clock.millis();
+        backoff.reset();
+        AgentMessage message;
+        try {
+            message = AgentMessages.decode(text);
+        } catch (ProtocolException e) {
+            String reason = "the control plane sent an unreadable message: " + e.getMessage();
+            c.send(e.toErrorMessage());
+            c.close(WebSocket.NORMAL_CLOSURE, e.code().wireName());
+            lost(c, reason);
+            return;
+        }
+        if (message instanceof AgentMessage.ConfigPush push) {
+            apply(c, push.config());
+        } else if (message instanceof AgentMessage.ErrorMessage error) {
+            lastError = "the control plane reported " + error.code() + ": " + error.reason();
+            LOG.log(Level.WARNING, lastError);
+        } else {
+            LOG.log(Level.DEBUG, "ignoring {0}", message.getClass().getSimpleName());
+        }
+        c.ws.request(1);
+    }
+
+    private void apply(Connection c, DesiredConfig config) {
+        long revision = config.revision();
+        if (applied != null && revision == applied.revision() && config.equals(applied)) {
+            c.send(new AgentMessage.Ack(revision));
+            return;
+        }
+        SchedulerConfig translated;
+        try {
+            if (!nodeId.equals(config.nodeId())) {
+                throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node " + nodeId);
+            }
+            check.accept(config);
+            translated = ConfigTranslator.translate(config);
+            executor.reconfigure(translated);
+        } catch (RuntimeException e) {
+            String reason = e.getMessage() == null ? e.toString() : e.getMessage();
+            lastError = "refused revision " + revision + ": " + reason;
+            LOG.log(Level.WARNING, lastError);
+            c.send(new AgentMessage.Nack(revision, reason));
+            try {
+                listener.rejected(config, reason);
+            } catch (RuntimeException le) {
+                listenerFailed("rejected", le);
+            }
+            return;
+        }
+        applied = config;
+        appliedRevision = revision;
+        try {
+            store.save(config);
+        } catch (IOException | RuntimeException e) {
+            // The config is in force; only its survival across a restart is at risk.
+            lastError = "revision " + revision + " is applied but could not be saved to " + store.file() + ": " + e;
+            LOG.log(Level.ERROR, lastError);
+        }
+        notifyApplied(config);
+        c.send(new AgentMessage.Ack(revision));
+    }
+
+    private void notifyApplied(DesiredConfig config) {
+        try {
+            listener.applied(config);
+        } catch (RuntimeException e) {
+            listenerFailed("applied", e);
+        }
+    }
+
+    private void listenerFailed(String method, RuntimeException e) {
+        lastError = "listener." + method + " failed: " + e;
+        LOG.log(Level.ERROR, lastError, e);
+    }
+
+    private void heartbeat() {
+        Connection c = current;
+        if (c == null || c.ws == null || closed) {
+            return;
+        }
+        long silence = clock.millis() - lastContactMillis;
+        if (silence > heartbeatTimeout.toMillis()) {
+            c.ws.abort();
+            lost(c, "no message nor pong from the control plane for " + silence + " ms (half-open connection)");
+            return;
+        }
+        c.ping();
+    }
+
+    /** The connection {@code c} is gone (or never came up): forget it and schedule a reconnect. */
+    private void lost(Connection c, String reason) {
+        if (c != current) {
+            return;
+        }
+        current = null;
+        if (c.ws != null && !c.closing) {
+            c.ws.abort();
+        }
+        boolean wasConnected = connected;
+        connected = false;
+        if (closed) {
+            return;
+        }
+        lastError = reason;
+        Duration delay = backoff.next();
+        LOG.log(wasConnected ? Level.WARNING : Level.INFO, "{0}; reconnecting in {1} ms", reason, delay.toMillis());
+        try {
+            listener.disconnected(reason);
+        } catch (RuntimeException e) {
+            listenerFailed("disconnected", e);
+        }
+        scheduler.schedule(() -> events.execute(this::connect), delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Closes the connection (a normal close frame), stops heartbeats and reconnects, and stops the
+     * agent's own thread. Does not close the executor, which keeps the config in force. Idempotent.
+     */
+    @Override
+    public void close() {
+        CountDownLatch done = new CountDownLatch(1);
+        try {
+            events.execute(() -> {
+                try {
+                    if (closed) {
+                        return;
+                    }
+                    closed = true;
+                    connected = false;
+                    if (heartbeat != null) {
+                        heartbeat.cancel(false);
+                    }
+                    Connection c = current;
+                    current = null;
+                    if (c != null) {
+                        c.closeAndWait();
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+            done.await(CLOSE_WAIT.toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // already shut down
+        }
+        if (ownsScheduler) {
+            scheduler.shutdownNow();
+        }
+    }
+
+    private static String describe(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof java.net.http.WebSocketHandshakeException h) {
+            return "handshake refused with HTTP " + h.getResponse().statusCode();
+        }
+        return t.getMessage() == null ? t.toString() : t + "";
+    }
+
+    // ---------------------------------------------------------------------------- connection
+
+    /** One WebSocket connection attempt and its callbacks (which run on the HttpClient's threads). */
+    private final class Connection implements WebSocket.Listener {
+        private final int id;
+        private final StringBuilder partial = new StringBuilder();
+        /** Set in onOpen, before any other callback. */
+        private volatile WebSocket ws;
+        /** Event thread: a close frame is queued; the socket is dropped once it is sent. */
+        private boolean closing;
+        /** Event thread: the tail of this connection's sends. */
+        private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
+
+        Connection(int id) {
+            this.id = id;
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket) {
+            ws = webSocket;
+            webSocket.request(1);
+            events.execute(() -> opened(this));
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            partial.append(data);
+            if (partial.length() > AgentMessages.MAX_FRAME_BYTES) {
+                partial.setLength(0);
+                events.execute(() -> {
+                    if (this == current) {
+                        send(new AgentMessage.ErrorMessage("too-large", "message over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+                        close(1009, "too-large");
+                        lost(this, "the control plane sent a message over " + AgentMessages.MAX_FRAME_BYTES + " bytes");
+                    }
+                });
+                return null;
+            }
+            if (!last) {
+                webSocket.request(1);
+                return null;
+            }
+            String text = partial.toString();
+            partial.setLength(0);
+            events.execute(() -> received(this, text));
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onPong(WebSocket webSocket, ByteBuffer message) {
+            events.execute(() -> {
+                if (this == current) {
+                    lastContactMillis = clock.millis();
+                    backoff.reset();
+                }
+            });
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
+            // The JDK answers the ping with a pong itself.
+            events.execute(() -> {
+                if (this == current) {
+                    lastContactMillis = clock.millis();
+                }
+            });
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            events.execute(() -> lost(this, "the control plane closed the connection (" + statusCode
+                    + (reason == null || reason.isEmpty() ? "" : ", " + reason) + ")"));
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            events.execute(() -> lost(this, "connection failed: " + describe(error)));
+        }
+
+        /** Event thread: queues one message behind the previous sends. */
+        void send(AgentMessage message) {
+            String text = AgentMessages.encode(message);
+            WebSocket socket = ws;
+            sends = sends.thenCompose(v -> socket.sendText(text, true))
+                    .whenComplete((v, e) -> {
+                        if (e != null) {
+                            events.execute(() -> lost(this, "cannot send: " + describe(e)));
+                        }
+                    });
+        }
+
+        void ping() {
+            WebSocket socket = ws;
+            sends = sends.thenCompose(v -> socket.sendPing(ByteBuffer.allocate(0)))
+                    .whenComplete((v, e) -> {
+                        if (e != null) {
+                            events.execute(() -> lost(this, "cannot send a ping: " + describe(e)));
+                        }
+                    });
+        }
+
+        /** Event thread: sends a close frame after the queued sends, then drops the socket. */
+        void close(int status, String reason) {
+            WebSocket socket = ws;
+            closing = true;
+            sends = sends.thenCompose(v -> socket.sendClose(status, reason))
+                    .orTimeout(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                    .whenComplete((v, e) -> socket.abort());
+        }
+
+        /** Event thread, on {@link QosAgent#close()}: a normal close, bounded in time, then abort. */
+        void closeAndWait() {
+            WebSocket socket = ws;
+            if (socket == null) {
+                return;
+            }
+            try {
+                sends.handle((v, e) -> null)
+                        .thenCompose(v -> socket.sendClose(WebSocket.NORMAL_CLOSURE, "agent closing"))
+                        .toCompletableFuture()
+                        .get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "close handshake did not complete: {0}", e.toString());
+            } finally {
+                socket.abort();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "connection " + id;
+        }
+    }
+
+    // ---------------------------------------------------------------------------- builder
+
+    /** Configures a {@link QosAgent}; see the class comment for what each part is for. */
+    public static final class Builder {
+        private URI controlPlane;
+        private String token;
+        private Path stateDir;
+        private QosExecutor executor;
+        private AgentListener listener = AgentListener.NONE;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
+        private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
+        private Duration backoffMax = DEFAULT_BACKOFF_MAX;
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Clock clock = Clock.systemUTC();
+        private RandomGenerator random = new SplittableRandom();
+        private HttpClient httpClient;
+        private ScheduledExecutorService scheduler;
+        private Supplier<AgentMessage.NodeStatus> statusSupplier;
+        private UUID nodeId;
+        private Consumer<DesiredConfig> check = config -> { };
+
+        private Builder() {
+        }
+
+        /**
+         * The control plane's base URL ({@code https://host:port}, or {@code http://} on a
+         * trusted network); {@value QosAgent#CONNECT_PATH} is appended. {@code ws://} and
+         * {@code wss://} URLs are taken as they are.
+         */
+        public Builder controlPlane(URI url) {
+            this.controlPlane = Objects.requireNonNull(url, "url");
+            return this;
+        }
+
+        /** The node token; it decides which node's config this agent receives. */
+        public Builder token(String token) {
+            Objects.requireNonNull(token, "token");
+            if (token.isBlank()) {
+                throw new IllegalArgumentException("token must not be blank");
+            }
+            this.token = token.strip();
+            return this;
+        }
+
+        /** The directory that keeps the last-known-good snapshot; created if missing. */
+        public Builder stateDir(Path dir) {
+            this.stateDir = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /** The executor whose configuration the agent keeps; the caller owns and closes it. */
+        public Builder executor(QosExecutor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** Hears applied and refused snapshots and connection changes; none by default. */
+        public Builder listener(AgentListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /** Time between heartbeat pings; default {@link QosAgent#DEFAULT_HEARTBEAT_INTERVAL}. */
+        public Builder heartbeatInterval(Duration interval) {
+            this.heartbeatInterval = positive(interval, "heartbeatInterval");
+            return this;
+        }
+
+        /**
+         * Silence (no message, no pong) after which the connection is dropped as half-open;
+         * default {@link QosAgent#DEFAULT_HEARTBEAT_TIMEOUT}. Must exceed the heartbeat interval.
+         */
+        public Builder heartbeatTimeout(Duration timeout) {
+            this.heartbeatTimeout = positive(timeout, "heartbeatTimeout");
+            return this;
+        }
+
+        /**
+         * The reconnect delays' bounds: the n-th failure in a row waits a random time in
+         * {@code [0, min(max, initial * 2^n)]}; defaults {@link QosAgent#DEFAULT_BACKOFF_INITIAL}
+         * and {@link QosAgent#DEFAULT_BACKOFF_MAX}.
+         */
+        public Builder backoff(Duration initial, Duration max) {
+            this.backoffInitial = positive(initial, "initial");
+            this.backoffMax = positive(max, "max");
+            return this;
+        }
+
+        /** Limit of the WebSocket handshake; default {@link QosAgent#DEFAULT_CONNECT_TIMEOUT}. */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = positive(timeout, "connectTimeout");
+            return this;
+        }
+
+        /** The clock of "time since last contact", the heartbeat timeout and file names. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** The source of the reconnect jitter. */
+        public Builder random(RandomGenerator random) {
+            this.random = Objects.requireNonNull(random, "random");
+            return this;
+        }
+
+        /**
+         * The HTTP client of the WebSocket (for TLS settings, a proxy, or to share one among
+         * many agents); by default the agent makes its own.
+         */
+        public Builder httpClient(HttpClient client) {
+            this.httpClient = Objects.requireNonNull(client, "client");
+            return this;
+        }
+
+        /**
+         * A pool to run the agent's tasks and timers on instead of its own {@code weir-agent}
+         * thread, for many agents in one JVM; the agent's tasks still run one at a time. The
+         * caller owns and shuts down the pool.
+         */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** The data node's status, sent after every hello (a null answer sends none). */
+        public Builder status(Supplier<AgentMessage.NodeStatus> supplier) {
+            this.statusSupplier = Objects.requireNonNull(supplier, "supplier");
+            return this;
+        }
+
+        /**
+         * The data node's own check of a pushed snapshot, run on the event thread before it is
+         * translated and applied: it throws {@link IllegalArgumentException} to refuse the
+         * snapshot (the message becomes the {@code nack}'s reason and the node's
+         * {@code lastError}), for example when a volume is larger than the node's free space. The
+         * cached snapshot at start-up was accepted once and is not checked again. None by default.
+         */
+        public Builder check(Consumer<DesiredConfig> check) {
+            this.check = Objects.requireNonNull(check, "check");
+            return this;
+        }
+
+        /**
+         * The id of the node this agent runs for, as registered in the control plane; its token
+         * must be a node token of this node. The agent refuses snapshots (and ignores a cached one)
+         * for any other node.
+         */
+        public Builder nodeId(UUID nodeId) {
+            this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+            return this;
+        }
+
+        /**
+         * Makes the agent (not started).
+         *
+         * @throws IllegalStateException if the control plane, node id, token, state directory or
+         *     executor is missing, or the heartbeat timeout does not exceed the interval
+         */
+        public QosAgent build() {
+            require(controlPlane, "controlPlane");
+            require(token, "token");
+            require(nodeId, "nodeId");
+            require(stateDir, "stateDir");
+            require(executor, "executor");
+            if (heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
+                throw new IllegalStateException("heartbeatTimeout (" + heartbeatTimeout
+                        + ") must exceed heartbeatInterval (" + heartbeatInterval + ")");
+            }
+            if (backoffMax.compareTo(backoffInitial) < 0) {
+                throw new IllegalStateException("backoff max (" + backoffMax + ") is below its initial (" + backoffInitial + ")");
+            }
+            return new QosAgent(this);
+        }
+
+        private static void require(Object value, String name) {
+            if (value == null) {
+                throw new IllegalStateException(name + " is required");
+            }
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive: " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.weir.agent;
+
+import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
+import java.util.Queue;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs tasks one at a time, in submission order, on a shared {@link Executor}: an agent's event
+ * "thread" without a thread of its own, so that many agents in one JVM (the load benchmark) can
+ * share a small pool. The same idea as Guava's {@code SequentialExecutor}.
+ *
+ * <p>Implementation notes: a task that throws is logged and does not stop the ones after it.
+ * Every task's effects are visible to the next (they are handed over under this object's
+ * monitor).
+ */
+final class SerialExecutor implements Executor {
+
+    private static final System.Logger LOG = System.getLogger(SerialExecutor.class.getName());
+
+    private final Executor pool;
+    /** Guarded by {@code this}. */
+    private final Queue<Runnable> tasks = new ArrayDeque<>();
+    /** Guarded by {@code this}: a drain is scheduled or running. */
+    private boolean running;
+
+    SerialExecutor(Executor pool) {
+        this.pool = pool;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        synchronized (this) {
+            tasks.add(task);
+            if (running) {
+                return;
+            }
+            running = true;
+        }
+        try {
+            pool.execute(this::drain);
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                running = false;
+                tasks.clear();
+            }
+            throw e;
+        }
+    }
+
+    private void drain() {
+        while (true) {
+            Runnable next;
+            synchronized (this) {
+                next = tasks.poll();
+                if (next == null) {
+                    running = false;
+                    return;
+                }
+            }
+            try {
+                next.run();
+            } catch (RuntimeException | Error e) {
+                LOG.log(Level.ERROR, "agent task failed", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/**
+ * The agent of a data node: it receives the node's desired config from the control plane over a
+ * WebSocket, applies each snapshot atomically to a {@link io.weir.scheduler.QosExecutor}, answers
+ * with an acknowledgement, and keeps the last good snapshot on disk so that the node enforces its
+ * policies while the control plane is away.
+ *
+ * <p>{@link io.weir.agent.QosAgent} is the whole public API (its class comment is the manual);
+ * {@link io.weir.agent.AgentListener} hears what it does; {@link io.weir.agent.AgentCommand} runs
+ * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.ConfigTranslator} is
+ * the one translation from the wire's {@code DesiredConfig} to the scheduler's
+ * {@link io.weir.scheduler.SchedulerConfig}.
+ *
+ * <p>Depends on the scheduler, the protocol, the JDK (its {@code java.net.http} WebSocket client)
+ * and Jackson, and on nothing else: no Spring. The {@code agent} classifier jar holds exactly
+ * these three packages, for a Java data node to embed.
+ *
+ * <p>The wire format: text frames of one JSON object each, {@code hello}, {@code config},
+ * {@code ack}, {@code nack}, {@code status} and {@code error}, see
+ * {@link io.weir.protocol.AgentMessage}; heartbeats are WebSocket pings.
+ */
+package io.weir.agent;

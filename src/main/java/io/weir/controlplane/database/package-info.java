@@ -1,0 +1,7 @@
+/**
+ * The database: the embedded PostgreSQL server that starts when no {@code spring.datasource.url}
+ * is configured ({@link io.weir.controlplane.database.EmbeddedPostgresServer}), and the base class
+ * of the configuration entities ({@link io.weir.controlplane.database.VersionedEntity}). The schema
+ * itself lives in the Flyway migrations under {@code db/migration}.
+ */
+package io.weir.controlplane.database;

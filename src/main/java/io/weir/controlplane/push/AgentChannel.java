@@ -1,0 +1,217 @@
+package io.weir.controlplane.push;
+
+import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.node.NodeService;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.ProtocolException;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
+import org.springframework.web.socket.CloseStatus;
+import org.springframework.web.socket.TextMessage;
+import org.springframework.web.socket.WebSocketSession;
+import org.springframework.web.socket.handler.TextWebSocketHandler;
+
+/**
+ * The endpoint {@code GET /api/v1/agent/connect}: one WebSocket per data node's agent, speaking
+ * the messages of {@code io.weir.protocol.AgentMessage}.
+ *
+ * <h2>The conversation</h2>
+ * <ol>
+ *   <li>The upgrade request is authenticated by the security filter chain before it reaches this
+ *       handler: only a node token passes, and its node is the session's node
+ *       ({@link AgentHandshake}). A second connection of the same node on this replica replaces
+ *       the first, which is closed.</li>
+ *   <li>The agent's first message must be {@code hello} naming that node. The node's snapshot is
+ *       read; if the agent's applied revision is below it, it is sent.</li>
+ *   <li>After that, {@link #refresh} (called by the {@link RevisionWatcher} whenever the revision
+ *       moves) re-reads each connected node's snapshot and sends it only if its revision (the
+ *       node's own, see {@code DesiredConfigService}) moved: a change that does not touch a node
+ *       sends it nothing.</li>
+ *   <li>{@code ack} and {@code nack} are recorded on the node ({@code appliedRevision},
+ *       {@code lastAckAt}, {@code lastError}); {@code status} is stored as the data node's report.</li>
+ *   <li>A frame that is not a message of this protocol version (garbage, unknown type, wrong
+ *       version, over {@link AgentMessages#MAX_FRAME_BYTES}) is answered by an {@code error}
+ *       message and a close whose reason says why, and counted. So is a message out of turn.</li>
+ * </ol>
+ *
+ * <h2>Threads</h2>
+ * Frames arrive on the container's threads, one at a time per session; {@link #refresh} runs on
+ * the watcher's thread. Sending never blocks either ({@link AgentSession}).
+ */
+class AgentChannel extends TextWebSocketHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(AgentChannel.class);
+
+    /** Session attribute holding the node id, set by {@link AgentHandshake}. */
+    static final String NODE_ID = "weir.nodeId";
+
+    private final Map<UUID, AgentSession> sessions = new ConcurrentHashMap<>();
+    private final Map<String, AgentSession> byId = new ConcurrentHashMap<>();
+    private final DesiredConfigService desiredConfigs;
+    private final NodeService nodes;
+    private final AgentRegistry registry;
+    private final PushMetrics metrics;
+
+    AgentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry, PushMetrics metrics) {
+        this.desiredConfigs = desiredConfigs;
+        this.nodes = nodes;
+        this.registry = registry;
+        this.metrics = metrics;
+        metrics.gauges(sessions::size, () -> sessions.values().stream().filter(AgentSession::behind).count());
+    }
+
+    @Override
+    public boolean supportsPartialMessages() {
+        return true;
+    }
+
+    @Override
+    public void afterConnectionEstablished(WebSocketSession session) {
+        UUID nodeId = (UUID) session.getAttributes().get(NODE_ID);
+        AgentSession agent = new AgentSession(session, nodeId, metrics);
+        byId.put(session.getId(), agent);
+        AgentSession previous = sessions.put(nodeId, agent);
+        if (previous != null) {
+            previous.close(new CloseStatus(CloseStatus.POLICY_VIOLATION.getCode(), "replaced by a newer connection of this node"));
+        }
+    }
+
+    @Override
+    protected void handleTextMessage(WebSocketSession session, TextMessage message) {
+        AgentSession agent = byId.get(session.getId());
+        if (agent == null) {
+            return;
+        }
+        StringBuilder partial = agent.partial();
+        partial.append(message.getPayload());
+        // chars <= UTF-8 bytes: more chars than the limit is surely too large; decode checks the bytes.
+        if (partial.length() > AgentMessages.MAX_FRAME_BYTES) {
+            partial.setLength(0);
+            reject(agent, new ProtocolException(ProtocolException.Code.TOO_LARGE,
+                    "frame exceeds " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+            return;
+        }
+        if (!message.isLast()) {
+            return;
+        }
+        String frame = partial.toString();
+        partial.setLength(0);
+        try {
+            handle(agent, AgentMessages.decode(frame));
+        } catch (ProtocolException e) {
+            reject(agent, e);
+        }
+    }
+
+    private void handle(AgentSession agent, AgentMessage message) {
+        if (!(message instanceof AgentMessage.Hello) && !agent.greeted()) {
+            throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
+                    "the first message must be hello, not " + AgentMessages.typeName(message));
+        }
+        if (message instanceof AgentMessage.Hello hello) {
+            hello(agent, hello);
+        } else if (message instanceof AgentMessage.Ack ack) {
+            long nanos = agent.acked(ack.revision());
+            nodes.recordApplied(agent.nodeId(), ack.revision());
+            if (nanos >= 0) {
+                metrics.acked(nanos);
+            }
+        } else if (message instanceof AgentMessage.Nack nack) {
+            nodes.recordRejected(agent.nodeId(), nack.revision(), nack.reason());
+        } else if (message instanceof AgentMessage.NodeStatus status) {
+            registry.reported(agent.nodeId(), status);
+        } else if (message instanceof AgentMessage.ErrorMessage error) {
+            log.info("agent of node {} reported {}: {}", agent.nodeId(), error.code(), error.reason());
+            agent.close(new CloseStatus(CloseStatus.NORMAL.getCode(), "error received"));
+        } else {
+            throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
+                    AgentMessages.typeName(message) + " is not sent by an agent");
+        }
+    }
+
+    private void hello(AgentSession agent, AgentMessage.Hello hello) {
+        if (agent.greeted()) {
+            throw new ProtocolException(ProtocolException.Code.UNEXPECTED, "hello was already received");
+        }
+        if (!hello.nodeId().equals(agent.nodeId())) {
+            throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
+                    "hello names node " + hello.nodeId() + ", but the token is node " + agent.nodeId() + "'s");
+        }
+        agent.greet(hello.appliedRevision());
+        registry.connected(agent.nodeId(), agent.id(), hello.agentVersion());
+        offer(agent);
+    }
+
+    /** Reads the node's snapshot and queues it if it is newer than what the agent has. */
+    private void offer(AgentSession agent) {
+        DesiredConfig config = desiredConfigs.forNode(agent.nodeId());
+        agent.offer(config);
+    }
+
+    /** Re-offers every greeted session its node's snapshot; only changed ones are sent. */
+    void refresh() {
+        for (AgentSession agent : List.copyOf(sessions.values())) {
+            if (!agent.greeted()) {
+                continue;
+            }
+            try {
+                offer(agent);
+            } catch (DataAccessException e) {
+                log.debug("could not read the snapshot of node {}: {}", agent.nodeId(), e.getMessage());
+                throw e;
+            } catch (RuntimeException e) {
+                log.warn("could not refresh node {}", agent.nodeId(), e);
+            }
+        }
+    }
+
+    /** Node ids connected to this replica. */
+    Collection<UUID> connectedNodes() {
+        return List.copyOf(sessions.keySet());
+    }
+
+    /** Closes every session, for shutdown. */
+    void closeAll() {
+        for (AgentSession agent : List.copyOf(sessions.values())) {
+            agent.close(new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "control-plane replica shutting down"));
+        }
+    }
+
+    private void reject(AgentSession agent, ProtocolException e) {
+        metrics.rejected(e.code());
+        CloseStatus status = switch (e.code()) {
+            case TOO_LARGE -> CloseStatus.TOO_BIG_TO_PROCESS;
+            case UNEXPECTED -> CloseStatus.POLICY_VIOLATION;
+            default -> CloseStatus.PROTOCOL_ERROR;
+        };
+        agent.fail(e.toErrorMessage(), status);
+    }
+
+    @Override
+    public void handleTransportError(WebSocketSession session, Throwable exception) {
+        log.debug("transport error on agent session {}", session.getId(), exception);
+    }
+
+    @Override
+    public void afterConnectionClosed(WebSocketSession session, CloseStatus status) {
+        AgentSession agent = byId.remove(session.getId());
+        if (agent == null) {
+            return;
+        }
+        agent.markClosed();
+        sessions.remove(agent.nodeId(), agent);
+        try {
+            registry.disconnected(agent.nodeId(), agent.id());
+        } catch (DataAccessException e) {
+            log.debug("could not record the disconnect of node {}: {}", agent.nodeId(), e.getMessage());
+        }
+    }
+}

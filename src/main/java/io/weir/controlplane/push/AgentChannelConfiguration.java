@@ -1,0 +1,46 @@
+package io.weir.controlplane.push;
+
+import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.security.AccessScope;
+import io.weir.protocol.AgentMessages;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.socket.config.annotation.EnableWebSocket;
+import org.springframework.web.socket.config.annotation.WebSocketConfigurer;
+import org.springframework.web.socket.config.annotation.WebSocketHandlerRegistry;
+import org.springframework.web.socket.server.standard.ServletServerContainerFactoryBean;
+
+/** Registers the agent channel at {@code /api/v1/agent/connect} on the application's Tomcat. */
+@Configuration(proxyBeanMethods = false)
+@EnableWebSocket
+class AgentChannelConfiguration {
+
+    /** The path of the agent channel. */
+    static final String PATH = "/api/v1/agent/connect";
+
+    @Bean
+    AgentChannel agentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry,
+            PushMetrics metrics) {
+        return new AgentChannel(desiredConfigs, nodes, registry, metrics);
+    }
+
+    @Bean
+    WebSocketConfigurer agentChannelEndpoint(AgentChannel channel, AccessScope scope) {
+        return new WebSocketConfigurer() {
+            @Override
+            public void registerWebSocketHandlers(WebSocketHandlerRegistry registry) {
+                registry.addHandler(channel, PATH).addInterceptors(new AgentHandshake(scope));
+            }
+        };
+    }
+
+    /** Partial frames of up to 64 KiB at a time (AgentChannel assembles and bounds them), and the idle timeout. */
+    @Bean
+    ServletServerContainerFactoryBean webSocketContainer(PushProperties properties) {
+        ServletServerContainerFactoryBean container = new ServletServerContainerFactoryBean();
+        container.setMaxTextMessageBufferSize(Math.min(64 * 1024, AgentMessages.MAX_FRAME_BYTES));
+        container.setMaxSessionIdleTimeout(properties.sessionIdleTimeout().toMillis());
+        return container;
+    }
+}

@@ -1,0 +1,43 @@
+package io.weir.controlplane.push;
+
+import io.weir.controlplane.security.AccessScope;
+import io.weir.controlplane.security.Role;
+import io.weir.controlplane.security.WeirPrincipal;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.ServerHttpRequest;
+import org.springframework.http.server.ServerHttpResponse;
+import org.springframework.web.socket.WebSocketHandler;
+import org.springframework.web.socket.server.HandshakeInterceptor;
+
+/**
+ * Binds the upgrade to the node of its token. The security filter chain has already refused, with
+ * 401 or 403 problem+json and before any upgrade, every request that is not a node token's; this
+ * reads the caller's node into the session ({@link AgentChannel#NODE_ID}), and refuses (403) as a
+ * second line should the chain ever let another caller through.
+ */
+class AgentHandshake implements HandshakeInterceptor {
+
+    private final AccessScope scope;
+
+    AgentHandshake(AccessScope scope) {
+        this.scope = scope;
+    }
+
+    @Override
+    public boolean beforeHandshake(ServerHttpRequest request, ServerHttpResponse response, WebSocketHandler wsHandler,
+            Map<String, Object> attributes) {
+        WeirPrincipal caller = scope.current();
+        if (caller.role() != Role.NODE || caller.nodeId() == null) {
+            response.setStatusCode(HttpStatus.FORBIDDEN);
+            return false;
+        }
+        attributes.put(AgentChannel.NODE_ID, caller.nodeId());
+        return true;
+    }
+
+    @Override
+    public void afterHandshake(ServerHttpRequest request, ServerHttpResponse response, WebSocketHandler wsHandler,
+            Exception exception) {
+    }
+}

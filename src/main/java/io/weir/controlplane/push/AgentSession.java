@@ -1,0 +1,235 @@
+package io.weir.controlplane.push;
+
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import jakarta.websocket.SendResult;
+import jakarta.websocket.Session;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.web.socket.CloseStatus;
+import org.springframework.web.socket.WebSocketSession;
+import org.springframework.web.socket.adapter.NativeWebSocketSession;
+
+/**
+ * One agent's connection: its conversation state and its outbound queue.
+ *
+ * <h2>The outbound queue</h2>
+ * Bounded by construction: at most one config snapshot waits (a newer one replaces an unsent older
+ * one, since each is a full snapshot) and at most {@value #MAX_CONTROL} other messages. One frame
+ * is in flight at a time, sent with the container's asynchronous send; its completion sends the
+ * next. No thread ever blocks on a slow agent, so it delays no one else; a send that fails closes
+ * the connection. An error message is always the last frame: after it the connection is closed
+ * with the given status.
+ *
+ * <h2>Locking</h2>
+ * All state is guarded by {@code this}; the container's send is started outside the lock.
+ */
+final class AgentSession {
+
+    private static final Logger log = LoggerFactory.getLogger(AgentSession.class);
+
+    /** Most non-config messages queued; more is a misbehaving conversation and closes it. */
+    static final int MAX_CONTROL = 16;
+
+    /** Longest close reason the WebSocket protocol carries, in UTF-8 bytes. */
+    static final int MAX_CLOSE_REASON_BYTES = 123;
+
+    private final WebSocketSession session;
+    private final UUID nodeId;
+    private final PushMetrics metrics;
+
+    /** Text of a partial message received so far. */
+    private final StringBuilder partial = new StringBuilder();
+
+    private final Deque<String> control = new ArrayDeque<>();
+    private DesiredConfig pendingConfig;
+    private boolean inFlight;
+    private CloseStatus closeAfterDrain;
+    private boolean closed;
+
+    /** Whether hello has been received. */
+    private boolean greeted;
+    /** Highest revision the agent reported applied (hello or ack). */
+    private long applied;
+    /** Highest revision offered (queued) to the agent, and when. */
+    private long offered;
+    private long offeredAtNanos;
+
+    AgentSession(WebSocketSession session, UUID nodeId, PushMetrics metrics) {
+        this.session = session;
+        this.nodeId = nodeId;
+        this.metrics = metrics;
+    }
+
+    UUID nodeId() {
+        return nodeId;
+    }
+
+    String id() {
+        return session.getId();
+    }
+
+    StringBuilder partial() {
+        return partial;
+    }
+
+    synchronized boolean greeted() {
+        return greeted;
+    }
+
+    /** Records the hello: the agent runs {@code appliedRevision}. */
+    synchronized void greet(long appliedRevision) {
+        greeted = true;
+        applied = appliedRevision;
+        offered = Math.max(offered, appliedRevision);
+    }
+
+    /** Whether the agent has not acked the latest snapshot offered (or is behind its hello). */
+    synchronized boolean behind() {
+        return greeted && applied < offered;
+    }
+
+    /**
+     * Queues {@code config} if it is newer than anything offered or applied; replaces an unsent
+     * older snapshot.
+     *
+     * @return whether it was queued
+     */
+    boolean offer(DesiredConfig config) {
+        synchronized (this) {
+            if (closed || closeAfterDrain != null || !greeted || config.revision() <= offered) {
+                return false;
+            }
+            if (pendingConfig != null) {
+                metrics.superseded();
+            }
+            pendingConfig = config;
+            offered = config.revision();
+            offeredAtNanos = System.nanoTime();
+        }
+        drain();
+        return true;
+    }
+
+    /** Records an ack; answers the nanoseconds since the acked revision was queued, or -1 if it was not queued here. */
+    synchronized long acked(long revision) {
+        applied = Math.max(applied, revision);
+        return revision == offered && offeredAtNanos != 0 ? System.nanoTime() - offeredAtNanos : -1;
+    }
+
+    /** Queues a message that is not a config snapshot. */
+    void send(AgentMessage message) {
+        synchronized (this) {
+            if (closed || closeAfterDrain != null) {
+                return;
+            }
+            if (control.size() >= MAX_CONTROL) {
+                closeAfterDrain = new CloseStatus(CloseStatus.POLICY_VIOLATION.getCode(), "outbound queue full");
+            } else {
+                control.add(AgentMessages.encode(message));
+            }
+        }
+        drain();
+    }
+
+    /** Sends {@code error} as the last frame, then closes with {@code status} and the error's reason. */
+    void fail(AgentMessage.ErrorMessage error, CloseStatus status) {
+        synchronized (this) {
+            if (closed || closeAfterDrain != null) {
+                return;
+            }
+            pendingConfig = null;
+            control.clear();
+            control.add(AgentMessages.encode(error));
+            closeAfterDrain = new CloseStatus(status.getCode(), truncate(error.code() + ": " + error.reason()));
+        }
+        drain();
+    }
+
+    /** Closes now, dropping whatever is queued. */
+    void close(CloseStatus status) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            pendingConfig = null;
+            control.clear();
+        }
+        try {
+            session.close(status);
+        } catch (IOException | RuntimeException e) {
+            log.debug("closing the session of node {} failed", nodeId, e);
+        }
+    }
+
+    synchronized void markClosed() {
+        closed = true;
+        pendingConfig = null;
+        control.clear();
+    }
+
+    private void drain() {
+        String next;
+        CloseStatus close = null;
+        synchronized (this) {
+            if (inFlight || closed) {
+                return;
+            }
+            next = control.poll();
+            if (next == null && pendingConfig != null) {
+                next = AgentMessages.encode(new AgentMessage.ConfigPush(pendingConfig));
+                pendingConfig = null;
+            }
+            if (next == null) {
+                close = closeAfterDrain;
+                if (close == null) {
+                    return;
+                }
+            } else {
+                inFlight = true;
+            }
+        }
+        if (next == null) {
+            close(close);
+            return;
+        }
+        Session nativeSession = ((NativeWebSocketSession) session).getNativeSession(Session.class);
+        try {
+            nativeSession.getAsyncRemote().sendText(next, this::sent);
+        } catch (RuntimeException e) {
+            sent(new SendResult(e));
+        }
+    }
+
+    private void sent(SendResult result) {
+        synchronized (this) {
+            inFlight = false;
+        }
+        if (!result.isOK()) {
+            log.debug("sending to node {} failed; closing", nodeId, result.getException());
+            close(CloseStatus.SESSION_NOT_RELIABLE);
+            return;
+        }
+        drain();
+    }
+
+    /** {@code text} cut to what a close frame carries. */
+    static String truncate(String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length <= MAX_CLOSE_REASON_BYTES) {
+            return text;
+        }
+        String cut = text.substring(0, Math.min(text.length(), MAX_CLOSE_REASON_BYTES - 3));
+        while (cut.getBytes(StandardCharsets.UTF_8).length > MAX_CLOSE_REASON_BYTES - 3) {
+            cut = cut.substring(0, cut.length() - 1);
+        }
+        return cut + "...";
+    }
+}

@@ -1,0 +1,27 @@
+package io.weir.controlplane.push;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Settings of the agent channel ({@code weir.push.*}).
+ *
+ * @param replicaId this replica's id, shown as a node's {@code status.replica}; empty picks the
+ *     host name and a random suffix, unique per start
+ * @param pollInterval how often the revision is polled, beside {@code LISTEN/NOTIFY}: the longest
+ *     a change waits when a notification is lost (and the reconnect delay of the listener)
+ * @param heartbeatInterval how often this replica stamps its heartbeat row
+ * @param replicaTimeout a replica whose heartbeat is older than this is taken for dead: its
+ *     connections count as none
+ * @param sessionIdleTimeout a connection on which nothing arrived for this long (not even a
+ *     ping) is closed
+ */
+@ConfigurationProperties("weir.push")
+public record PushProperties(
+        @DefaultValue("") String replicaId,
+        @DefaultValue("5s") Duration pollInterval,
+        @DefaultValue("5s") Duration heartbeatInterval,
+        @DefaultValue("30s") Duration replicaTimeout,
+        @DefaultValue("2m") Duration sessionIdleTimeout) {
+}

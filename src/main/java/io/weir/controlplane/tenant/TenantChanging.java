@@ -1,0 +1,17 @@
+package io.weir.controlplane.tenant;
+
+import io.weir.protocol.QosSettings;
+import java.util.UUID;
+
+/**
+ * Published inside the transaction that is about to change a tenant's limits, with the tenant row
+ * locked {@code FOR UPDATE}. A listener that finds the new limits contradicting the tenant's
+ * volumes (a {@code maxIops} below the reservations its volumes hold on one node, which that
+ * node's scheduler would refuse) vetoes the change by throwing.
+ *
+ * @param tenantId the tenant being changed
+ * @param tenantName its name after the change
+ * @param enforced its QoS fields after the change
+ */
+public record TenantChanging(UUID tenantId, String tenantName, QosSettings enforced) {
+}

@@ -1,0 +1,155 @@
+package io.weir.controlplane.volume;
+
+import io.weir.controlplane.web.ApiException;
+import io.weir.protocol.QosSettings;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Component;
+
+/**
+ * The QoS rule across flows ({@link QosSettings#checkReservations}): on every node, a tenant's
+ * {@code maxIops} must carry the sum of the effective {@code minIops} of the tenant's volumes
+ * placed on that node. It is checked per node because that is what each node's scheduler checks:
+ * the tenant's limit is enforced by every node on its own volumes there.
+ *
+ * <p>Three writes can break it, and each asks here with its own locks held (see
+ * {@code ConfigRevisions} for the order): a tenant change ({@link #checkTenant}, tenant row
+ * {@code FOR UPDATE}), a volume write ({@link #checkVolume}, tenant and policy {@code FOR SHARE},
+ * then the nodes it reserves on {@code FOR NO KEY UPDATE}, so two volume writes reserving on one
+ * node run one after the other), and a policy change ({@link #checkPolicy}, policy
+ * {@code FOR UPDATE}). A violation is a 409 problem naming the fields, the tenant, the node and
+ * the volumes holding the reservations.
+ */
+@Component
+class TenantReservations {
+
+    /** Most volumes named in one problem. */
+    private static final int MAX_LISTED = VolumeVetoes.MAX_LISTED;
+
+    /** A volume's effective reservation: its override, else its policy's. */
+    private static final String EFFECTIVE_MIN = "coalesce(v.min_iops, p.min_iops)";
+
+    private final JdbcClient jdbc;
+
+    TenantReservations(JdbcClient jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    /** A tenant is about to get {@code maxIops}; its volumes' reservations must fit on each node. */
+    void checkTenant(UUID tenantId, String tenantName, Long maxIops) {
+        if (maxIops == null) {
+            return;
+        }
+        jdbc.sql("SELECT vp.node_id, sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
+                        + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
+                        + " WHERE v.tenant_id = ? GROUP BY vp.node_id HAVING sum(" + EFFECTIVE_MIN + ") > ?"
+                        + " ORDER BY reserved DESC, vp.node_id LIMIT 1")
+                .param(tenantId).param(maxIops)
+                .query((rs, n) -> new NodeSum(rs.getObject(1, UUID.class), rs.getLong(2)))
+                .optional()
+                .ifPresent(over -> {
+                    throw violation("Tenant '" + tenantName + "'", List.of("maxIops"), tenantId, over.nodeId(),
+                            maxIops, over.reserved(), reservedOn(tenantId, over.nodeId(), null));
+                });
+    }
+
+    /**
+     * A volume of {@code tenantId} is about to reserve {@code minIops} on {@code nodeIds}.
+     *
+     * @param volumeId the volume, or null for a new one (its stored reservation is not counted)
+     * @param tenantMaxIops the tenant's limit, read under the tenant's {@code FOR SHARE} lock
+     */
+    void checkVolume(UUID volumeId, UUID tenantId, Long tenantMaxIops, Long minIops, Collection<UUID> nodeIds) {
+        if (tenantMaxIops == null || minIops == null || nodeIds.isEmpty()) {
+            return;
+        }
+        List<UUID> sorted = nodeIds.stream().distinct().sorted().toList();
+        // Lock order: after the tenant and the policy, before the bump. Sorted, so two writers on the
+        // same nodes cannot wait for each other in a circle. KEY SHARE (placement foreign keys) passes.
+        jdbc.sql("SELECT id FROM data_node WHERE id IN (:ids) ORDER BY id FOR NO KEY UPDATE")
+                .param("ids", sorted).query((rs, n) -> 1).list();
+        for (UUID node : sorted) {
+            long others = jdbc.sql("SELECT coalesce(sum(" + EFFECTIVE_MIN + "), 0) FROM volume v"
+                            + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
+                            + " WHERE v.tenant_id = ? AND vp.node_id = ? AND v.id IS DISTINCT FROM CAST(? AS uuid)")
+                    .param(tenantId).param(node).param(volumeId)
+                    .query(Long.class).single();
+            long reserved = others + minIops;
+            if (QosSettings.checkReservations(tenantMaxIops, reserved).isPresent()) {
+                throw violation("This volume", List.of("minIops", "nodeIds"), tenantId, node, tenantMaxIops, reserved,
+                        reservedOn(tenantId, node, volumeId));
+            }
+        }
+    }
+
+    /** Policy {@code policyId} is about to reserve {@code minIops} for every volume that does not override it. */
+    void checkPolicy(UUID policyId, String policyName, Long minIops) {
+        if (minIops == null) {
+            return;
+        }
+        String effective = "coalesce(v.min_iops, CASE WHEN v.policy_id = :policy THEN :min ELSE p.min_iops END)";
+        jdbc.sql("SELECT v.tenant_id, vp.node_id, t.max_iops, sum(" + effective + ") AS reserved FROM volume v"
+                        + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
+                        + " JOIN tenant t ON t.id = v.tenant_id"
+                        + " WHERE t.max_iops IS NOT NULL"
+                        + " AND v.tenant_id IN (SELECT tenant_id FROM volume WHERE policy_id = :policy)"
+                        + " GROUP BY v.tenant_id, vp.node_id, t.max_iops HAVING sum(" + effective + ") > t.max_iops"
+                        + " ORDER BY v.tenant_id, vp.node_id LIMIT 1")
+                .param("policy", policyId).param("min", minIops)
+                .query((rs, n) -> new Over(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getLong(3),
+                        rs.getLong(4)))
+                .optional()
+                .ifPresent(over -> {
+                    throw violation("The new minIops of policy '" + policyName + "'", List.of("minIops"),
+                            over.tenantId(), over.nodeId(), over.maxIops(), over.reserved(),
+                            reservedWithPolicy(over.tenantId(), over.nodeId(), policyId));
+                });
+    }
+
+    private record NodeSum(UUID nodeId, long reserved) {
+    }
+
+    private record Over(UUID tenantId, UUID nodeId, long maxIops, long reserved) {
+    }
+
+    private record Reserving(UUID id, String name) {
+    }
+
+    /** The tenant's volumes on the node that hold a reservation, except {@code except}. */
+    private List<Reserving> reservedOn(UUID tenantId, UUID nodeId, UUID except) {
+        return jdbc.sql("SELECT v.id, v.name FROM volume v JOIN qos_policy p ON p.id = v.policy_id"
+                        + " JOIN volume_placement vp ON vp.volume_id = v.id WHERE v.tenant_id = ? AND vp.node_id = ?"
+                        + " AND " + EFFECTIVE_MIN + " IS NOT NULL AND v.id IS DISTINCT FROM CAST(? AS uuid) ORDER BY v.name, v.id LIMIT "
+                        + MAX_LISTED)
+                .param(tenantId).param(nodeId).param(except)
+                .query((rs, n) -> new Reserving(rs.getObject(1, UUID.class), rs.getString(2))).list();
+    }
+
+    /** As {@link #reservedOn}, counting the volumes of {@code policyId} that do not override it. */
+    private List<Reserving> reservedWithPolicy(UUID tenantId, UUID nodeId, UUID policyId) {
+        return jdbc.sql("SELECT v.id, v.name FROM volume v JOIN qos_policy p ON p.id = v.policy_id"
+                        + " JOIN volume_placement vp ON vp.volume_id = v.id WHERE v.tenant_id = ? AND vp.node_id = ?"
+                        + " AND (" + EFFECTIVE_MIN + " IS NOT NULL OR v.policy_id = ?) ORDER BY v.name, v.id LIMIT "
+                        + MAX_LISTED)
+                .param(tenantId).param(nodeId).param(policyId)
+                .query((rs, n) -> new Reserving(rs.getObject(1, UUID.class), rs.getString(2))).list();
+    }
+
+    private static ApiException violation(String subject, List<String> fields, UUID tenantId, UUID nodeId, long maxIops,
+            long reserved, List<Reserving> volumes) {
+        String rule = QosSettings.checkReservations(maxIops, reserved).map(QosSettings.Violation::message)
+                .orElse("maxIops (" + maxIops + ") is below the sum of its volumes' minIops (" + reserved + ")");
+        Map<String, Object> properties = new LinkedHashMap<>();
+        properties.put("fields", fields);
+        properties.put("tenantId", tenantId);
+        properties.put("nodeId", nodeId);
+        properties.put("volumes", volumes.stream().map(Reserving::name).toList());
+        properties.put("volumeIds", volumes.stream().map(Reserving::id).toList());
+        return ApiException.conflict(subject + " would break the tenant's limit on node " + nodeId + ": the tenant's "
+                + rule + " there, which the node's scheduler refuses", properties);
+    }
+}

@@ -1,0 +1,121 @@
+package io.weir.protocol;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One message of the agent channel: a text frame of one JSON object on the WebSocket between a
+ * data node's agent and the control plane ({@code GET /api/v1/agent/connect}). Encode and decode
+ * them with {@link AgentMessages}, which adds and checks {@code type} and {@code protocolVersion}.
+ *
+ * <h2>The conversation</h2>
+ * <pre>
+ *   agent                                   control plane
+ *     ── upgrade, Authorization: Bearer &lt;node token&gt; ──►   (refused before the upgrade otherwise)
+ *     ── {@link Hello} (applied revision) ─────────────────►
+ *     ◄──────────────── {@link ConfigPush} (if the agent is behind)
+ *     ── {@link Ack} / {@link Nack} (revision) ────────────►
+ *     ◄──────────────── {@link ConfigPush} (whenever the node's desired config changes, and only then)
+ *     ── {@link NodeStatus} (data nodes: on connect and on change) ►
+ *   either way: {@link ErrorMessage}, then a close with a clear reason
+ * </pre>
+ * Heartbeats are WebSocket ping/pong frames, not messages.
+ */
+public sealed interface AgentMessage {
+
+    /**
+     * The agent's first message after the upgrade. JSON type {@code hello}.
+     *
+     * @param nodeId the node the agent runs for; must be the node its token belongs to
+     * @param appliedRevision the revision of the config it enforces now; 0 = nothing applied yet
+     * @param agentVersion the agent's software version, for people and logs
+     */
+    record Hello(UUID nodeId, long appliedRevision, String agentVersion) implements AgentMessage {
+        public Hello {
+            Objects.requireNonNull(nodeId, "nodeId");
+            if (appliedRevision < 0) {
+                throw new IllegalArgumentException("appliedRevision must be >= 0: " + appliedRevision);
+            }
+        }
+    }
+
+    /**
+     * A full desired-config snapshot for the agent's node, exactly as served by
+     * {@code GET /api/v1/nodes/{id}/desired-config}. JSON type {@code config}.
+     *
+     * @param config the snapshot; its {@code revision} is what the agent acks or nacks
+     */
+    record ConfigPush(DesiredConfig config) implements AgentMessage {
+        public ConfigPush {
+            Objects.requireNonNull(config, "config");
+        }
+    }
+
+    /**
+     * The agent applied the snapshot of this revision. JSON type {@code ack}.
+     *
+     * @param revision the applied snapshot's revision
+     */
+    record Ack(long revision) implements AgentMessage {
+    }
+
+    /**
+     * The agent refused the snapshot of this revision and keeps its previous config. JSON type
+     * {@code nack}.
+     *
+     * @param revision the refused snapshot's revision
+     * @param reason why, for people (shown as the node's {@code lastError})
+     */
+    record Nack(long revision, String reason) implements AgentMessage {
+        public Nack {
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+
+    /**
+     * The control plane stored usage report {@code sequence} (issue 12). JSON type {@code usageAck}.
+     *
+     * @param sequence the report's sequence number
+     */
+    record UsageAck(long sequence) implements AgentMessage {
+    }
+
+    /**
+     * What a data node serves now: its NBD listen address and its exports. Optional for a plain
+     * agent. JSON type {@code status}.
+     *
+     * @param listenAddress host:port the data node's NBD server listens on, or null
+     * @param exports the exports it serves
+     */
+    record NodeStatus(String listenAddress, List<Export> exports) implements AgentMessage {
+        public NodeStatus {
+            exports = exports == null ? List.of() : List.copyOf(exports);
+        }
+    }
+
+    /**
+     * One export of a data node.
+     *
+     * @param volumeId the volume it serves
+     * @param name export name, {@code tenant/volume}
+     * @param sizeBytes size in bytes
+     * @param clients NBD clients connected now
+     */
+    record Export(UUID volumeId, String name, long sizeBytes, int clients) {
+    }
+
+    /**
+     * The sender refuses what it received; a close with {@code reason} follows. JSON type
+     * {@code error}.
+     *
+     * @param code one of {@link ProtocolException.Code}'s wire names, or another short code
+     * @param reason for people
+     */
+    record ErrorMessage(String code, String reason) implements AgentMessage {
+        public ErrorMessage {
+            Objects.requireNonNull(code, "code");
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package io.weir.protocol;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.MapperFeature;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The codec of the agent channel: one {@link AgentMessage} per WebSocket text frame, as one JSON
+ * object with its {@code type} and {@code protocolVersion} first:
+ *
+ * <pre>{@code
+ * {"type":"ack","protocolVersion":1,"revision":42}
+ * }</pre>
+ *
+ * <p>{@link #decode} is strict about what decides how a frame is read, and refuses with a
+ * {@link ProtocolException} whose {@link ProtocolException#code() code} the receiver sends back in
+ * an {@code error} message before it closes the connection:
+ * <ul>
+ *   <li>a frame longer than {@link #MAX_FRAME_BYTES} (UTF-8): {@code too-large};</li>
+ *   <li>{@code protocolVersion} missing or other than {@link #PROTOCOL_VERSION}:
+ *       {@code unsupported-version} (checked before the type, so that a newer agent learns that
+ *       its version is the problem);</li>
+ *   <li>a {@code type} this version does not define: {@code unknown-type};</li>
+ *   <li>not JSON, not one object, trailing tokens, a required field missing or null, a value of
+ *       the wrong JSON type: {@code malformed}.</li>
+ * </ul>
+ * Fields a message does not define are ignored, so that a field can be added within a version;
+ * anything a reader must understand needs a new version.
+ *
+ * <p>Thread-safe; the methods are static and share one immutable {@code JsonMapper}.
+ */
+public final class AgentMessages {
+
+    /** The protocol version this build speaks; a frame with another version is refused. */
+    public static final int PROTOCOL_VERSION = 1;
+
+    /** Largest frame either side accepts, in UTF-8 bytes (1 MiB); a larger one is refused. */
+    public static final int MAX_FRAME_BYTES = 1 << 20;
+
+    /** JSON member that names the message type. */
+    public static final String TYPE = "type";
+
+    /** JSON member that carries the protocol version. */
+    public static final String VERSION = "protocolVersion";
+
+    /** Wire type name of each message class. */
+    private static final Map<Class<? extends AgentMessage>, String> TYPE_NAMES = Map.of(
+            AgentMessage.Hello.class, "hello",
+            AgentMessage.ConfigPush.class, "config",
+            AgentMessage.Ack.class, "ack",
+            AgentMessage.Nack.class, "nack",
+            AgentMessage.UsageAck.class, "usageAck",
+            AgentMessage.NodeStatus.class, "status",
+            AgentMessage.ErrorMessage.class, "error");
+
+    /** Message class of each wire type name. */
+    private static final Map<String, Class<? extends AgentMessage>> TYPES = Map.of(
+            "hello", AgentMessage.Hello.class,
+            "config", AgentMessage.ConfigPush.class,
+            "ack", AgentMessage.Ack.class,
+            "nack", AgentMessage.Nack.class,
+            "usageAck", AgentMessage.UsageAck.class,
+            "status", AgentMessage.NodeStatus.class,
+            "error", AgentMessage.ErrorMessage.class);
+
+    /** Members of each wire type that must be present and non-null. */
+    private static final Map<String, List<String>> REQUIRED = Map.of(
+            "hello", List.of("nodeId", "appliedRevision"),
+            "config", List.of("config"),
+            "ack", List.of("revision"),
+            "nack", List.of("revision", "reason"),
+            "usageAck", List.of("sequence"),
+            "status", List.of(),
+            "error", List.of("code", "reason"));
+
+    /** Strict about JSON types (no "1" for 1, no 1.5 for a long), lenient about unknown members. */
+    private static final JsonMapper MAPPER = JsonMapper.builder()
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .build();
+
+    private AgentMessages() {
+    }
+
+    /** The wire type name of {@code message}, e.g. {@code "hello"}. */
+    public static String typeName(AgentMessage message) {
+        return TYPE_NAMES.get(message.getClass());
+    }
+
+    /**
+     * Encodes one message as the text of one frame.
+     *
+     * @throws ProtocolException with code {@code too-large} if the frame would exceed
+     *     {@link #MAX_FRAME_BYTES}
+     */
+    public static String encode(AgentMessage message) {
+        ObjectNode node = MAPPER.createObjectNode();
+        node.put(TYPE, typeName(message));
+        node.put(VERSION, PROTOCOL_VERSION);
+        node.setAll((ObjectNode) MAPPER.valueToTree(message));
+        String text = MAPPER.writeValueAsString(node);
+        checkSize(text);
+        return text;
+    }
+
+    /**
+     * Decodes the text of one frame.
+     *
+     * @throws ProtocolException if the frame is refused; see the class documentation for the codes
+     */
+    public static AgentMessage decode(String frame) {
+        checkSize(frame);
+        JsonNode tree;
+        try {
+            tree = MAPPER.readTree(frame);
+        } catch (JacksonException e) {
+            throw new ProtocolException(ProtocolException.Code.MALFORMED, "not a JSON object: " + e.getOriginalMessage(), e);
+        }
+        if (tree == null || !tree.isObject()) {
+            throw new ProtocolException(ProtocolException.Code.MALFORMED, "a frame must hold one JSON object");
+        }
+        JsonNode version = tree.get(VERSION);
+        if (version == null || version.isNull()) {
+            throw new ProtocolException(ProtocolException.Code.UNSUPPORTED_VERSION,
+                    "protocolVersion is missing; this side speaks version " + PROTOCOL_VERSION);
+        }
+        if (!version.isIntegralNumber() || !version.canConvertToInt() || version.intValue() != PROTOCOL_VERSION) {
+            throw new ProtocolException(ProtocolException.Code.UNSUPPORTED_VERSION,
+                    "protocolVersion " + version + " is not supported; this side speaks version " + PROTOCOL_VERSION);
+        }
+        JsonNode type = tree.get(TYPE);
+        if (type == null || !type.isString()) {
+            throw new ProtocolException(ProtocolException.Code.MALFORMED, "type is missing or not a string");
+        }
+        String typeName = type.stringValue();
+        Class<? extends AgentMessage> target = TYPES.get(typeName);
+        if (target == null) {
+            throw new ProtocolException(ProtocolException.Code.UNKNOWN_TYPE,
+                    "unknown message type '" + abbreviate(typeName) + "'");
+        }
+        for (String member : REQUIRED.get(typeName)) {
+            JsonNode value = tree.get(member);
+            if (value == null || value.isNull()) {
+                throw new ProtocolException(ProtocolException.Code.MALFORMED,
+                        typeName + " message needs '" + member + "'");
+            }
+        }
+        try {
+            return MAPPER.treeToValue(tree, target);
+        } catch (JacksonException e) {
+            throw new ProtocolException(ProtocolException.Code.MALFORMED,
+                    "invalid " + typeName + " message: " + rootMessage(e), e);
+        }
+    }
+
+    private static void checkSize(String text) {
+        // A char takes at most 3 UTF-8 bytes (a surrogate pair, 2 chars, takes 4): count only when it may matter.
+        if ((long) text.length() * 3 > MAX_FRAME_BYTES
+                && text.getBytes(StandardCharsets.UTF_8).length > MAX_FRAME_BYTES) {
+            throw new ProtocolException(ProtocolException.Code.TOO_LARGE,
+                    "frame exceeds " + MAX_FRAME_BYTES + " bytes");
+        }
+    }
+
+    private static String rootMessage(JacksonException e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String m = t instanceof JacksonException je ? je.getOriginalMessage() : t.getMessage();
+        return abbreviate(String.valueOf(m));
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 100 ? s : s.substring(0, 100) + "...";
+    }
+}

@@ -1,0 +1,177 @@
+package io.weir.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.agent.support.AgentFixture;
+import io.weir.agent.support.AgentFixture.Node;
+import io.weir.agent.support.AgentFixture.RunningAgent;
+import io.weir.agent.support.TcpProxy;
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A real agent over a real {@code QosExecutor}, connected over a real WebSocket on loopback to
+ * the whole control plane over real PostgreSQL: what an operator's change does on a data node.
+ */
+class AgentEndToEndTest extends IntegrationTest {
+
+    /** Generous: the machine running the tests is shared and slow at times; a pass takes milliseconds. */
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    @TempDir
+    Path stateDir;
+
+    private AgentFixture fixture;
+
+    @BeforeEach
+    void setUpFixture() {
+        fixture = new AgentFixture(api);
+    }
+
+    @AfterEach
+    void closeAgents() {
+        fixture.close();
+    }
+
+    private long desiredRevision(Node node) {
+        return fixture.status(node).get("desiredRevision").asLong();
+    }
+
+    @Test
+    void aPolicyChangeThroughTheApiReachesTheRunningAgentsSchedulerIsAckedAndReportedApplied() {
+        Node node = fixture.node("e2e", 1000);
+        RunningAgent a = fixture.start(node, port, stateDir);
+        await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(1000L)));
+        await().atMost(PATIENCE).until(() -> a.agent().state().connected());
+
+        fixture.setPolicyMaxIops(node, 2500);
+
+        await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(2500L)));
+        long revision = a.agent().state().appliedRevision();
+        assertThat(revision).isEqualTo(desiredRevision(node));
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            JsonNode status = fixture.status(node);
+            assertThat(status.get("connected").asBoolean()).isTrue();
+            assertThat(status.get("appliedRevision").asLong()).isEqualTo(revision);
+            assertThat(status.get("lastAckAt").isNull()).isFalse();
+            assertThat(status.get("lastError").isNull()).isTrue();
+        });
+        assertThat(a.applied()).endsWith(revision);
+        assertThat(a.agent().state().lastError()).isNull();
+    }
+
+    @Test
+    void aRefusedSnapshotIsNackedTheOldConfigStaysInForceAndTheNodeShowsTheReason() {
+        Node node = fixture.node("nack", 1000);
+        RunningAgent a = fixture.start(node, port, stateDir, b -> b.check(config -> {
+            boolean tooFast = config.volumes().stream().anyMatch(v -> v.effectivePolicy().maxIops() != null
+                    && v.effectivePolicy().maxIops() > 50_000);
+            if (tooFast) {
+                throw new IllegalArgumentException("this node's disk serves at most 50000 IOPS");
+            }
+        }));
+        await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(1000L)));
+        long good = a.agent().state().appliedRevision();
+
+        fixture.setPolicyMaxIops(node, 90_000);
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            JsonNode status = fixture.status(node);
+            assertThat(status.get("lastError").asString()).contains("this node's disk serves at most 50000 IOPS");
+            assertThat(status.get("appliedRevision").asLong()).isEqualTo(good);
+            assertThat(status.get("desiredRevision").asLong()).isGreaterThan(good);
+        });
+        assertThat(a.maxIops(node.volumeId())).contains(1000L);
+        assertThat(a.agent().state().appliedRevision()).isEqualTo(good);
+        assertThat(a.agent().state().lastError()).contains("refused revision").contains("50000 IOPS");
+        assertThat(a.rejected()).containsExactly("this node's disk serves at most 50000 IOPS");
+
+        fixture.setPolicyMaxIops(node, 3000);
+
+        await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(3000L)));
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            JsonNode status = fixture.status(node);
+            assertThat(status.get("appliedRevision").asLong()).isEqualTo(status.get("desiredRevision").asLong());
+            assertThat(status.get("lastError").isNull()).as("cleared once a later revision is applied").isTrue();
+        });
+    }
+
+    @Test
+    void anAgentRestartedWhileTheControlPlaneIsDownEnforcesItsCachedConfig() throws Exception {
+        Node node = fixture.node("cache", 1000);
+        try (TcpProxy controlPlane = new TcpProxy(port)) {
+            RunningAgent first = fixture.start(node, controlPlane.port(), stateDir);
+            fixture.setPolicyMaxIops(node, 4321);
+            await().atMost(PATIENCE).until(() -> first.maxIops(node.volumeId()).equals(Optional.of(4321L)));
+            long revision = first.agent().state().appliedRevision();
+            first.agent().close();
+            first.executor().close();
+
+            controlPlane.refuse(true);
+            controlPlane.cut();
+            RunningAgent second = fixture.start(node, controlPlane.port(), stateDir);
+
+            // start() returned: the cached snapshot is in force, with no control plane to ask.
+            assertThat(second.maxIops(node.volumeId())).contains(4321L);
+            assertThat(second.applied()).containsExactly(revision);
+            assertThat(second.agent().state().appliedRevision()).isEqualTo(revision);
+            await().atMost(PATIENCE).until(() -> second.agent().state().lastError() != null);
+            assertThat(second.agent().state().connected()).isFalse();
+
+            controlPlane.refuse(false);
+            await().atMost(PATIENCE).until(() -> second.agent().state().connected());
+            fixture.setPolicyMaxIops(node, 1234);
+            await().atMost(PATIENCE).until(() -> second.maxIops(node.volumeId()).equals(Optional.of(1234L)));
+        }
+    }
+
+    @Test
+    void aSilentConnectionIsDroppedWithinTheHeartbeatTimeoutAndTheAgentReconnects() {
+        Node node = fixture.node("halfopen", 1000);
+        try (TcpProxy link = new TcpProxy(port)) {
+            RunningAgent a = fixture.start(node, link.port(), stateDir, b -> b
+                    .heartbeatInterval(Duration.ofMillis(200)).heartbeatTimeout(Duration.ofSeconds(1)));
+            await().atMost(PATIENCE).until(() -> a.agent().state().connected());
+
+            link.freeze(); // packets vanish, no FIN, no RST: a half-open connection
+
+            await().atMost(PATIENCE).until(() -> !a.agent().state().connected());
+            assertThat(a.agent().state().lastError()).contains("half-open");
+            assertThat(a.agent().state().sinceLastContact()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+
+            link.cut(); // the network heals
+            await().atMost(PATIENCE).until(() -> a.agent().state().connected());
+            fixture.setPolicyMaxIops(node, 777);
+            await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(777L)));
+        }
+    }
+
+    @Test
+    void aNodeTokenNeverYieldsAnotherNodesConfigOverTheWebSocketOrHttp() {
+        Node one = fixture.node("tok1", 1000);
+        Node two = fixture.node("tok2", 2000);
+        Node impostor = new Node(two.nodeId(), one.token(), two.tenantId(), two.policyId(), two.volumeId());
+
+        RunningAgent a = fixture.start(impostor, port, stateDir);
+
+        // Refused at the hello (the token's node is not the agent's), or node 1's snapshot nacked:
+        // either way node 2's config never reaches this agent.
+        await().atMost(PATIENCE).until(() -> a.agent().state().lastError() != null);
+        assertThat(a.agent().state().appliedRevision()).isZero();
+        assertThat(a.maxIops(two.volumeId())).isEmpty();
+        assertThat(a.applied()).isEmpty();
+
+        HttpApi asNodeOne = apiAs(one.token());
+        assertThat(asNodeOne.get("/api/v1/nodes/" + two.nodeId() + "/desired-config").status()).isIn(403, 404);
+        assertThat(asNodeOne.get("/api/v1/nodes/" + one.nodeId() + "/desired-config").status()).isEqualTo(200);
+    }
+}

@@ -1,0 +1,186 @@
+package io.weir.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.agent.support.ScriptedControlPlane;
+import io.weir.agent.support.ScriptedControlPlane.Peer;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.CostModel;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.TaskShareConfig;
+import io.weir.protocol.TenantConfig;
+import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The agent's side of the wire, against a scripted control plane that sends what the real one
+ * never does: frames that are garbage, too large, or of another protocol version. (The control
+ * plane's refusal of such frames from agents is tested with the endpoint.)
+ */
+class AgentProtocolTest {
+
+    private static final int WAIT = 30;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @TempDir
+    Path stateDir;
+
+    private final UUID nodeId = UUID.randomUUID();
+    private final UUID volumeId = UUID.randomUUID();
+    private ScriptedControlPlane controlPlane;
+    private QosExecutor executor;
+    private QosAgent agent;
+
+    @BeforeEach
+    void start() throws Exception {
+        controlPlane = new ScriptedControlPlane();
+        executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(1).build();
+        agent = QosAgent.builder()
+                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
+                .nodeId(nodeId)
+                .token("weir_node-token-of-the-test")
+                .stateDir(stateDir)
+                .executor(executor)
+                .backoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .build();
+        agent.start();
+    }
+
+    @AfterEach
+    void stop() {
+        agent.close();
+        executor.close();
+        controlPlane.close();
+    }
+
+    private DesiredConfig snapshot(UUID node, long revision, long maxIops) {
+        UUID tenant = UUID.randomUUID();
+        return new DesiredConfig(node, revision, List.of(new TaskShareConfig("foreground", 800, null)),
+                List.of(new TenantConfig(tenant, "acme", 100, null, null)),
+                List.of(new VolumeConfig(volumeId, tenant, "vol", 1 << 20,
+                        new EffectivePolicy(100, null, maxIops, null, null, null, new CostModel(4096)))));
+    }
+
+    private static JsonNode json(String frame) {
+        assertThat(frame).as("a frame from the agent").isNotNull();
+        return JSON.readTree(frame);
+    }
+
+    private Peer connectedPeer() throws InterruptedException {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(peer).as("the agent connected").isNotNull();
+        JsonNode hello = json(peer.next(WAIT));
+        assertThat(hello.get("type").asString()).isEqualTo("hello");
+        return peer;
+    }
+
+    private long enforcedMaxIops() {
+        return executor.config().volumes().stream().filter(v -> v.id().equals(volumeId.toString()))
+                .mapToLong(SchedulerConfig.VolumeSpec::maxIops).findFirst().orElse(-1);
+    }
+
+    @Test
+    void helloCarriesTheNodeTheAppliedRevisionAndTheVersionAndTheTokenGoesInTheUpgrade() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        JsonNode hello = json(peer.next(WAIT));
+
+        assertThat(peer.authorization).isEqualTo("Bearer weir_node-token-of-the-test");
+        assertThat(hello.get("type").asString()).isEqualTo("hello");
+        assertThat(hello.get("protocolVersion").asInt()).isEqualTo(AgentMessages.PROTOCOL_VERSION);
+        assertThat(hello.get("nodeId").asString()).isEqualTo(nodeId.toString());
+        assertThat(hello.get("appliedRevision").asLong()).isZero();
+        assertThat(hello.get("agentVersion").asString()).isEqualTo(QosAgent.AGENT_VERSION);
+    }
+
+    @Test
+    void aPushIsAppliedAckedAndSavedAndTheNextHelloCarriesItsRevision() throws Exception {
+        Peer peer = connectedPeer();
+
+        peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 7, 700))));
+
+        JsonNode ack = json(peer.next(WAIT));
+        assertThat(ack.get("type").asString()).isEqualTo("ack");
+        assertThat(ack.get("revision").asLong()).isEqualTo(7);
+        assertThat(enforcedMaxIops()).isEqualTo(700);
+        assertThat(new StateStore(stateDir, java.time.Clock.systemUTC()).load().config().revision()).isEqualTo(7);
+
+        peer.send("not json"); // the agent drops this connection and connects again
+
+        Peer again = controlPlane.nextPeer(WAIT);
+        JsonNode hello = json(again.next(WAIT));
+        assertThat(hello.get("type").asString()).isEqualTo("hello");
+        assertThat(hello.get("appliedRevision").asLong()).isEqualTo(7);
+    }
+
+    @Test
+    void aSnapshotForAnotherNodeIsNackedAndTheOldConfigStays() throws Exception {
+        Peer peer = connectedPeer();
+        peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 3, 300))));
+        assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("ack");
+
+        peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(UUID.randomUUID(), 4, 400))));
+
+        JsonNode nack = json(peer.next(WAIT));
+        assertThat(nack.get("type").asString()).isEqualTo("nack");
+        assertThat(nack.get("revision").asLong()).isEqualTo(4);
+        assertThat(nack.get("reason").asString()).contains("this agent runs node " + nodeId);
+        assertThat(enforcedMaxIops()).isEqualTo(300);
+        assertThat(agent.state().appliedRevision()).isEqualTo(3);
+    }
+
+    @Test
+    void garbageFromTheControlPlaneIsAnsweredWithAnErrorAndAClose() throws Exception {
+        Peer peer = connectedPeer();
+
+        peer.send("this is not json {");
+
+        JsonNode error = json(peer.next(WAIT));
+        assertThat(error.get("type").asString()).isEqualTo("error");
+        assertThat(error.get("code").asString()).isEqualTo("malformed");
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        await().atMost(Duration.ofSeconds(WAIT)).untilAsserted(() -> assertThat(agent.state().lastError()).contains("unreadable"));
+        assertThat(connectedPeer()).as("the agent connects again after a backoff").isNotNull();
+    }
+
+    @Test
+    void aFrameOfAnotherProtocolVersionIsRefusedAndNotApplied() throws Exception {
+        Peer peer = connectedPeer();
+        String push = AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 9, 900)));
+
+        peer.send(push.replace("\"protocolVersion\":1", "\"protocolVersion\":2"));
+
+        JsonNode error = json(peer.next(WAIT));
+        assertThat(error.get("code").asString()).isEqualTo("unsupported-version");
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        assertThat(enforcedMaxIops()).isEqualTo(-1);
+        assertThat(agent.state().appliedRevision()).isZero();
+    }
+
+    @Test
+    void anOversizedFrameIsRefusedWithTooLarge() throws Exception {
+        Peer peer = connectedPeer();
+
+        peer.send("{\"type\":\"config\",\"protocolVersion\":1,\"padding\":\"" + "x".repeat(AgentMessages.MAX_FRAME_BYTES) + "\"}");
+
+        JsonNode error = json(peer.next(WAIT));
+        assertThat(error.get("code").asString()).isEqualTo("too-large");
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+        await().atMost(Duration.ofSeconds(WAIT)).untilAsserted(() -> assertThat(agent.state().lastError())
+                .contains("over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+    }
+}

@@ -1,0 +1,275 @@
+package io.weir.controlplane.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import java.net.http.WebSocketHandshakeException;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The agent channel over a real WebSocket on loopback (the JDK's client), against the real
+ * application and PostgreSQL.
+ */
+class AgentChannelTest extends IntegrationTest {
+
+    /** A node created through the API, with its token. */
+    record Node(UUID id, String token) {
+    }
+
+    private Node node() {
+        HttpApi.Response r = api.post("/api/v1/nodes", "{\"name\":\"" + unique("agent") + "\"}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return new Node(UUID.fromString(r.json().get("id").asString()), r.json().get("token").asString());
+    }
+
+    private String tenant() {
+        HttpApi.Response r = api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\"}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return r.json().get("id").asString();
+    }
+
+    /** Creates a volume placed on {@code node}; answers its path. */
+    private String volumeOn(String tenant, Node node) {
+        HttpApi.Response r = api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"" + unique("v")
+                + "\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + node.id() + "\"]}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return "/api/v1/volumes/" + r.json().get("id").asString();
+    }
+
+    private JsonNode status(Node node) {
+        return api.get("/api/v1/nodes/" + node.id()).json().get("status");
+    }
+
+    /** Connects {@code node}'s agent, says hello as having applied nothing, takes and acks its first config. */
+    private AgentClient connected(Node node) {
+        AgentClient agent = AgentClient.open(port, node.token());
+        agent.send(new AgentMessage.Hello(node.id(), 0, "test"));
+        AgentMessage.ConfigPush first = agent.nextConfig();
+        agent.send(new AgentMessage.Ack(first.config().revision()));
+        await().atMost(AgentClient.WAIT).until(() -> status(node).get("appliedRevision").asLong() == first.config().revision());
+        return agent;
+    }
+
+    @Test
+    void anUpgradeWithoutANodeTokenIsRefusedBeforeTheUpgrade() {
+        assertThat(refusal(null)).isEqualTo(401);
+        assertThat(refusal("weir_not-a-real-token")).isEqualTo(401);
+        assertThat(refusal(ADMIN_TOKEN)).isEqualTo(403);
+        // The refusal is a problem, as every other.
+        HttpApi.Response plain = anonymousApi().get("/api/v1/agent/connect");
+        assertThat(plain.status()).isEqualTo(401);
+        assertThat(plain.contentType()).startsWith("application/problem+json");
+    }
+
+    private int refusal(String token) {
+        try {
+            AgentClient.connect(port, token).orTimeout(60, TimeUnit.SECONDS).join().close();
+            throw new AssertionError("the upgrade was accepted");
+        } catch (CompletionException e) {
+            assertThat(e.getCause()).isInstanceOf(WebSocketHandshakeException.class);
+            return ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode();
+        }
+    }
+
+    @Test
+    void helloFromABehindAgentIsAnsweredWithItsDesiredConfig() {
+        Node node = node();
+        volumeOn(tenant(), node);
+        JsonNode desired = api.get("/api/v1/nodes/" + node.id() + "/desired-config").json();
+
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.send(new AgentMessage.Hello(node.id(), 0, "test"));
+            DesiredConfig config = agent.nextConfig().config();
+            assertThat(config.nodeId()).isEqualTo(node.id());
+            assertThat(config.revision()).isEqualTo(desired.get("revision").asLong());
+            assertThat(config.volumes()).hasSize(1);
+        }
+    }
+
+    @Test
+    void anAgentUpToDateGetsNothingUntilItsNodeChanges() {
+        Node node = node();
+        String tenant = tenant();
+        volumeOn(tenant, node);
+        long desired = api.get("/api/v1/nodes/" + node.id() + "/desired-config").json().get("revision").asLong();
+
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.send(new AgentMessage.Hello(node.id(), desired, "test"));
+            String second = volumeOn(tenant, node);
+            // The first frame is the snapshot with the second volume: nothing was sent for the hello.
+            DesiredConfig config = agent.nextConfig().config();
+            assertThat(config.revision()).isGreaterThan(desired);
+            assertThat(config.volumes()).extracting(v -> "/api/v1/volumes/" + v.id()).contains(second);
+        }
+    }
+
+    @Test
+    void aChangeIsPushedToTheNodesItTouchesAndOnlyToThem() {
+        Node touched = node();
+        Node untouched = node();
+        String tenant = tenant();
+        try (AgentClient a = connected(touched); AgentClient b = connected(untouched)) {
+            String volume = volumeOn(tenant, touched);
+            DesiredConfig pushed = a.nextConfig().config();
+            assertThat(pushed.volumes()).extracting(v -> "/api/v1/volumes/" + v.id()).containsExactly(volume);
+            a.send(new AgentMessage.Ack(pushed.revision()));
+
+            // A change of the touched node's volume again, then one of the untouched node: the untouched
+            // agent's first frame is its own change, so nothing came for the two before.
+            assertThat(api.patch(volume, "{\"overrides\":{\"weight\":700}}", null).status()).isEqualTo(200);
+            assertThat(a.nextConfig().config().volumes().get(0).effectivePolicy().weight()).isEqualTo(700);
+            String own = volumeOn(tenant, untouched);
+            DesiredConfig forB = b.nextConfig().config();
+            assertThat(forB.volumes()).extracting(v -> "/api/v1/volumes/" + v.id()).containsExactly(own);
+            assertThat(b.pending()).isZero();
+        }
+    }
+
+    @Test
+    void acksAndNacksAreShownInTheNodesStatus() {
+        Node node = node();
+        String tenant = tenant();
+        try (AgentClient agent = connected(node)) {
+            JsonNode status = status(node);
+            assertThat(status.get("connected").asBoolean()).isTrue();
+            assertThat(status.get("replica").asString()).isNotBlank();
+            assertThat(status.get("agentVersion").asString()).isEqualTo("test");
+            assertThat(status.get("lastAckAt").isNull()).isFalse();
+            assertThat(status.get("desiredRevision").asLong()).isEqualTo(status.get("appliedRevision").asLong());
+
+            String volume = volumeOn(tenant, node);
+            DesiredConfig pushed = agent.nextConfig().config();
+            assertThat(status(node).get("desiredRevision").asLong()).isEqualTo(pushed.revision());
+            assertThat(api.get(volume).json().get("policyApplied").asBoolean()).isFalse();
+            agent.send(new AgentMessage.Nack(pushed.revision(), "disk full"));
+            await().atMost(AgentClient.WAIT).untilAsserted(() ->
+                    assertThat(status(node).get("lastError").asString()).contains("disk full"));
+            assertThat(status(node).get("appliedRevision").asLong()).isLessThan(pushed.revision());
+
+            agent.send(new AgentMessage.Ack(pushed.revision()));
+            await().atMost(AgentClient.WAIT).untilAsserted(() -> {
+                JsonNode after = status(node);
+                assertThat(after.get("appliedRevision").asLong()).isEqualTo(pushed.revision());
+                assertThat(after.get("lastError").isNull()).isTrue();
+            });
+            assertThat(api.get(volume).json().get("policyApplied").asBoolean()).isTrue();
+        }
+        await().atMost(AgentClient.WAIT).until(() -> !status(node).get("connected").asBoolean());
+    }
+
+    @Test
+    void aDataNodesStatusMessageIsShownInItsNode() {
+        Node node = node();
+        UUID volume = UUID.randomUUID();
+        try (AgentClient agent = connected(node)) {
+            agent.send(new AgentMessage.NodeStatus("127.0.0.1:10809",
+                    List.of(new AgentMessage.Export(volume, "t/v", 4096, 2))));
+            await().atMost(AgentClient.WAIT).untilAsserted(() -> {
+                JsonNode report = status(node).get("dataNode");
+                assertThat(report.get("listenAddress").asString()).isEqualTo("127.0.0.1:10809");
+                assertThat(report.get("exports").get(0).get("volumeId").asString()).isEqualTo(volume.toString());
+                assertThat(report.get("exports").get(0).get("clients").asInt()).isEqualTo(2);
+            });
+        }
+    }
+
+    @Test
+    void aWrongVersionIsToldSoAndClosed() {
+        Node node = node();
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.sendRaw("{\"type\":\"hello\",\"protocolVersion\":2,\"nodeId\":\"" + node.id() + "\",\"appliedRevision\":0}");
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.code()).isEqualTo("unsupported-version"));
+            AgentClient.Closed closed = agent.awaitClose();
+            assertThat(closed.code()).isEqualTo(1002);
+            assertThat(closed.reason()).contains("unsupported-version", "protocolVersion 2");
+        }
+    }
+
+    @Test
+    void garbageIsToldSoClosedAndCounted() {
+        Node node = node();
+        double before = rejected("malformed");
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.sendRaw("this is not json");
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.code()).isEqualTo("malformed"));
+            assertThat(agent.awaitClose().code()).isEqualTo(1002);
+        }
+        assertThat(rejected("malformed")).isGreaterThan(before);
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.sendRaw("{\"type\":\"usage\",\"protocolVersion\":1}");
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.code()).isEqualTo("unknown-type"));
+            assertThat(agent.awaitClose().reason()).contains("unknown-type");
+        }
+    }
+
+    @Test
+    void anOversizedFrameIsToldSoAndClosed() {
+        Node node = node();
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.sendRaw("{\"type\":\"nack\",\"protocolVersion\":1,\"revision\":1,\"reason\":\""
+                    + "x".repeat(AgentMessages.MAX_FRAME_BYTES) + "\"}");
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.code()).isEqualTo("too-large"));
+            assertThat(agent.awaitClose().code()).isEqualTo(1009);
+        }
+    }
+
+    @Test
+    void aNodesTokenNeverYieldsAnotherNodesConfig() {
+        Node one = node();
+        Node two = node();
+        volumeOn(tenant(), two);
+        try (AgentClient agent = AgentClient.open(port, one.token())) {
+            agent.send(new AgentMessage.Hello(two.id(), 0, "test"));
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.reason()).contains(one.id().toString()));
+            assertThat(agent.awaitClose().code()).isEqualTo(1008);
+        }
+        assertThat(apiAs(one.token()).get("/api/v1/nodes/" + two.id() + "/desired-config").status()).isEqualTo(404);
+        assertThat(apiAs(one.token()).get("/api/v1/nodes/" + one.id() + "/desired-config").status()).isEqualTo(200);
+    }
+
+    @Test
+    void theDesiredConfigAnswers304UntilTheNodeChanges() {
+        Node node = node();
+        Node other = node();
+        String tenant = tenant();
+        HttpApi nodeApi = apiAs(node.token());
+        HttpApi.Response first = nodeApi.get("/api/v1/nodes/" + node.id() + "/desired-config");
+        String etag = first.etag();
+        assertThat(etag).isEqualTo("\"" + first.json().get("revision").asLong() + "\"");
+
+        assertThat(nodeApi.send("GET", "/api/v1/nodes/" + node.id() + "/desired-config", null, null,
+                Map.of("If-None-Match", etag)).status()).isEqualTo(304);
+        volumeOn(tenant, other); // moves the global revision, not this node's
+        assertThat(nodeApi.send("GET", "/api/v1/nodes/" + node.id() + "/desired-config", null, null,
+                Map.of("If-None-Match", etag)).status()).isEqualTo(304);
+        volumeOn(tenant, node);
+        HttpApi.Response changed = nodeApi.send("GET", "/api/v1/nodes/" + node.id() + "/desired-config", null, null,
+                Map.of("If-None-Match", etag));
+        assertThat(changed.status()).isEqualTo(200);
+        assertThat(changed.etag()).isNotEqualTo(etag);
+    }
+
+    private double rejected(String code) {
+        String metrics = api.get("/actuator/prometheus").body();
+        return metrics.lines()
+                .filter(l -> l.startsWith("weir_push_frames_rejected_total{") && l.contains("code=\"" + code + "\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+                .sum();
+    }
+}
