@@ -62,6 +62,7 @@ public final class DataNode implements AutoCloseable {
     private final BufferPool pool = new BufferPool();
     private final NbdServer server;
     private final BackgroundTasks background;
+    private final java.util.concurrent.ExecutorService bypass;
 
     /** Current volumes by id and by export name; replaced whole under {@code this}. */
     private volatile Map<String, Volume> byId = Map.of();
@@ -88,11 +89,15 @@ public final class DataNode implements AutoCloseable {
             }
         };
         NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos());
+        this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
         try {
-            this.server = new NbdServer(b.listen, exports, executor, pool, limits);
+            this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
         } catch (IOException e) {
             if (ownsExecutor) {
                 executor.close();
+            }
+            if (bypass != null) {
+                bypass.shutdown();
             }
             throw e;
         }
@@ -291,6 +296,14 @@ public final class DataNode implements AutoCloseable {
     public void close() {
         server.close();
         background.close();
+        if (bypass != null) {
+            bypass.shutdown();
+            try {
+                bypass.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (ownsExecutor) {
             executor.close();
         }
@@ -312,6 +325,7 @@ public final class DataNode implements AutoCloseable {
         private Duration writeStallTimeout = Duration.ofSeconds(30);
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
+        private boolean qos = true;
 
         private Builder() {
         }
@@ -364,6 +378,16 @@ public final class DataNode implements AutoCloseable {
         /** Payload and reply bytes per connection before the node stops reading from it. Default 64 MiB. */
         public Builder maxBufferedBytes(long n) {
             this.maxBufferedBytes = n;
+            return this;
+        }
+
+        /**
+         * With {@code false}, client requests bypass the scheduler and run on a plain pool of the
+         * same number of workers: no weights, limits or shares. For measuring what QoS costs;
+         * background tasks still run through the executor. Default true.
+         */
+        public Builder qos(boolean on) {
+            this.qos = on;
             return this;
         }
 

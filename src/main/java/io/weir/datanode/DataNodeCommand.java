@@ -42,6 +42,7 @@ public final class DataNodeCommand {
         new Opt("config-file", "WEIR_CONFIG_FILE", null,
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
         new Opt("scrub-period", "WEIR_SCRUB_PERIOD", "PT1H", "how often a scrub pass starts (ISO-8601 duration; PT0S: continuously)"),
+        new Opt("qos", "WEIR_QOS", "on", "on, or off: requests bypass the scheduler (for measuring what QoS costs)"),
         new Opt("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "PT30S",
                 "disconnect a client that leaves its replies unread this long (ISO-8601 duration)"),
     };
@@ -102,7 +103,7 @@ public final class DataNodeCommand {
             throw new IllegalArgumentException("--workers must be a number: " + v.get("workers"));
         }
         DataNode node = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(workers).scrubPeriod(duration("scrub-period", v.get("scrub-period")))
+                .workers(workers).qos(!"off".equals(v.get("qos"))).scrubPeriod(duration("scrub-period", v.get("scrub-period")))
                 .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout"))).build();
         try {
             String configFile = v.get("config-file");

@@ -540,7 +540,11 @@ final class NbdConnection {
         inFlight.incrementAndGet();
         buffered.addAndGet(r.bufferedBytes());
         try {
-            server.executor.submit(volume.id, r.kind(), r.cost(), r).whenComplete(r);
+            if (server.bypass != null) {
+                server.bypass.execute(r::call);
+            } else {
+                server.executor.submit(volume.id, r.kind(), r.cost(), r).whenComplete(r);
+            }
         } catch (QueueFullException e) {
             r.release();
             r.replyError(Nbd.ENOMEM, "volume queue full; retry later");

@@ -54,6 +54,8 @@ final class NbdServer implements AutoCloseable {
 
     final Exports exports;
     final QosExecutor executor;
+    /** Non-null only with QoS off (benchmarks): requests bypass the scheduler and run here. */
+    final java.util.concurrent.Executor bypass;
     final BufferPool pool;
     final Limits limits;
     private final Selector selector;
@@ -64,10 +66,11 @@ final class NbdServer implements AutoCloseable {
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
 
-    NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, BufferPool pool, Limits limits)
-            throws IOException {
+    NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
+            BufferPool pool, Limits limits) throws IOException {
         this.exports = exports;
         this.executor = executor;
+        this.bypass = bypass;
         this.pool = pool;
         this.limits = limits;
         this.selector = Selector.open();
