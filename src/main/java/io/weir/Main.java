@@ -2,6 +2,7 @@ package io.weir;
 
 import io.weir.agent.AgentCommand;
 import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.datanode.DataNodeCommand;
 import java.util.Arrays;
 
 /**
@@ -10,6 +11,7 @@ import java.util.Arrays;
  * <pre>
  * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
  * java -jar weir.jar agent [options]                  a standalone agent (--help lists the options)
+ * java -jar weir.jar datanode [options]                an NBD data node (--help lists the options)
  * </pre>
  */
 public final class Main {
@@ -23,8 +25,9 @@ public final class Main {
         switch (role) {
             case "controlplane" -> ControlPlaneApplication.main(rest);
             case "agent" -> AgentCommand.main(rest);
+            case "datanode" -> DataNodeCommand.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode");
                 System.exit(2);
             }
         }

@@ -62,6 +62,20 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane..", "org.springframework..")
             .allowEmptyShould(true);
 
+    /** The data node adds JNA (fallocate, lseek for holes) to what the agent may use; nobody else uses JNA. */
+    @ArchTest
+    static final ArchRule datanodeDependsOnAgentSchedulerProtocolJdkJacksonAndJnaOnly = classes()
+            .that().resideInAPackage("io.weir.datanode..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage(concat(JDK, "io.weir.datanode..", "io.weir.agent..",
+                    "io.weir.scheduler..", "io.weir.protocol..", "tools.jackson..",
+                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "com.sun.jna.."))
+            .allowEmptyShould(true);
+
+    @ArchTest
+    static final ArchRule onlyTheDataNodeUsesJna = noClasses()
+            .that().resideOutsideOfPackage("io.weir.datanode..")
+            .should().dependOnClassesThat().resideInAPackage("com.sun.jna..");
+
     @ArchTest
     static final ArchRule onlyTheControlPlaneSeesSpring = noClasses()
             .that().resideInAnyPackage("io.weir.scheduler..", "io.weir.protocol..", "io.weir.agent..",

@@ -1,0 +1,222 @@
+package io.weir.datanode;
+
+import io.weir.scheduler.QosExecutor;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The data node's background work, run as the scheduler's background tasks under their CPU
+ * shares, each in small steps so that the root scheduler can interleave it with client IO:
+ * <ul>
+ *   <li>{@code scrub}: reads the open volumes' data blocks and verifies them against their
+ *       checksums ({@link Volume#scrub}); a pass over all volumes starts every
+ *       {@code scrubPeriod} (0: continuously). Utilization: how far the current pass is overdue,
+ *       as a fraction of the period (1 while running back to back).</li>
+ *   <li>{@code gc}: punches the ranges clients trimmed ({@link Volume#gcStep}). Utilization: bytes
+ *       awaiting reclamation over {@link #GC_FULL_BYTES}.</li>
+ *   <li>{@code flush}: there is no write-back buffer of our own; the page cache is one, and
+ *       flush destages it: it forces volumes with unflushed writes every
+ *       {@link #FLUSH_INTERVAL_NANOS} (sooner past {@link #FLUSH_FULL_BYTES}), so that client
+ *       FLUSH and FUA find little left to write. Utilization: unflushed bytes over
+ *       {@link #FLUSH_FULL_BYTES}.</li>
+ * </ul>
+ * Each task keeps at most a few steps queued or running; a finished step submits
+ * the next at once while there is work, so a busy task stays backlogged in the scheduler and gets
+ * exactly its share. A driver thread ticks every {@link #TICK_MILLIS} ms to start idle tasks and
+ * report utilizations ({@link QosExecutor#setUtilization}).
+ */
+final class BackgroundTasks implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(BackgroundTasks.class.getName());
+
+    /** Scrub steps that may be queued or running at once (gc and flush: one). */
+    static final int SCRUB_OUTSTANDING = 2;
+    /** Driver period. */
+    static final long TICK_MILLIS = 50;
+    /** Pending trimmed bytes at which gc's utilization reaches 1. */
+    static final long GC_FULL_BYTES = 1L << 30;
+    /** Unflushed bytes at which flush's utilization reaches 1 (and a volume is flushed at once). */
+    static final long FLUSH_FULL_BYTES = 256L << 20;
+    /** Longest a volume's writes stay unflushed by the flush task. */
+    static final long FLUSH_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final QosExecutor executor;
+    private final Supplier<List<Volume>> volumes;
+    private final long scrubPeriodNanos;
+    private final Thread driver;
+    private volatile boolean running = true;
+
+    private final Task scrub = new Task("scrub", SCRUB_OUTSTANDING);
+    private final Task gc = new Task("gc", 1);
+    private final Task flush = new Task("flush", 1);
+
+    // scrub cursor, guarded by this
+    private int scrubIndex;
+    private long scrubBlock;
+    private volatile long lastPassEnd = System.nanoTime();
+    private volatile boolean passRunning;
+    private volatile long lastFlush = System.nanoTime();
+    private final AtomicInteger scrubPasses = new AtomicInteger();
+
+    BackgroundTasks(QosExecutor executor, Supplier<List<Volume>> volumes, long scrubPeriodNanos) {
+        this.executor = executor;
+        this.volumes = volumes;
+        this.scrubPeriodNanos = scrubPeriodNanos;
+        this.driver = new Thread(this::loop, "weir-background");
+        driver.setDaemon(true);
+        driver.start();
+    }
+
+    /** Completed scrub passes over all open volumes. */
+    int scrubPasses() {
+        return scrubPasses.get();
+    }
+
+    private void loop() {
+        while (running) {
+            try {
+                long now = System.nanoTime();
+                boolean scrubDue = passRunning || now - lastPassEnd >= scrubPeriodNanos;
+                if (scrubDue) {
+                    passRunning = true;
+                    scrub.fill(this::scrubStep);
+                }
+                long pendingTrim = 0;
+                long dirty = 0;
+                for (Volume v : volumes.get()) {
+                    pendingTrim += v.pendingTrimBytes();
+                    dirty += v.dirtyBytes.get();
+                }
+                if (pendingTrim > 0) {
+                    gc.fill(this::gcStep);
+                }
+                if (dirty >= FLUSH_FULL_BYTES || dirty > 0 && now - lastFlush >= FLUSH_INTERVAL_NANOS) {
+                    flush.fill(this::flushStep);
+                }
+                double overdue = scrubPeriodNanos == 0 ? 1 : Math.min(1, (double) (now - lastPassEnd) / scrubPeriodNanos);
+                utilization("scrub", passRunning ? overdue : 0);
+                utilization("gc", Math.min(1, (double) pendingTrim / GC_FULL_BYTES));
+                utilization("flush", Math.min(1, (double) dirty / FLUSH_FULL_BYTES));
+                Thread.sleep(TICK_MILLIS);
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "background driver", e);
+            }
+        }
+    }
+
+    private void utilization(String task, double u) {
+        try {
+            executor.setUtilization(task, u);
+        } catch (RuntimeException e) {
+            // the task is not configured: nothing to steer
+        }
+    }
+
+    /**
+     * One scrub step: claims the next {@value Volume#SCRUB_STEP_BLOCKS} blocks of the open volumes
+     * in turn (under this object's lock) and verifies them (outside it). False once the pass is
+     * complete and the next one is not due at once.
+     */
+    private boolean scrubStep() throws Exception {
+        Volume v;
+        long from;
+        synchronized (this) {
+            List<Volume> vs = volumes.get().stream().filter(Volume::isOpen).toList();
+            while (scrubIndex < vs.size() && scrubBlock >= vs.get(scrubIndex).blocks()) {
+                scrubIndex++;
+                scrubBlock = 0;
+            }
+            if (scrubIndex >= vs.size()) {
+                scrubIndex = 0;
+                scrubBlock = 0;
+                passRunning = false;
+                lastPassEnd = System.nanoTime();
+                scrubPasses.incrementAndGet();
+                return scrubPeriodNanos == 0 && !vs.isEmpty();
+            }
+            v = vs.get(scrubIndex);
+            from = scrubBlock;
+            scrubBlock += Volume.SCRUB_STEP_BLOCKS;
+        }
+        v.scrub(from, from + Volume.SCRUB_STEP_BLOCKS);
+        return true;
+    }
+
+    private boolean gcStep() throws Exception {
+        for (Volume v : volumes.get()) {
+            if (v.pendingTrimBytes() > 0) {
+                v.gcStep();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean flushStep() throws Exception {
+        long now = System.nanoTime();
+        for (Volume v : volumes.get()) {
+            long d = v.dirtyBytes.get();
+            if (d > 0 && v.isOpen()) {
+                v.flush();
+                return true;
+            }
+        }
+        lastFlush = now;
+        return false;
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        driver.interrupt();
+        try {
+            driver.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One background task's submissions: at most a fixed number at a time. */
+    private final class Task {
+        private final String name;
+        private final int max;
+        private final AtomicInteger outstanding = new AtomicInteger();
+
+        Task(String name, int max) {
+            this.name = name;
+            this.max = max;
+        }
+
+        void fill(Callable<Boolean> step) {
+            while (running) {
+                int n = outstanding.get();
+                if (n >= max || !outstanding.compareAndSet(n, n + 1)) {
+                    if (n >= max) {
+                        return;
+                    }
+                    continue;
+                }
+                try {
+                    executor.submitBackground(name, step).whenComplete((more, failure) -> {
+                        outstanding.decrementAndGet();
+                        if (failure != null) {
+                            LOG.log(Level.WARNING, name + " step failed: " + failure);
+                        } else if (Boolean.TRUE.equals(more)) {
+                            fill(step);
+                        }
+                    });
+                } catch (IllegalArgumentException | RejectedExecutionException e) {
+                    outstanding.decrementAndGet(); // task not configured, queue full or executor closed
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,399 @@
+package io.weir.datanode;
+
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.TenantConfig;
+import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The reference data node: serves every volume of its {@link DesiredConfig} over NBD, with each
+ * request run by a {@link QosExecutor} as the foreground flow of its volume, and runs the
+ * background tasks (scrub, gc, flush) under their CPU shares.
+ *
+ * <h2>Life of a configuration</h2>
+ * A config arrives through {@link #apply} (the node applies it to its executor too) or, where an
+ * agent has already applied it to the executor, through {@link #applyExports}. Either way:
+ * <ul>
+ *   <li>a new volume gets its sparse file (kept if it exists: a restart serves the same data) and
+ *       an export named {@code tenant/volume};</li>
+ *   <li>a volume that grew is extended (data kept); new connections see the new size, open ones
+ *       keep the size they negotiated; a shrink is refused ({@link IllegalArgumentException});</li>
+ *   <li>a removed volume's export disappears at once, its open connections answer what is in
+ *       flight and close, and only then are its files deleted.</li>
+ * </ul>
+ * Weights, limits, reservations and task shares take effect at once through the executor; open
+ * connections stay up.
+ *
+ * <h2>Example</h2>
+ * <pre>{@code
+ * try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 10809))
+ *         .workers(4).build()) {
+ *     node.apply(desiredConfig);          // exports "tenant/volume" for each volume
+ *     // nbdinfo nbd://127.0.0.1:10809/acme/db1
+ * }
+ * }</pre>
+ *
+ * <h2>Thread safety</h2>
+ * All public methods may be called from any thread; configuration changes are serialised.
+ */
+public final class DataNode implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(DataNode.class.getName());
+
+    private final Path dataDir;
+    private final QosExecutor executor;
+    private final boolean ownsExecutor;
+    private final BufferPool pool = new BufferPool();
+    private final NbdServer server;
+    private final BackgroundTasks background;
+    private final java.util.concurrent.ExecutorService bypass;
+
+    /** Current volumes by id and by export name; replaced whole under {@code this}. */
+    private volatile Map<String, Volume> byId = Map.of();
+    private volatile Map<String, Volume> byName = Map.of();
+    private final List<Volume> removing = new CopyOnWriteArrayList<>();
+    private volatile long revision;
+
+    private DataNode(Builder b) throws IOException {
+        this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
+        Files.createDirectories(dataDir);
+        this.ownsExecutor = b.executor == null;
+        this.executor = b.executor != null ? b.executor
+                : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
+                        .threadFactory(workerThreads()).build();
+        NbdServer.Exports exports = new NbdServer.Exports() {
+            @Override
+            public Volume lookup(String name) {
+                return byName.get(name);
+            }
+
+            @Override
+            public Collection<Volume> all() {
+                return byName.values();
+            }
+        };
+        NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos());
+        this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
+        try {
+            this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
+        } catch (IOException e) {
+            if (ownsExecutor) {
+                executor.close();
+            }
+            if (bypass != null) {
+                bypass.shutdown();
+            }
+            throw e;
+        }
+        this.background = new BackgroundTasks(executor, () -> {
+            reapRemoved();
+            return new ArrayList<>(byId.values());
+        }, b.scrubPeriod.toNanos());
+    }
+
+    private static java.util.concurrent.ThreadFactory workerThreads() {
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "weir-io-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Returns a builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Applies a configuration: to the executor (weights, limits, task shares), then to the exports.
+     *
+     * @throws IllegalArgumentException if the config is invalid (unknown tenant, a volume shrinks,
+     *     an export name twice) — nothing is changed then
+     */
+    public synchronized void apply(DesiredConfig config) throws IOException {
+        check(config);
+        executor.reconfigure(SchedulerConfigs.from(config));
+        applyExports(config);
+    }
+
+    /**
+     * Applies a configuration's volumes to the exports only, for when the executor has already
+     * been reconfigured (by the agent).
+     *
+     * @throws IllegalArgumentException if a volume shrinks or names an unknown tenant
+     */
+    public synchronized void applyExports(DesiredConfig config) throws IOException {
+        Map<UUID, String> tenants = check(config);
+        Map<String, Volume> nextById = new HashMap<>();
+        Map<String, Volume> nextByName = new HashMap<>();
+        Map<String, Volume> current = byId;
+        for (VolumeConfig vc : config.volumes()) {
+            String id = vc.id().toString();
+            String name = tenants.get(vc.tenantId()) + "/" + vc.name();
+            Volume v = current.get(id);
+            if (v == null) {
+                v = Volume.create(dataDir, id, name, vc.sizeBytes());
+            } else {
+                if (vc.sizeBytes() > v.size()) {
+                    v.resize(vc.sizeBytes());
+                }
+                v.exportName = name;
+            }
+            nextById.put(id, v);
+            nextByName.put(name, v);
+        }
+        List<Volume> gone = new ArrayList<>();
+        for (Volume v : current.values()) {
+            if (!nextById.containsKey(v.id)) {
+                gone.add(v);
+            }
+        }
+        byId = Map.copyOf(nextById);
+        byName = Map.copyOf(nextByName);
+        revision = config.revision();
+        for (Volume v : gone) {
+            v.removed = true;
+            removing.add(v);
+            server.closeGracefully(new ArrayList<>(v.clients));
+        }
+        reapRemoved();
+    }
+
+    /**
+     * Checks a config without applying it: every volume names a known tenant, no export name
+     * twice, no volume shrinks.
+     *
+     * @throws IllegalArgumentException naming the problem
+     */
+    public void validate(DesiredConfig config) {
+        check(config);
+    }
+
+    /** Validates names and sizes; returns tenant names by id. */
+    private Map<UUID, String> check(DesiredConfig config) {
+        Map<UUID, String> tenants = new HashMap<>();
+        for (TenantConfig t : config.tenants()) {
+            tenants.put(t.id(), t.name());
+        }
+        Map<String, Volume> current = byId;
+        Map<String, String> names = new HashMap<>();
+        for (VolumeConfig vc : config.volumes()) {
+            String tenant = tenants.get(vc.tenantId());
+            if (tenant == null) {
+                throw new IllegalArgumentException("volume " + vc.id() + " names unknown tenant " + vc.tenantId());
+            }
+            if (vc.sizeBytes() < 0) {
+                throw new IllegalArgumentException("volume " + vc.id() + " has a negative size");
+            }
+            String name = tenant + "/" + vc.name();
+            if (names.put(name, vc.id().toString()) != null) {
+                throw new IllegalArgumentException("two volumes are exported as '" + name + "'");
+            }
+            Volume v = current.get(vc.id().toString());
+            if (v != null && vc.sizeBytes() < v.size()) {
+                throw new IllegalArgumentException("volume " + name + " cannot shrink from " + v.size() + " to "
+                        + vc.sizeBytes() + " bytes");
+            }
+        }
+        return tenants;
+    }
+
+    /** Deletes the files of removed volumes whose last connection has closed. */
+    private void reapRemoved() {
+        for (Volume v : removing) {
+            if (v.clients.isEmpty()) {
+                removing.remove(v);
+                try {
+                    v.delete();
+                } catch (UncheckedIOException e) {
+                    LOG.log(Level.WARNING, "deleting volume " + v.exportName + ": " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** The volume exported as {@code name}, or null. */
+    Volume volume(String name) {
+        return byName.get(name);
+    }
+
+    /** The revision of the config applied last (0 before any). */
+    public long revision() {
+        return revision;
+    }
+
+    /** The address the NBD server listens on. */
+    public InetSocketAddress listenAddress() {
+        return server.localAddress();
+    }
+
+    /** The executor that runs every request; the agent applies configs to it. */
+    public QosExecutor executor() {
+        return executor;
+    }
+
+    /** One export as reported in the node's status. */
+    public record ExportStatus(UUID volumeId, String name, long sizeBytes, int clients) {
+    }
+
+    /** The exports, their sizes and their connected clients, sorted by name. */
+    public List<ExportStatus> exports() {
+        List<ExportStatus> list = new ArrayList<>();
+        for (Volume v : byName.values()) {
+            list.add(new ExportStatus(UUID.fromString(v.id), v.exportName, v.size(), v.clients.size()));
+        }
+        list.sort((a, b) -> a.name().compareTo(b.name()));
+        return list;
+    }
+
+    /** Open NBD connections, in handshake or transmission. */
+    public int connectionCount() {
+        return server.connectionCount();
+    }
+
+    /** Data blocks verified by scrub so far, and those that failed verification. */
+    public long[] scrubCounts() {
+        long ok = 0;
+        long bad = 0;
+        for (Volume v : byId.values()) {
+            ok += v.scrubbedBlocks.get();
+            bad += v.checksumMismatches.get();
+        }
+        return new long[] {ok, bad};
+    }
+
+    /** Bytes trimmed by clients and not yet reclaimed by gc. */
+    public long pendingTrimBytes() {
+        long t = 0;
+        for (Volume v : byId.values()) {
+            t += v.pendingTrimBytes();
+        }
+        return t;
+    }
+
+    /**
+     * Stops serving: closes the listener and every connection, stops the background tasks, drains
+     * and stops the executor (if the node created it) and flushes and closes the volumes.
+     */
+    @Override
+    public void close() {
+        server.close();
+        background.close();
+        if (bypass != null) {
+            bypass.shutdown();
+            try {
+                bypass.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (ownsExecutor) {
+            executor.close();
+        }
+        for (Volume v : byId.values()) {
+            v.close();
+        }
+        for (Volume v : removing) {
+            v.close();
+        }
+    }
+
+    /** Settings of a {@link DataNode}. */
+    public static final class Builder {
+        private Path dataDir;
+        private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 10809);
+        private int workers = Runtime.getRuntime().availableProcessors();
+        private QosExecutor executor;
+        private Duration scrubPeriod = Duration.ofHours(1);
+        private Duration writeStallTimeout = Duration.ofSeconds(30);
+        private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
+        private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
+        private boolean qos = true;
+
+        private Builder() {
+        }
+
+        /** Directory of the volume files (created if missing). Required. */
+        public Builder dataDir(Path dir) {
+            this.dataDir = dir;
+            return this;
+        }
+
+        /** Address to listen on; port 0 picks a free one. Default 127.0.0.1:10809. */
+        public Builder listen(InetSocketAddress address) {
+            this.listen = Objects.requireNonNull(address);
+            return this;
+        }
+
+        /** Scheduler worker threads; default: available processors. Ignored with {@link #executor}. */
+        public Builder workers(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("workers must be >= 1");
+            }
+            this.workers = n;
+            return this;
+        }
+
+        /** Use this executor (e.g. one an agent configures) instead of creating one; the caller closes it. */
+        public Builder executor(QosExecutor executor) {
+            this.executor = executor;
+            return this;
+        }
+
+        /** How often a scrub pass starts; {@link Duration#ZERO} scrubs continuously. Default 1 hour. */
+        public Builder scrubPeriod(Duration period) {
+            this.scrubPeriod = Objects.requireNonNull(period);
+            return this;
+        }
+
+        /** How long a client may leave its replies unread before it is disconnected. Default 30 s. */
+        public Builder writeStallTimeout(Duration timeout) {
+            this.writeStallTimeout = Objects.requireNonNull(timeout);
+            return this;
+        }
+
+        /** Requests in flight per connection before the node stops reading from it. Default 128. */
+        public Builder maxInFlight(int n) {
+            this.maxInFlight = n;
+            return this;
+        }
+
+        /** Payload and reply bytes per connection before the node stops reading from it. Default 64 MiB. */
+        public Builder maxBufferedBytes(long n) {
+            this.maxBufferedBytes = n;
+            return this;
+        }
+
+        /**
+         * With {@code false}, client requests bypass the scheduler and run on a plain pool of the
+         * same number of workers: no weights, limits or shares. For measuring what QoS costs;
+         * background tasks still run through the executor. Default true.
+         */
+        public Builder qos(boolean on) {
+            this.qos = on;
+            return this;
+        }
+
+        /** Starts the node: binds the listener and starts the threads. No exports until a config is applied. */
+        public DataNode build() throws IOException {
+            return new DataNode(this);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.weir.datanode;
+
+import io.weir.scheduler.QosExecutor;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The NBD server: one selector thread that accepts connections, reads and decodes everything
+ * clients send and writes what replies could not be written at once; the data work runs on the
+ * {@link QosExecutor}'s workers, which also write replies straight to the (non-blocking) sockets.
+ *
+ * <h2>Thread safety</h2>
+ * Connections' decoding state is confined to the selector thread. Other threads hand work to it
+ * with {@link #execute}, which queues a task and wakes the selector. {@link #close} may be called
+ * from any thread; it closes the listening socket and every connection and joins the selector
+ * thread.
+ */
+final class NbdServer implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(NbdServer.class.getName());
+
+    /** How often the selector wakes, at the least, to look for stalled connections. */
+    static final long TICK_MILLIS = 250;
+
+    /** What the server serves: looked up on every option, so changes apply to new connections. */
+    interface Exports {
+        /** The volume exported under {@code name}, or null. */
+        Volume lookup(String name);
+
+        /** All exports, for NBD_OPT_LIST. */
+        Collection<Volume> all();
+    }
+
+    /** Tunables of the IO path, per connection. */
+    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos) {
+        /** 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s is dropped. */
+        static Limits defaults() {
+            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30));
+        }
+    }
+
+    final Exports exports;
+    final QosExecutor executor;
+    /** Non-null only with QoS off (benchmarks): requests bypass the scheduler and run here. */
+    final java.util.concurrent.Executor bypass;
+    final BufferPool pool;
+    final Limits limits;
+    private final Selector selector;
+    private final ServerSocketChannel listener;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile boolean running = true;
+
+    NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
+            BufferPool pool, Limits limits) throws IOException {
+        this.exports = exports;
+        this.executor = executor;
+        this.bypass = bypass;
+        this.pool = pool;
+        this.limits = limits;
+        this.selector = Selector.open();
+        this.listener = ServerSocketChannel.open();
+        try {
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            listener.bind(listen, 256);
+            listener.configureBlocking(false);
+            listener.register(selector, SelectionKey.OP_ACCEPT);
+        } catch (IOException e) {
+            listener.close();
+            selector.close();
+            throw e;
+        }
+        this.thread = new Thread(this::loop, "weir-nbd-selector");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** The bound address (the port is the real one when 0 was asked for). */
+    InetSocketAddress localAddress() {
+        try {
+            return (InetSocketAddress) listener.getLocalAddress();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Open connections, in handshake or transmission. */
+    int connectionCount() {
+        return connections.size();
+    }
+
+    /** Runs {@code task} on the selector thread soon. */
+    void execute(Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    boolean inSelectorThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    void forget(NbdConnection c) {
+        connections.remove(c);
+    }
+
+    private void loop() {
+        long nextTick = System.nanoTime();
+        try {
+            while (running) {
+                selector.select(TICK_MILLIS);
+                Runnable t;
+                while ((t = tasks.poll()) != null) {
+                    t.run();
+                }
+                Set<SelectionKey> keys = selector.selectedKeys();
+                Iterator<SelectionKey> it = keys.iterator();
+                while (it.hasNext()) {
+                    SelectionKey k = it.next();
+                    it.remove();
+                    if (k.attachment() == null) {
+                        accept();
+                    } else {
+                        ((NbdConnection) k.attachment()).onSelected(k);
+                    }
+                }
+                long now = System.nanoTime();
+                if (now - nextTick >= 0) {
+                    nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
+                    for (NbdConnection c : connections) {
+                        c.checkStalled(now);
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.ERROR, "NBD selector loop failed", e);
+        } finally {
+            for (NbdConnection c : connections) {
+                c.abort("server stopping");
+            }
+            try {
+                selector.close();
+            } catch (IOException ignored) {
+                // nothing left to do
+            }
+            stopped.countDown();
+        }
+    }
+
+    private void accept() {
+        SocketChannel ch;
+        try {
+            while ((ch = listener.accept()) != null) {
+                try {
+                    ch.configureBlocking(false);
+                    ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    NbdConnection c = new NbdConnection(this, ch);
+                    SelectionKey key = ch.register(selector, SelectionKey.OP_READ, c);
+                    connections.add(c);
+                    c.start(key);
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.WARNING, "accepting a connection: " + e);
+                    ch.close();
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "accept failed: " + e);
+        }
+    }
+
+    /** Closes every connection gracefully (in-flight requests answered first) on the selector thread. */
+    void closeGracefully(Collection<NbdConnection> conns) {
+        execute(() -> conns.forEach(c -> c.shutdown("export removed")));
+    }
+
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        try {
+            listener.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        selector.wakeup();
+        if (Thread.currentThread() != thread) {
+            try {
+                stopped.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.weir.datanode;
+
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.TaskShareConfig;
+import io.weir.protocol.TenantConfig;
+import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.SchedulerConfig;
+import io.weir.scheduler.SchedulerConfig.DynamicShare;
+import io.weir.scheduler.SchedulerConfig.TaskSpec;
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+
+/**
+ * A minimal {@link DesiredConfig} to {@link SchedulerConfig} translation, used only where the data
+ * node applies a config itself ({@code --config-file}, {@link DataNode#apply}). Where the agent
+ * delivers configs, the agent's translator applies them to the executor and this class is not
+ * used. Scheduler ids are the UUID strings of tenants and volumes; {@code null} limits are 0
+ * (unlimited); no tasks means the default task set.
+ */
+final class SchedulerConfigs {
+
+    private SchedulerConfigs() {
+    }
+
+    static SchedulerConfig from(DesiredConfig c) {
+        SchedulerConfig.Builder b = SchedulerConfig.builder();
+        if (c.tasks().isEmpty()) {
+            b.defaultTasks();
+        }
+        for (TaskShareConfig t : c.tasks()) {
+            TaskSpec spec = TaskSpec.of(t.name(), t.share());
+            TaskShareConfig.DynamicShare d = t.dynamic();
+            if (d != null) {
+                spec = spec.withDynamic(new DynamicShare(d.t1(), d.t2(), d.low(), d.high(),
+                        d.curve() == TaskShareConfig.Curve.exponential ? SchedulerConfig.Curve.EXPONENTIAL
+                                : SchedulerConfig.Curve.LINEAR));
+            }
+            b.task(spec);
+        }
+        for (TenantConfig t : c.tenants()) {
+            b.tenant(TenantSpec.of(t.id().toString()).withWeight(t.weight()).withMaxIops(orZero(t.maxIops()))
+                    .withMaxBytesPerSec(orZero(t.maxBytesPerSec())));
+        }
+        for (VolumeConfig v : c.volumes()) {
+            EffectivePolicy p = v.effectivePolicy();
+            VolumeSpec s = VolumeSpec.of(v.id().toString(), v.tenantId().toString());
+            if (p != null) {
+                s = s.withWeight(p.weight()).withMinIops(orZero(p.minIops())).withMaxIops(orZero(p.maxIops()))
+                        .withBurstIops(orZero(p.burstIops())).withMaxBytesPerSec(orZero(p.maxBytesPerSec()))
+                        .withBurstBytesPerSec(orZero(p.burstBytesPerSec()));
+                if (p.costModel() != null) {
+                    s = s.withMinChargeBytes(p.costModel().minChargeBytes());
+                }
+            }
+            b.volume(s);
+        }
+        return b.build();
+    }
+
+    private static long orZero(Long v) {
+        return v == null ? 0 : v;
+    }
+}

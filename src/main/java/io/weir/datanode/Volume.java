@@ -1,0 +1,630 @@
+package io.weir.datanode;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+
+/**
+ * The storage of one volume: a sparse file of the volume's size, read and written with
+ * positional IO, and beside it a file of per-block checksums.
+ *
+ * <h2>Files</h2>
+ * <ul>
+ *   <li>{@code <id>.img}: the data, exactly the volume's size, sparse. Holes are real: a trim
+ *       ({@linkplain #trim deferred}, see below) or a write of zeroes deallocates blocks with
+ *       {@code fallocate(PUNCH_HOLE)}, and {@link #blockStatus} reports holes from
+ *       {@code lseek(SEEK_DATA/SEEK_HOLE)}.</li>
+ *   <li>{@code <id>.crc}: one CRC32C per {@value #BLOCK}-byte block, memory-mapped, 0 meaning
+ *       "not known" (never written, trimmed or zeroed; also the 1 in 2^32 block whose CRC is 0).
+ *       Written with the data; {@link #scrub} verifies it.</li>
+ * </ul>
+ * Files are created by {@link #create} and opened lazily on first use, so that a node can hold
+ * many thousands of configured volumes without as many open descriptors.
+ *
+ * <h2>Trims are reclaimed by gc</h2>
+ * {@link #trim} only records the range; the {@code gc} background task punches it later
+ * ({@link #gcStep}). NBD lets a trimmed range read back anything until it is written again, so
+ * this is invisible to clients, and it moves the cost of deallocation to a task with its own CPU
+ * share. A write (or write of zeroes) into a recorded range removes that part first, so gc never
+ * punches data written after the trim.
+ *
+ * <h2>Locking</h2>
+ * Writes hold the {@linkplain #STRIPES striped} locks of the blocks they touch while they write
+ * data and checksums, so that a block's checksum always describes its last write; scrub holds a
+ * block's stripe while it verifies it; gc holds every stripe while it punches. Reads take no lock
+ * (NBD does not order overlapping requests in flight). Lock order: stripes in ascending index,
+ * then {@code trims}.
+ */
+final class Volume implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Volume.class.getName());
+
+    /** Checksum block size, also the filesystem's allocation granularity on usual setups. */
+    static final int BLOCK = 4096;
+    /** Number of block lock stripes per volume. */
+    static final int STRIPES = 64;
+    /** Largest range one gc step punches. */
+    static final long GC_STEP_BYTES = 64L << 20;
+    /** Blocks one scrub step verifies. */
+    static final int SCRUB_STEP_BLOCKS = 64;
+
+    final String id;
+    volatile String exportName;
+    private final Path data;
+    private final Path checksums;
+    private volatile long size;
+
+    private final Object openLock = new Object();
+    private volatile FileChannel channel;
+    private int fd = -1;
+    private volatile MappedByteBuffer crc;
+    private volatile long crcBlocks;
+
+    private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
+    /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
+    private final TreeMap<Long, Long> trims = new TreeMap<>();
+    private volatile long pendingTrimBytes;
+    /** Bytes written since the last {@link #flush}; the flush task's signal. */
+    final AtomicLong dirtyBytes = new AtomicLong();
+    /** Blocks verified by scrub, and those that did not match their checksum. */
+    final AtomicLong scrubbedBlocks = new AtomicLong();
+    final AtomicLong checksumMismatches = new AtomicLong();
+    private volatile boolean closed;
+    /** Connections in the transmission phase on this volume. */
+    final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
+    /** Set once the volume leaves the configuration; no new connection may attach. */
+    volatile boolean removed;
+
+    private Volume(String id, String exportName, Path dir, long size) {
+        this.id = id;
+        this.exportName = exportName;
+        this.data = dir.resolve(id + ".img");
+        this.checksums = dir.resolve(id + ".crc");
+        this.size = size;
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new ReentrantLock();
+        }
+    }
+
+    /**
+     * Creates (or adopts, keeping its data) the files of a volume and returns it, not yet open.
+     * An existing file smaller than {@code size} grows; a larger one keeps its size on disk but
+     * the volume serves {@code size} bytes.
+     */
+    static Volume create(Path dir, String id, String exportName, long size) throws IOException {
+        Volume v = new Volume(id, exportName, dir, size);
+        try (RandomAccessFile f = new RandomAccessFile(v.data.toFile(), "rw")) {
+            if (f.length() < size) {
+                f.setLength(size);
+            }
+        }
+        return v;
+    }
+
+    long size() {
+        return size;
+    }
+
+    Path dataFile() {
+        return data;
+    }
+
+    /** Grows the volume; growing keeps the data. Shrinking is refused. */
+    void resize(long newSize) throws IOException {
+        if (newSize < size) {
+            throw new IllegalArgumentException("volume " + exportName + " cannot shrink from " + size + " to " + newSize);
+        }
+        synchronized (openLock) {
+            try (RandomAccessFile f = new RandomAccessFile(data.toFile(), "rw")) {
+                if (f.length() < newSize) {
+                    f.setLength(newSize);
+                }
+            }
+            size = newSize;
+            if (channel != null) {
+                mapChecksums();
+            }
+        }
+    }
+
+    private FileChannel channel() throws IOException {
+        FileChannel c = channel;
+        if (c != null) {
+            return c;
+        }
+        synchronized (openLock) {
+            if (closed) {
+                throw new IOException("volume " + exportName + " is closed");
+            }
+            if (channel == null) {
+                FileChannel ch = FileChannel.open(data, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                try {
+                    fd = LinuxFiles.open(data.toString(), LinuxFiles.O_RDWR | LinuxFiles.O_CLOEXEC);
+                } catch (RuntimeException e) {
+                    ch.close();
+                    throw new IOException("cannot open " + data + " for hole punching: " + e.getMessage(), e);
+                }
+                channel = ch;
+                mapChecksums();
+            }
+            return channel;
+        }
+    }
+
+    /** Caller holds {@code openLock}. */
+    private void mapChecksums() throws IOException {
+        long blocks = Math.min((size + BLOCK - 1) / BLOCK, Integer.MAX_VALUE / 4);
+        try (FileChannel c = FileChannel.open(checksums, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            crc = c.map(FileChannel.MapMode.READ_WRITE, 0, blocks * 4);
+        }
+        crcBlocks = blocks;
+    }
+
+    private int fd() throws IOException {
+        channel();
+        return fd;
+    }
+
+    /** True once the files are open (after the first connection or {@link #open}). */
+    boolean isOpen() {
+        return channel != null && !closed;
+    }
+
+    /** Opens the files now (they are otherwise opened at first use). */
+    void open() throws IOException {
+        channel();
+    }
+
+    // --- IO -------------------------------------------------------------------------------------
+
+    /** Reads {@code dst.remaining()} bytes at {@code offset}; past the file's end reads zeroes. */
+    void read(long offset, ByteBuffer dst) throws IOException {
+        FileChannel c = channel();
+        long p = offset;
+        while (dst.hasRemaining()) {
+            int n = c.read(dst, p);
+            if (n < 0) {
+                while (dst.hasRemaining()) {
+                    dst.put((byte) 0);
+                }
+                return;
+            }
+            p += n;
+        }
+    }
+
+    /** Writes {@code src} (position to limit) at {@code offset}, with checksums; forces if {@code fua}. */
+    void write(long offset, ByteBuffer src, boolean fua) throws IOException {
+        FileChannel c = channel();
+        int len = src.remaining();
+        if (len == 0) {
+            return;
+        }
+        long first = offset / BLOCK;
+        long last = (offset + len - 1) / BLOCK;
+        lock(first, last);
+        try {
+            if (pendingTrimBytes > 0) {
+                cancelTrims(offset, offset + len);
+            }
+            int start = src.position();
+            long p = offset;
+            while (src.hasRemaining()) {
+                p += c.write(src, p);
+            }
+            updateChecksums(offset, src, start, len);
+        } finally {
+            unlock(first, last);
+        }
+        dirtyBytes.addAndGet(len);
+        if (fua) {
+            flush();
+        }
+    }
+
+    private void updateChecksums(long offset, ByteBuffer src, int start, int len) throws IOException {
+        MappedByteBuffer m = crc;
+        long end = offset + len;
+        CRC32C c = new CRC32C();
+        for (long b = offset / BLOCK; b * BLOCK < end; b++) {
+            if (b >= crcBlocks) {
+                return;
+            }
+            long bs = b * BLOCK;
+            int blockLen = (int) Math.min(BLOCK, size - bs);
+            c.reset();
+            if (bs >= offset && bs + blockLen <= end) {
+                int at = start + (int) (bs - offset);
+                src.limit(at + blockLen).position(at);
+                c.update(src);
+            } else {
+                ByteBuffer scratch = SCRATCH.get();
+                scratch.clear().limit(blockLen);
+                read(bs, scratch);
+                scratch.flip();
+                c.update(scratch);
+            }
+            m.putInt((int) (b * 4), (int) c.getValue());
+        }
+        src.limit(start + len).position(start + len);
+    }
+
+    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK));
+
+    /**
+     * Makes {@code [offset, offset + length)} read as zeroes: punches a hole, or (with
+     * {@code noHole}) writes zeroes so the range stays allocated.
+     */
+    void writeZeroes(long offset, long length, boolean noHole, boolean fua) throws IOException {
+        if (length == 0) {
+            return;
+        }
+        int f = fd();
+        long first = offset / BLOCK;
+        long last = (offset + length - 1) / BLOCK;
+        lock(first, last);
+        try {
+            if (pendingTrimBytes > 0) {
+                cancelTrims(offset, offset + length);
+            }
+            if (noHole) {
+                writeZeroBuffers(offset, length);
+            } else {
+                LinuxFiles.punchHole(f, offset, length);
+            }
+            clearChecksums(offset, offset + length);
+        } finally {
+            unlock(first, last);
+        }
+        dirtyBytes.addAndGet(Math.min(length, BLOCK));
+        if (fua) {
+            flush();
+        }
+    }
+
+    /** Zeroes written for real (unwritten extents from fallocate would report as holes on ext4). */
+    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
+
+    private void writeZeroBuffers(long offset, long length) throws IOException {
+        FileChannel c = channel();
+        long p = offset;
+        long end = offset + length;
+        ByteBuffer z = ZEROES.duplicate();
+        while (p < end) {
+            z.clear().limit((int) Math.min(z.capacity(), end - p));
+            while (z.hasRemaining()) {
+                p += c.write(z, p);
+            }
+        }
+    }
+
+    private void clearChecksums(long from, long to) {
+        MappedByteBuffer m = crc;
+        for (long b = from / BLOCK; b * BLOCK < to && b < crcBlocks; b++) {
+            m.putInt((int) (b * 4), 0);
+        }
+    }
+
+    /** Records a trim; {@link #gcStep} deallocates it later. */
+    void trim(long offset, long length) {
+        if (length == 0) {
+            return;
+        }
+        synchronized (trims) {
+            long start = offset;
+            long end = offset + length;
+            Map.Entry<Long, Long> before = trims.floorEntry(start);
+            if (before != null && before.getValue() >= start) {
+                start = before.getKey();
+                end = Math.max(end, before.getValue());
+            }
+            Iterator<Map.Entry<Long, Long>> it = trims.tailMap(start, true).entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<Long, Long> e = it.next();
+                if (e.getKey() > end) {
+                    break;
+                }
+                end = Math.max(end, e.getValue());
+                it.remove();
+            }
+            trims.put(start, end);
+            pendingTrimBytes = total();
+        }
+    }
+
+    /** Removes {@code [from, to)} from the pending trims. */
+    private void cancelTrims(long from, long to) {
+        synchronized (trims) {
+            Map.Entry<Long, Long> before = trims.lowerEntry(from);
+            if (before != null && before.getValue() > from) {
+                trims.put(before.getKey(), from);
+                if (before.getValue() > to) {
+                    trims.put(to, before.getValue());
+                }
+            }
+            Iterator<Map.Entry<Long, Long>> it = trims.tailMap(from, true).entrySet().iterator();
+            while (it.hasNext()) {
+                Map.Entry<Long, Long> e = it.next();
+                if (e.getKey() >= to) {
+                    break;
+                }
+                it.remove();
+                if (e.getValue() > to) {
+                    trims.put(to, e.getValue());
+                    break;
+                }
+            }
+            pendingTrimBytes = total();
+        }
+    }
+
+    /** Caller holds {@code trims}. */
+    private long total() {
+        long t = 0;
+        for (Map.Entry<Long, Long> e : trims.entrySet()) {
+            t += e.getValue() - e.getKey();
+        }
+        return t;
+    }
+
+    /** Bytes trimmed and not yet reclaimed by gc. */
+    long pendingTrimBytes() {
+        return pendingTrimBytes;
+    }
+
+    /** Makes everything written so far durable: data and checksums. */
+    void flush() throws IOException {
+        force(channel());
+    }
+
+    private void force(FileChannel c) throws IOException {
+        dirtyBytes.set(0);
+        c.force(false);
+        MappedByteBuffer m = crc;
+        if (m != null) {
+            m.force();
+        }
+    }
+
+    /**
+     * Writes block status descriptors (length, flags) for {@code [offset, offset + length)} into
+     * {@code out} while it has room; at most one if {@code reqOne}. Holes are reported as
+     * {@code HOLE | ZERO}, everything else as data.
+     *
+     * @return the number of descriptors written (at least one when {@code length > 0})
+     */
+    int blockStatus(long offset, long length, boolean reqOne, ByteBuffer out) throws IOException {
+        int f = fd();
+        long end = Math.min(offset + length, size);
+        long pos = offset;
+        int n = 0;
+        while (pos < end && out.remaining() >= 8) {
+            long d = LinuxFiles.nextData(f, pos);
+            long next;
+            int flags;
+            if (d < 0 || d >= end) {
+                next = end;
+                flags = Nbd.STATE_HOLE | Nbd.STATE_ZERO;
+            } else if (d > pos) {
+                next = d;
+                flags = Nbd.STATE_HOLE | Nbd.STATE_ZERO;
+            } else {
+                next = Math.min(LinuxFiles.nextHole(f, pos), end);
+                flags = 0;
+                if (next <= pos) {
+                    next = end; // file shorter than the volume: the rest reads as zeroes but is reported as data
+                }
+            }
+            out.putInt((int) (next - pos)).putInt(flags);
+            n++;
+            pos = next;
+            if (reqOne) {
+                break;
+            }
+        }
+        return n;
+    }
+
+    // --- background work ------------------------------------------------------------------------
+
+    /** Blocks in the volume (the last may be partial). */
+    long blocks() {
+        return (size + BLOCK - 1) / BLOCK;
+    }
+
+    /**
+     * Verifies the data blocks in {@code [fromBlock, toBlock)} against their checksums, skipping
+     * holes and blocks whose checksum is not known. Safe to call from several threads at once.
+     *
+     * @return the number of blocks verified
+     */
+    int scrub(long fromBlock, long toBlock) throws IOException {
+        int f = fd();
+        ByteBuffer buf = SCRATCH.get();
+        CRC32C c = new CRC32C();
+        long end = Math.min(toBlock, Math.min(blocks(), crcBlocks));
+        int verified = 0;
+        for (long b = fromBlock; b < end; b++) {
+            long d = LinuxFiles.nextData(f, b * BLOCK);
+            if (d < 0 || d >= end * BLOCK) {
+                break;
+            }
+            b = Math.max(b, d / BLOCK);
+            int blockLen = (int) Math.min(BLOCK, size - b * BLOCK);
+            ReentrantLock l = stripes[(int) (b % STRIPES)];
+            l.lock();
+            try {
+                int stored = crc.getInt((int) (b * 4));
+                if (stored != 0) {
+                    buf.clear().limit(blockLen);
+                    read(b * BLOCK, buf);
+                    buf.flip();
+                    c.reset();
+                    c.update(buf);
+                    verified++;
+                    if ((int) c.getValue() != stored) {
+                        checksumMismatches.incrementAndGet();
+                        LOG.log(Level.WARNING, "scrub: volume {0} block {1} does not match its checksum", exportName, b);
+                    }
+                }
+            } finally {
+                l.unlock();
+            }
+        }
+        scrubbedBlocks.addAndGet(verified);
+        return verified;
+    }
+
+    /**
+     * Punches the first pending trim (up to {@value #GC_STEP_BYTES} bytes of it), holding every
+     * stripe. Returns the bytes reclaimed, 0 if nothing was pending.
+     */
+    long gcStep() throws IOException {
+        if (pendingTrimBytes == 0) {
+            return 0;
+        }
+        int f = fd();
+        lockAll();
+        try {
+            synchronized (trims) {
+                Map.Entry<Long, Long> e = trims.firstEntry();
+                if (e == null) {
+                    return 0;
+                }
+                long start = e.getKey();
+                long end = Math.min(e.getValue(), start + GC_STEP_BYTES);
+                trims.remove(start);
+                if (end < e.getValue()) {
+                    trims.put(end, e.getValue());
+                }
+                pendingTrimBytes = total();
+                long to = Math.min(end, size);
+                if (to > start) {
+                    LinuxFiles.punchHole(f, start, to - start);
+                    clearChecksums(start, to);
+                }
+                return end - start;
+            }
+        } finally {
+            unlockAll();
+        }
+    }
+
+    // --- locks ----------------------------------------------------------------------------------
+
+    private void lock(long firstBlock, long lastBlock) {
+        if (firstBlock == lastBlock) {
+            stripes[(int) (firstBlock % STRIPES)].lock();
+        } else if (lastBlock - firstBlock + 1 >= STRIPES) {
+            lockAll();
+        } else {
+            int a = (int) (firstBlock % STRIPES);
+            int z = (int) (lastBlock % STRIPES);
+            for (int i = 0; i < STRIPES; i++) {
+                if (a <= z ? (i >= a && i <= z) : (i >= a || i <= z)) {
+                    stripes[i].lock();
+                }
+            }
+        }
+    }
+
+    private void unlock(long firstBlock, long lastBlock) {
+        if (firstBlock == lastBlock) {
+            stripes[(int) (firstBlock % STRIPES)].unlock();
+        } else if (lastBlock - firstBlock + 1 >= STRIPES) {
+            unlockAll();
+        } else {
+            int a = (int) (firstBlock % STRIPES);
+            int z = (int) (lastBlock % STRIPES);
+            for (int i = STRIPES - 1; i >= 0; i--) {
+                if (a <= z ? (i >= a && i <= z) : (i >= a || i <= z)) {
+                    stripes[i].unlock();
+                }
+            }
+        }
+    }
+
+    /** Takes every stripe: blocks writes, zeroing, scrub and gc (tests use it to hold writes back). */
+    void lockAll() {
+        for (ReentrantLock l : stripes) {
+            l.lock();
+        }
+    }
+
+    void unlockAll() {
+        for (int i = STRIPES - 1; i >= 0; i--) {
+            stripes[i].unlock();
+        }
+    }
+
+    /**
+     * Registers a connection entering transmission; false if the volume is being removed.
+     * Paired with {@link #detach}.
+     */
+    boolean attach(NbdConnection c) {
+        clients.add(c);
+        if (removed) {
+            clients.remove(c);
+            return false;
+        }
+        return true;
+    }
+
+    void detach(NbdConnection c) {
+        clients.remove(c);
+    }
+
+    // --- lifecycle ------------------------------------------------------------------------------
+
+    /** Flushes and closes the files; idempotent. The volume cannot be reopened. */
+    @Override
+    public void close() {
+        synchronized (openLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                if (channel != null) {
+                    force(channel);
+                    channel.close();
+                }
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "closing volume " + exportName + ": " + e.getMessage());
+            } finally {
+                if (fd >= 0) {
+                    LinuxFiles.close(fd);
+                    fd = -1;
+                }
+                crc = null;
+            }
+        }
+    }
+
+    /** Closes the volume and deletes its files. */
+    void delete() {
+        close();
+        try {
+            Files.deleteIfExists(data);
+            Files.deleteIfExists(checksums);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/**
+ * The reference data node: volumes served over NBD, every request scheduled by the QoS scheduler.
+ *
+ * <h2>Parts</h2>
+ * <ul>
+ *   <li>{@link io.weir.datanode.DataNode}: the node. It owns the {@link io.weir.scheduler.QosExecutor},
+ *       the NBD server, the volumes and the background tasks, and takes configurations
+ *       ({@code DesiredConfig}) through {@code apply} (executor and exports) or {@code applyExports}
+ *       (exports, when the embedded agent has applied the executor).</li>
+ *   <li>{@link io.weir.datanode.DataNodeCommand}: {@code java -jar weir.jar datanode}; embeds the
+ *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}).</li>
+ *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
+ *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
+ *       {@code LinuxFiles}: {@code fallocate} and {@code lseek(SEEK_DATA/SEEK_HOLE)} through JNA.</li>
+ * </ul>
+ *
+ * <h2>Threads</h2>
+ * <pre>
+ *  clients ──TCP──► selector thread (1) ──submit(volume, READ|WRITE, bytes)──► QosExecutor ──► workers (N)
+ *                    accept, read, decode,                                     (weights,         file IO, copies,
+ *                    handshake replies,                                          limits,          checksums, reply
+ *                    queued replies                                              shares)          written to socket
+ *  background driver (1): keeps scrub / gc / flush steps queued as background tasks, reports their utilization
+ * </pre>
+ * There is no thread per connection. The selector thread decodes requests (28-byte headers; the
+ * part of a write payload that arrived with its header is copied out of the receive buffer, the
+ * rest is read straight into the request's buffer) and submits each to the executor as the
+ * foreground flow of its volume with its data size as the cost. The only queue outside the
+ * scheduler is the socket: a connection stops being read at 128 requests in flight or 64 MiB of
+ * payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
+ * socket themselves; what the socket does not take waits in the connection's reply queue for the
+ * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected.
+ *
+ * <h2>Buffers</h2>
+ * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB), so the IO
+ * path allocates no native memory per request and the JDK never copies through a temporary
+ * direct buffer. A read reply is one buffer: the reply header followed by the data read into it
+ * from the file, written to the socket in one call.
+ *
+ * <h2>Protocol coverage</h2>
+ * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},
+ * {@code INFO}, {@code GO} (with {@code NBD_INFO_EXPORT}, {@code NAME} and {@code BLOCK_SIZE}),
+ * {@code STRUCTURED_REPLY}, {@code LIST_META_CONTEXT} and {@code SET_META_CONTEXT} with
+ * {@code base:allocation}; {@code STARTTLS} and unknown options get {@code NBD_REP_ERR_UNSUP};
+ * unknown exports {@code NBD_REP_ERR_UNKNOWN} with a message. Transmission: {@code READ}
+ * (structured: one data chunk, so {@code DF} holds), {@code WRITE} with {@code FUA},
+ * {@code FLUSH}, {@code TRIM}, {@code WRITE_ZEROES} with {@code NO_HOLE}, {@code CACHE},
+ * {@code BLOCK_STATUS}, {@code DISC}; {@code NBD_FLAG_CAN_MULTI_CONN} (all connections share one
+ * file and the page cache). Not implemented: TLS, extended headers, {@code RESIZE}, fast zero.
+ * Replies go out as requests complete. Requests above 32 MiB, out of range or with unknown flags
+ * get {@code EINVAL} ({@code ENOSPC} for writes past the end), a full volume queue {@code ENOMEM},
+ * a volume being removed {@code ESHUTDOWN}; a bad magic or unknown client flags end the
+ * connection.
+ *
+ * <h2>Storage</h2>
+ * One sparse file per volume ({@code <volume id>.img}) of the volume's size, positional IO;
+ * {@code FLUSH} and {@code FUA} force it. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
+ * block, which scrub verifies. Trims are recorded and punched later by gc; zeroes without
+ * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
+ * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's.
+ *
+ * <p>Depends on the scheduler, the protocol, the agent, Jackson and JNA; never on Spring.
+ */
+package io.weir.datanode;

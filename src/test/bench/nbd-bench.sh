@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# NBD server benchmark: fio 4 KiB randread and randwrite at iodepth 32 on one volume, against the
+# Weir data node with QoS on (10,000 configured volumes), the Weir data node with QoS off (requests
+# bypass the scheduler), qemu-nbd and nbdkit's file plugin, all serving the same backing file, in
+# one run, alternating server by server each round. Reports IOPS, ratios and CPU per IO (user+sys
+# of the server process over the IOs it served).
+#
+#   mvn -o -q package -DskipTests && bash src/test/bench/nbd-bench.sh [rounds] [seconds] [workers]
+#
+# Needs fio (nbd engine), qemu-nbd, nbdkit, python3. Uses ports from the OS-free range 20000+.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+ROUNDS=${1:-3}
+SECS=${2:-10}
+WORKERS=${3:-2}
+JAR=$(ls target/weir-*.jar | grep -v -- -agent | head -1)
+WORK=$(mktemp -d /tmp/weir-bench.XXXXXX)
+DATA=$WORK/data
+mkdir -p "$DATA"
+VOL=00000000-0000-0000-0000-00000000b001
+SIZE=$((1024 * 1024 * 1024))
+HZ=$(getconf CLK_TCK)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+python3 - "$WORK" "$VOL" "$SIZE" <<'PY'
+import json, sys, uuid
+work, vol, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tenant = "00000000-0000-0000-0000-00000000a001"
+pol = {"weight": 100, "minIops": None, "maxIops": None, "burstIops": None, "maxBytesPerSec": None,
+       "burstBytesPerSec": None, "costModel": {"minChargeBytes": 4096}}
+def cfg(n):
+    vols = [{"id": vol, "tenantId": tenant, "name": "bench", "sizeBytes": size, "effectivePolicy": pol}]
+    tenants = [{"id": tenant, "name": "bench", "weight": 100, "maxIops": None, "maxBytesPerSec": None}]
+    for i in range(1, n):  # the other configured volumes: 100 tenants, 1 MiB each, idle
+        t = str(uuid.UUID(int=0xa000_0000 + i % 100))
+        if i < 100:
+            tenants.append({"id": t, "name": "t%d" % i, "weight": 100, "maxIops": None, "maxBytesPerSec": None})
+        p = dict(pol, maxIops=1000 + i)
+        vols.append({"id": str(uuid.UUID(int=0xb000_0000 + i)), "tenantId": t if i % 100 else tenant,
+                     "name": "v%d" % i, "sizeBytes": 1 << 20, "effectivePolicy": p})
+    return {"nodeId": "00000000-0000-0000-0000-000000000001", "revision": 1, "tasks": [], "tenants": tenants, "volumes": vols}
+json.dump(cfg(10000), open(work + "/qos-on.json", "w"))
+json.dump(cfg(1), open(work + "/qos-off.json", "w"))
+PY
+
+# the backing file, filled once (all servers serve this very file)
+dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
+FILE=$DATA/$VOL.img
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
+
+P_ON=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
+  --listen 127.0.0.1:$P_ON --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
+P_OFF=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA" \
+  --listen 127.0.0.1:$P_OFF --workers "$WORKERS" --qos off > "$WORK/off.log" 2>&1 & pids+=($!); PID_OFF=$!
+P_Q=$(port); qemu-nbd -f raw -x bench -b 127.0.0.1 -p $P_Q -t -e 64 "$FILE" > "$WORK/qemu.log" 2>&1 & pids+=($!); PID_Q=$!
+P_K=$(port); nbdkit -f -i 127.0.0.1 -p $P_K file file="$FILE" > "$WORK/nbdkit.log" 2>&1 & pids+=($!); PID_K=$!
+for p in $P_ON $P_OFF $P_Q $P_K; do wait_port $p; done
+
+declare -A URI=([weir-qos-on]="nbd://127.0.0.1:$P_ON/bench/bench" [weir-qos-off]="nbd://127.0.0.1:$P_OFF/bench/bench"
+                [qemu-nbd]="nbd://127.0.0.1:$P_Q/bench" [nbdkit-file]="nbd://127.0.0.1:$P_K/")
+declare -A PID=([weir-qos-on]=$PID_ON [weir-qos-off]=$PID_OFF [qemu-nbd]=$PID_Q [nbdkit-file]=$PID_K)
+SERVERS=(weir-qos-on weir-qos-off qemu-nbd nbdkit-file)
+cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
+
+# warm-up: one short run each (JIT, page cache)
+for s in "${SERVERS[@]}"; do
+  fio --name=warm --ioengine=nbd --uri="${URI[$s]}" --rw=randread --bs=4k --iodepth=32 --size=1g --runtime=3 --time_based >/dev/null
+done
+
+RESULTS=$WORK/results.tsv
+for r in $(seq "$ROUNDS"); do
+  # rotate the order each round so that no server always runs first
+  order=("${SERVERS[@]:$(( (r - 1) % 4 ))}" "${SERVERS[@]:0:$(( (r - 1) % 4 ))}")
+  for s in "${order[@]}"; do
+    for rw in randread randwrite; do
+      c0=$(cpu ${PID[$s]})
+      out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=4k --iodepth=32 --size=1g \
+              --runtime="$SECS" --time_based --output-format=json)
+      c1=$(cpu ${PID[$s]})
+      python3 - "$s" "$rw" "$r" "$c0" "$c1" "$HZ" <<PY >> "$RESULTS"
+import json, sys
+s, rw, r, c0, c1, hz = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+j = json.loads('''$out'''[ '''$out'''.index('{'):])["jobs"][0]
+side = j["read"] if rw == "randread" else j["write"]
+ios = side["total_ios"]
+print(f"{s}\t{rw}\t{r}\t{side['iops']:.0f}\t{(c1 - c0) / hz / max(ios, 1) * 1e6:.1f}")
+PY
+    done
+  done
+done
+
+python3 - "$RESULTS" "$ROUNDS" "$SECS" "$WORKERS" <<'PY'
+import statistics, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
+by = {}
+for s, rw, r, iops, cpu in rows:
+    by.setdefault((s, rw), []).append((float(iops), float(cpu)))
+print(f"rounds {sys.argv[2]} x {sys.argv[3]} s, fio 4 KiB iodepth 32, weir workers {sys.argv[4]}; medians")
+print(f"{'server':14} {'rw':10} {'IOPS':>8} {'vs qemu-nbd':>12} {'CPU us/IO':>10}   all rounds (IOPS)")
+for rw in ("randread", "randwrite"):
+    q = statistics.median(i for i, _ in by[("qemu-nbd", rw)])
+    for s in ("weir-qos-on", "weir-qos-off", "qemu-nbd", "nbdkit-file"):
+        v = by[(s, rw)]
+        m = statistics.median(i for i, _ in v)
+        c = statistics.median(c for _, c in v)
+        print(f"{s:14} {rw:10} {m:8.0f} {m / q:12.2f} {c:10.1f}   {' '.join(f'{i:.0f}' for i, _ in v)}")
+    on = statistics.median(i for i, _ in by[("weir-qos-on", rw)])
+    off = statistics.median(i for i, _ in by[("weir-qos-off", rw)])
+    print(f"  QoS on / QoS off ({rw}): {on / off:.3f}")
+PY

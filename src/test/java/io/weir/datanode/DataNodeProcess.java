@@ -1,0 +1,84 @@
+package io.weir.datanode;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import tools.jackson.databind.json.JsonMapper;
+
+/** A data node in its own JVM ({@code DataNodeCommand} with a config file), for kill -9 tests and external clients. */
+final class DataNodeProcess implements AutoCloseable {
+
+    private static final Pattern SERVING = Pattern.compile("serving NBD on ([0-9.]+):(\\d+)");
+
+    final Process process;
+    final InetSocketAddress address;
+
+    private DataNodeProcess(Process process, InetSocketAddress address) {
+        this.process = process;
+        this.address = address;
+    }
+
+    static Path writeConfig(Path file, io.weir.protocol.DesiredConfig config) throws IOException {
+        Files.writeString(file, JsonMapper.builder().build().writeValueAsString(config));
+        return file;
+    }
+
+    static DataNodeProcess start(Path configFile, Path dataDir, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
+                "--config-file", configFile.toString(), "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0",
+                "--workers", "2"));
+        cmd.addAll(List.of(extra));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        StringBuilder seen = new StringBuilder();
+        String line;
+        while ((line = r.readLine()) != null) {
+            seen.append(line).append('\n');
+            Matcher m = SERVING.matcher(line);
+            if (m.find()) {
+                Thread drain = new Thread(() -> {
+                    try {
+                        while (r.readLine() != null) {
+                            // keep the pipe empty
+                        }
+                    } catch (IOException ignored) {
+                        // process gone
+                    }
+                }, "datanode-output");
+                drain.setDaemon(true);
+                drain.start();
+                return new DataNodeProcess(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
+            }
+        }
+        p.destroyForcibly();
+        throw new IOException("data node did not start:\n" + seen);
+    }
+
+    /** SIGKILL: no shutdown hook, no flush. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            kill();
+        }
+    }
+}

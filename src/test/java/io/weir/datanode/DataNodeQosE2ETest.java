@@ -1,0 +1,183 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.weir.protocol.DesiredConfig;
+import io.weir.scheduler.SchedulerSnapshot;
+import io.weir.scheduler.Stats;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * QoS end to end: fio's nbd engine drives real volumes of a data node while the scheduler
+ * enforces weights, limits and task shares.
+ *
+ * <p>Where the check is about sharing (weights, equal bytes, a live policy change), the tenant
+ * carries a limit that both volumes together exceed, so the scheduler is the point of contention
+ * whatever else runs on the machine: both volumes stay backlogged and the split is the
+ * scheduler's alone. fio's own figures (IOPS, bytes) are compared; a ramp-up second is left out.
+ */
+@Tag("e2e")
+class DataNodeQosE2ETest {
+
+    static final long MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+    DataNode node;
+
+    @AfterEach
+    void stop() {
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    private void start(DesiredConfig config, Duration scrubPeriod, int workers) throws Exception {
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(workers)
+                .scrubPeriod(scrubPeriod).build();
+        node.apply(config);
+    }
+
+    private String url(String export) {
+        return "nbd://127.0.0.1:" + node.listenAddress().getPort() + "/" + export;
+    }
+
+    @Test
+    void weightsThreeToOneGiveAnIopsRatioOfThree() throws Exception {
+        start(config().tenant("t", 100, 4000L, null).volume("t", "heavy", 256 * MiB, 300, null, null)
+                .volume("t", "light", 256 * MiB, 100, null, null).build(), Duration.ofHours(1), 2);
+        Map<String, JsonNode> jobs = fio(8, job("heavy", "randread", "4k"), job("light", "randread", "4k"));
+        double ratio = iops(jobs.get("heavy")) / iops(jobs.get("light"));
+        assertThat(ratio).as("IOPS ratio heavy:light").isCloseTo(3.0, within(0.15));
+    }
+
+    @Test
+    void equalWeightsGiveEqualBytesTo4KiBAnd64KiBRequests() throws Exception {
+        start(config().tenant("t", 100, null, 8 * MiB).volume("t", "small", 256 * MiB).volume("t", "large", 256 * MiB)
+                .build(), Duration.ofHours(1), 2);
+        Map<String, JsonNode> jobs = fio(8, job("small", "randread", "4k"), job("large", "randread", "64k"));
+        double ratio = bytes(jobs.get("small")) / bytes(jobs.get("large"));
+        assertThat(ratio).as("bytes ratio 4 KiB:64 KiB").isCloseTo(1.0, within(0.10));
+    }
+
+    @Test
+    void aVolumeCappedAt2000IopsHoldsItWhileTheOtherTakesTheRest() throws Exception {
+        // ten times the other's weight: uncapped it would take most of the node, so the cap is what binds
+        start(config().tenant("t").volume("t", "capped", 256 * MiB, 1000, null, 2000L).volume("t", "free", 256 * MiB)
+                .build(), Duration.ofHours(1), 2);
+        Map<String, JsonNode> jobs = fio(8, job("capped", "randread", "4k"), job("free", "randread", "4k"));
+        assertThat(iops(jobs.get("capped"))).isCloseTo(2000, within(60.0));
+        assertThat(iops(jobs.get("free"))).isGreaterThan(iops(jobs.get("capped")));
+    }
+
+    /**
+     * The control plane's push arrives as a new config for the node ({@link DataNode#apply}, which
+     * is what the agent's listener calls); the split must follow within a second.
+     */
+    @Test
+    void aPolicyChangeWhileFioRunsChangesTheRatioWithinASecond() throws Exception {
+        TestConfigs before = config().tenant("t", 100, 4000L, null).volume("t", "a", 256 * MiB, 100, null, null)
+                .volume("t", "b", 256 * MiB, 100, null, null);
+        start(before.build(), Duration.ofHours(1), 2);
+        String a = node.volume("t/a").id;
+        String b = node.volume("t/b").id;
+        CompletableFuture<Map<String, JsonNode>> run = CompletableFuture.supplyAsync(() -> {
+            try {
+                return fio(9, job("a", "randread", "4k"), job("b", "randread", "4k"));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        // wait until both flows are busy, then measure one second of the 1:1 split
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+            Map<String, Stats> v = node.executor().snapshot().volumes();
+            return v.get(a).readOps() > 2000 && v.get(b).readOps() > 2000;
+        });
+        double even = ratioOver(a, b, Duration.ofSeconds(1));
+        node.apply(config().tenant("t", 100, 4000L, null).volume("t", "a", 256 * MiB, 300, null, null)
+                .volume("t", "b", 256 * MiB, 100, null, null).revision(2).build());
+        long changedAt = System.nanoTime();
+        double after = ratioOver(a, b, Duration.ofSeconds(1)); // the first second after the change
+        assertThat(System.nanoTime() - changedAt).isLessThan(Duration.ofSeconds(3).toNanos());
+        run.join();
+        assertThat(even).as("ratio before the change").isCloseTo(1.0, within(0.15));
+        assertThat(after).as("ratio in the second after the change").isCloseTo(3.0, within(0.45));
+    }
+
+    @Test
+    void taskSharesHoldWhileScrubRuns() throws Exception {
+        start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
+                .task("gc", 10).task("flush", 10).build(), Duration.ZERO, 1);
+        // data for scrub to verify
+        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
+                "--iodepth=8", "--size=64m");
+        SchedulerSnapshot s0 = node.executor().snapshot();
+        fio(8, job("v", "randread", "64k"), job("v", "randread", "64k"), job("v", "randread", "64k"),
+                job("v", "randread", "64k"));
+        SchedulerSnapshot s1 = node.executor().snapshot();
+        double fg = s1.tasks().get("foreground").cpuNanos() - s0.tasks().get("foreground").cpuNanos();
+        double scrub = s1.tasks().get("scrub").cpuNanos() - s0.tasks().get("scrub").cpuNanos();
+        assertThat(node.scrubCounts()[0]).as("scrub verified blocks").isPositive();
+        assertThat(node.scrubCounts()[1]).as("no checksum mismatches").isZero();
+        assertThat(fg / scrub).as("CPU foreground:scrub").isCloseTo(3.0, within(0.45));
+    }
+
+    private double ratioOver(String a, String b, Duration d) throws InterruptedException {
+        Map<String, Stats> v0 = node.executor().snapshot().volumes();
+        long until = System.nanoTime() + d.toNanos();
+        while (System.nanoTime() < until) {
+            java.util.concurrent.locks.LockSupport.parkNanos(until - System.nanoTime());
+        }
+        Map<String, Stats> v1 = node.executor().snapshot().volumes();
+        return (double) (v1.get(a).readOps() - v0.get(a).readOps()) / (v1.get(b).readOps() - v0.get(b).readOps());
+    }
+
+    private record Job(String export, String rw, String bs) {
+    }
+
+    private static Job job(String volume, String rw, String bs) {
+        return new Job(volume, rw, bs);
+    }
+
+    /** Runs the jobs side by side in one fio for {@code seconds} (plus a 1 s ramp); results by volume name. */
+    private Map<String, JsonNode> fio(int seconds, Job... jobs) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("fio", "--output-format=json", "--ioengine=nbd", "--iodepth=32",
+                "--time_based", "--runtime=" + seconds, "--ramp_time=1", "--size=256m"));
+        for (int i = 0; i < jobs.length; i++) {
+            Job j = jobs[i];
+            cmd.addAll(List.of("--name=" + j.export() + "#" + i, "--uri=" + url("t/" + j.export()), "--rw=" + j.rw(),
+                    "--bs=" + j.bs()));
+        }
+        String out = Programs.ok(seconds + 120L, cmd.toArray(String[]::new));
+        JsonNode root = JsonMapper.builder().build().readTree(out.substring(out.indexOf('{')));
+        Map<String, JsonNode> byVolume = new HashMap<>();
+        for (JsonNode j : root.get("jobs")) {
+            String name = j.get("jobname").asString();
+            byVolume.putIfAbsent(name.substring(0, name.indexOf('#')), j);
+        }
+        return byVolume;
+    }
+
+    private static double iops(JsonNode job) {
+        return job.get("read").get("iops").asDouble();
+    }
+
+    private static double bytes(JsonNode job) {
+        return job.get("read").get("io_bytes").asDouble();
+    }
+}

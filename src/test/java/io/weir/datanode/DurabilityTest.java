@@ -1,0 +1,43 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.datanode.NbdTestClient.Reply;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Data written and flushed (or written with FUA) survives a kill -9 of the data node process and a restart. */
+class DurabilityTest {
+
+    static final long MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void flushedDataSurvivesKillNineAndRestart() throws Exception {
+        Path config = DataNodeProcess.writeConfig(dir.resolve("config.json"),
+                config().tenant("acme").volume("acme", "db1", 64 * MiB).build());
+        Path data = dir.resolve("data");
+        byte[] a = NbdServerTest.bytes((int) MiB, 1);
+        byte[] b = NbdServerTest.bytes(65536, 2);
+        try (DataNodeProcess node = DataNodeProcess.start(config, data)) {
+            try (NbdTestClient c = new NbdTestClient(node.address).open("acme/db1")) {
+                c.write(3 * MiB, a);
+                c.flush();
+                Reply fua = c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, 40 * MiB + 512, b.length, b);
+                assertThat(fua.error()).isZero();
+            }
+            node.kill();
+            assertThat(node.process.exitValue()).isEqualTo(137); // 128 + SIGKILL
+        }
+        try (DataNodeProcess node = DataNodeProcess.start(config, data);
+                NbdTestClient c = new NbdTestClient(node.address).open("acme/db1")) {
+            assertThat(c.read(3 * MiB, a.length)).isEqualTo(a);
+            assertThat(c.read(40 * MiB + 512, b.length)).isEqualTo(b);
+            assertThat(c.read(0, 4096)).isEqualTo(new byte[4096]);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.datanode.NbdTestClient.OptionReply;
+import io.weir.datanode.NbdTestClient.Reply;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The NBD protocol as this server speaks it, checked byte for byte with a raw socket client. */
+class NbdServerTest {
+
+    static final long MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+    DataNode node;
+    InetSocketAddress address;
+
+    @BeforeEach
+    void start() throws IOException {
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .writeStallTimeout(Duration.ofSeconds(1)).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB).build());
+        address = node.listenAddress();
+    }
+
+    @AfterEach
+    void stop() {
+        node.close();
+    }
+
+    NbdTestClient client() throws IOException {
+        return new NbdTestClient(address);
+    }
+
+    @Test
+    void listNamesEveryExportAsTenantSlashVolume() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            List<OptionReply> replies = c.option(Nbd.OPT_LIST, new byte[0]);
+            List<String> names = new ArrayList<>();
+            for (OptionReply r : replies) {
+                if (r.type() == Nbd.REP_SERVER) {
+                    names.add(new String(r.data(), 4, r.data().length - 4));
+                }
+            }
+            assertThat(names).containsExactlyInAnyOrder("acme/db1", "acme/db2");
+            assertThat(replies.get(replies.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.option(Nbd.OPT_LIST, new byte[] {1}).get(0).type()).isEqualTo(Nbd.REP_ERR_INVALID);
+        }
+    }
+
+    @Test
+    void unknownExportIsRefusedWithErrUnknownAndAMessageThatSaysSo() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            for (int opt : new int[] {Nbd.OPT_INFO, Nbd.OPT_GO}) {
+                OptionReply r = c.option(opt, NbdTestClient.goData("acme/nope")).get(0);
+                assertThat(r.type()).isEqualTo(Nbd.REP_ERR_UNKNOWN);
+                assertThat(r.message()).contains("unknown export 'acme/nope'");
+            }
+            // the session goes on: the real export still opens
+            List<OptionReply> go = c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1", Nbd.INFO_BLOCK_SIZE));
+            assertThat(go.get(go.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+        }
+    }
+
+    @Test
+    void exportNameOptionEntersTransmissionAndAnUnknownNameDisconnects() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            c.sendOption(Nbd.OPT_EXPORT_NAME, "acme/db2".getBytes());
+            assertThat(c.in.readLong()).isEqualTo(8 * MiB);
+            int flags = c.in.readUnsignedShort();
+            assertThat(flags & Nbd.FLAG_CAN_MULTI_CONN).isNotZero();
+            assertThat(flags & Nbd.FLAG_SEND_DF).isZero(); // no structured replies negotiated
+            c.write(4096, bytes(4096, 7));
+            assertThat(c.read(4096, 4096)).isEqualTo(bytes(4096, 7));
+        }
+        try (NbdTestClient c = client().handshake()) {
+            c.sendOption(Nbd.OPT_EXPORT_NAME, "acme/nope".getBytes());
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void unsupportedAndMalformedOptionsGetErrorRepliesAndTheSessionContinues() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(99, new byte[3]).get(0).type()).isEqualTo(Nbd.REP_ERR_UNSUP);
+            assertThat(c.option(Nbd.OPT_STARTTLS, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ERR_UNSUP);
+            assertThat(c.option(Nbd.OPT_GO, new byte[] {0, 0, 0, 50, 'a'}).get(0).type()).isEqualTo(Nbd.REP_ERR_INVALID);
+            // meta contexts before structured replies
+            assertThat(c.option(Nbd.OPT_SET_META_CONTEXT, NbdTestClient.metaData("acme/db1", "base:allocation")).get(0).type())
+                    .isEqualTo(Nbd.REP_ERR_INVALID);
+            assertThat(c.option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
+            List<OptionReply> list = c.option(Nbd.OPT_LIST_META_CONTEXT, NbdTestClient.metaData("acme/db1"));
+            assertThat(list.get(0).type()).isEqualTo(Nbd.REP_META_CONTEXT);
+            assertThat(new String(list.get(0).data(), 4, list.get(0).data().length - 4)).isEqualTo("base:allocation");
+            // an option larger than the server reads is skipped with TOO_BIG
+            assertThat(c.option(Nbd.OPT_INFO, new byte[NbdConnection.MAX_OPTION_BYTES + 1]).get(0).type())
+                    .isEqualTo(Nbd.REP_ERR_TOO_BIG);
+            assertThat(c.option(Nbd.OPT_ABORT, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    @Test
+    void dataWrittenReadsBackWithStructuredAndWithSimpleReplies() throws IOException {
+        byte[] data = bytes(3 * 4096 + 100, 42);
+        try (NbdTestClient c = client().open("acme/db1")) {
+            assertThat(c.exportSize).isEqualTo(16 * MiB);
+            c.write(MiB + 17, data);
+            c.flush();
+            assertThat(c.read(MiB + 17, data.length)).isEqualTo(data);
+            Reply fua = c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, 0, 512, bytes(512, 1));
+            assertThat(fua.error()).isZero();
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            assertThat(c.read(MiB + 17, data.length)).isEqualTo(data);
+            assertThat(c.read(0, 512)).isEqualTo(bytes(512, 1));
+        }
+    }
+
+    @Test
+    void outOfRangeAndMalformedRequestsGetTheProtocolsErrors() throws IOException {
+        try (NbdTestClient c = client().open("acme/db1")) {
+            long size = 16 * MiB;
+            assertThat(c.call(Nbd.CMD_READ, 0, size - 10, 20, null).error()).isEqualTo(Nbd.EINVAL);
+            assertThat(c.call(Nbd.CMD_WRITE, 0, size - 10, 20, new byte[20]).error()).isEqualTo(Nbd.ENOSPC);
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, size, 4096, null).error()).isEqualTo(Nbd.ENOSPC);
+            assertThat(c.call(Nbd.CMD_TRIM, 0, Long.MAX_VALUE - 5, 4096, null).error()).isEqualTo(Nbd.EINVAL);
+            assertThat(c.call(Nbd.CMD_READ, 0x8000, 0, 4096, null).error()).isEqualTo(Nbd.EINVAL); // unknown flag
+            assertThat(c.call(42, 0, 0, 0, null).error()).isEqualTo(Nbd.EINVAL); // unknown command
+            Reply readError = c.call(Nbd.CMD_READ, 0, size, 1, null);
+            assertThat(readError.error()).isEqualTo(Nbd.EINVAL);
+            assertThat(readError.message()).contains("export size");
+            // a write payload above the maximum is skipped, refused, and the stream stays in sync
+            int big = NbdConnection.MAX_PAYLOAD + 1;
+            assertThat(c.call(Nbd.CMD_WRITE, 0, 0, big, new byte[big]).error()).isEqualTo(Nbd.EINVAL);
+            assertThat(c.read(0, 4096)).hasSize(4096);
+        }
+        assertThat(Files.size(dir.resolve(TestConfigs.volumeId("acme", "db1") + ".img"))).isEqualTo(16 * MiB);
+    }
+
+    @Test
+    void blockStatusReportsHolesAndDataAndWriteZeroesPunches() throws IOException {
+        try (NbdTestClient c = client().open("acme/db1")) {
+            c.write(MiB, bytes((int) MiB, 5));
+            List<int[]> ext = c.call(Nbd.CMD_BLOCK_STATUS, 0, 0, 4 * MiB, null).extents();
+            assertThat(ext).extracting(e -> e[0] + ":" + e[1])
+                    .containsExactly(MiB + ":3", MiB + ":0", 2 * MiB + ":3");
+            assertThat(c.call(Nbd.CMD_BLOCK_STATUS, Nbd.CMD_FLAG_REQ_ONE, 0, 4 * MiB, null).extents()).hasSize(1);
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, MiB, MiB / 2, null).error()).isZero();
+            assertThat(c.read(MiB, (int) MiB / 2)).isEqualTo(new byte[(int) MiB / 2]);
+            ext = c.call(Nbd.CMD_BLOCK_STATUS, 0, MiB, MiB, null).extents();
+            assertThat(ext.get(0)).containsExactly((int) MiB / 2, 3);
+            // NO_HOLE: zeroes that stay allocated
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 8 * MiB, MiB, null).error()).isZero();
+            ext = c.call(Nbd.CMD_BLOCK_STATUS, 0, 8 * MiB, MiB, null).extents();
+            assertThat(ext.get(0)[1] & Nbd.STATE_HOLE).isZero();
+            assertThat(c.read(8 * MiB, 4096)).isEqualTo(new byte[4096]);
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            assertThat(c.call(Nbd.CMD_BLOCK_STATUS, 0, 0, 4096, null).error()).isEqualTo(Nbd.EINVAL);
+        }
+    }
+
+    @Test
+    void trimmedRangesAreReclaimedByGcAndWritesAfterATrimSurviveIt() throws IOException {
+        try (NbdTestClient c = client().open("acme/db1")) {
+            c.write(0, bytes((int) (4 * MiB), 9));
+            assertThat(c.call(Nbd.CMD_TRIM, 0, 0, 4 * MiB, null).error()).isZero();
+            c.write(MiB, bytes(4096, 3)); // rewrites part of the trimmed range before gc runs
+            await().atMost(Duration.ofSeconds(20)).until(() -> node.pendingTrimBytes() == 0);
+            List<int[]> ext = c.call(Nbd.CMD_BLOCK_STATUS, 0, 0, 4 * MiB, null).extents();
+            assertThat(ext).extracting(e -> e[0] + ":" + e[1])
+                    .containsExactly(MiB + ":3", "4096:0", (3 * MiB - 4096) + ":3");
+            assertThat(c.read(MiB, 4096)).isEqualTo(bytes(4096, 3));
+        }
+    }
+
+    @Test
+    void repliesGoOutAsRequestsCompleteNotInRequestOrder() throws IOException {
+        Volume v = node.volume("acme/db1");
+        try (NbdTestClient c = client().open("acme/db1")) {
+            v.lockAll(); // holds writes back in their worker
+            try {
+                c.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, bytes(4096, 1));
+                c.request(Nbd.CMD_READ, 0, 2, MiB, 4096, null);
+                c.flushOut();
+                assertThat(c.readReply().cookie()).isEqualTo(2); // the read overtakes the held write
+            } finally {
+                v.unlockAll();
+            }
+            assertThat(c.readReply().cookie()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aRequestTheVolumesQueueRefusesGetsEnomemAndNothingIsDropped() throws IOException {
+        node.close();
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .maxInFlight(4096).maxBufferedBytes(1L << 30).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+        Volume v = node.volume("acme/db1");
+        int n = 1500; // above the default queue bound of 1024
+        int enomem = 0;
+        int ok = 0;
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db1")) {
+            v.lockAll();
+            try {
+                for (int i = 0; i < n; i++) {
+                    c.request(Nbd.CMD_WRITE, 0, i, 4096L * i, 4096, bytes(4096, i));
+                }
+                c.flushOut();
+                // refusals come back while the writes are held: all but the 1024 queued and the
+                // (at most 2 x 8) that the two workers took in their batches and are holding
+                for (int i = 0; i < n - 1024 - 16; i++) {
+                    Reply r = c.readReply();
+                    assertThat(r.error()).isEqualTo(Nbd.ENOMEM);
+                    enomem++;
+                }
+            } finally {
+                v.unlockAll();
+            }
+            for (int i = enomem; i < n; i++) {
+                Reply r = c.readReply();
+                if (r.error() == 0) {
+                    ok++;
+                } else {
+                    assertThat(r.error()).isEqualTo(Nbd.ENOMEM);
+                    enomem++;
+                }
+            }
+        }
+        assertThat(ok + enomem).isEqualTo(n);
+        assertThat(ok).isGreaterThanOrEqualTo(1024);
+    }
+
+    @Test
+    void removingAVolumeClosesItsConnectionsCleanlyAndThenDeletesItsFile() throws IOException {
+        Path file = dir.resolve(TestConfigs.volumeId("acme", "db2") + ".img");
+        try (NbdTestClient c = client().open("acme/db2")) {
+            c.write(0, bytes(4096, 1));
+            node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(2).build());
+            assertThat(c.closedByServer()).isTrue();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> !Files.exists(file));
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db2")).get(0).type()).isEqualTo(Nbd.REP_ERR_UNKNOWN);
+        }
+    }
+
+    @Test
+    void growingAVolumeKeepsItsDataAndNewConnectionsSeeTheNewSize() throws IOException {
+        try (NbdTestClient c = client().open("acme/db2")) {
+            c.write(4096, bytes(4096, 8));
+        }
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 32 * MiB).revision(2).build());
+        try (NbdTestClient c = client().open("acme/db2")) {
+            assertThat(c.exportSize).isEqualTo(32 * MiB);
+            assertThat(c.read(4096, 4096)).isEqualTo(bytes(4096, 8));
+            c.write(30 * MiB, bytes(4096, 9));
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> node.apply(
+                config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB).revision(3).build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot shrink");
+    }
+
+    @Test
+    void aClientThatStopsReadingRepliesIsDisconnectedWithoutHoldingUpOthers() throws IOException {
+        try (NbdTestClient greedy = client().open("acme/db1"); NbdTestClient polite = client().open("acme/db1")) {
+            greedy.socket.setReceiveBufferSize(4096);
+            // 200 reads of 1 MiB that it never reads: far more than the socket buffers hold
+            for (int i = 0; i < 200; i++) {
+                greedy.request(Nbd.CMD_READ, 0, i, 0, MiB, null);
+            }
+            greedy.flushOut();
+            for (int i = 0; i < 50; i++) {
+                assertThat(polite.read(4096L * i, 4096)).hasSize(4096);
+            }
+            await().atMost(Duration.ofSeconds(20)).until(() -> node.connectionCount() == 1);
+            assertThat(polite.read(0, 4096)).hasSize(4096);
+        }
+    }
+
+    static byte[] bytes(int n, int seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static boolean same(byte[] a, byte[] b) {
+        return Arrays.equals(a, b);
+    }
+}
