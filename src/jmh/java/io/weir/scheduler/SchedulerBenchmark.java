@@ -50,23 +50,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * </pre>
  *
  * <h2>Results</h2>
- * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM (Zen 4, 2.6 GHz, 1 MiB L2 per
- * core), OpenJDK 17.0.15, G1, 4 GiB heap, 2026-12-02, the second of two runs (the first gave
- * 152 / 444 / 1,013 ns/op). The VM shares its host, and the same code measures tens of percent
- * apart from minute to minute; compare versions with {@link InterleavedComparison}.
- * <table>
- *   <caption>enqueue + next + complete, all flows backlogged</caption>
- *   <tr><th>flows</th><th>handle (ns/op)</th><th>by id (ns/op)</th><th>B/op</th></tr>
- *   <tr><td>100</td><td>130 &plusmn; 53</td><td>131 &plusmn; 55</td><td>0.001</td></tr>
- *   <tr><td>10,000</td><td>363 &plusmn; 126</td><td>649 &plusmn; 336</td><td>0.04</td></tr>
- *   <tr><td>100,000</td><td>811 &plusmn; 203</td><td>1,616 &plusmn; 712</td><td>0.8</td></tr>
- * </table>
- * Against the targets: 32 B/op is met; 150 ns/op at 10k flows is not (363); 100k at most 3x the
- * cost of 100 is not (6.3x). The round trip is memory-bound once the per-volume state leaves the
- * cache: beyond about 2 MiB a dependent load costs 140-175 ns on this VM (pointer chase), and
- * with every flow backlogged each decision needs at least two dependent misses (the heap-top
- * volume's node, then its head ticket, queued {@code flows x 4} ops ago). Full numbers and the
- * evidence are in the README, section Benchmarks.
+ * The current figures, their conditions and the targets are in the README (section Benchmarks);
+ * the analysis of what a round trip costs, and what was tried, in {@code src/jmh/README.md}. The
+ * VM shares its host, and the same code measures tens of percent apart from minute to minute;
+ * compare versions with {@link InterleavedComparison}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

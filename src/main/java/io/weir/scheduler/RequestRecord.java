@@ -2,7 +2,7 @@ package io.weir.scheduler;
 
 /**
  * The scheduler's state of one queued or running request, pooled by {@link TicketPool} and
- * reused from request to request. The caller sees it only through the {@link Ticket} issued for
+ * reused from request to request. The caller sees it only through the {@link Ticket}s issued for
  * the current use; {@link #generation} tells that use from earlier ones.
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
@@ -21,8 +21,6 @@ final class RequestRecord {
 
     /** Counts the uses of this record; a ticket is current while its generation equals this. */
     int generation;
-    /** The ticket issued for the current use, or null while the record is free. */
-    Ticket<?> ticket;
 
     Object request;
     long bytes;

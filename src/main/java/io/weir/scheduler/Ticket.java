@@ -14,8 +14,8 @@ package io.weir.scheduler;
  *
  * <h2>Implementation notes</h2>
  * The request's state lives in a pooled {@link RequestRecord}; the ticket is a small object
- * (16 bytes of fields) allocated per request that names the record and the record's generation
- * at the time. Pooling the records keeps the per-request allocation to this handle, while a fresh
+ * (a 24-byte object) that names the record and the record's generation at the time;
+ * {@code enqueue} and {@code next} each allocate one, and the two are equivalent. Pooling the records keeps the per-request allocation to this handle, while a fresh
  * handle per request is what makes a stale one detectable: the same pooled object handed out
  * twice could not tell its two uses apart.
  *

@@ -41,7 +41,6 @@ final class TicketPool {
     /** Ends the record's current use (its ticket goes stale) and keeps it for reuse. */
     void release(RequestRecord r) {
         r.generation++;
-        r.ticket = null;
         r.request = null;
         r.reservationPhase = false;
         r.status = RequestRecord.FREE;
