@@ -152,7 +152,7 @@ public final class AgentLoadBenchmark {
     }
 
     private void awaitUp() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
         while (System.nanoTime() < deadline) {
             try {
                 if (send("GET", "/actuator/health/readiness", null).statusCode() == 200) {

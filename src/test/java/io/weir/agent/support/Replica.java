@@ -40,16 +40,15 @@ public final class Replica implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // Command-line arguments, so that they win over application.yml (builder properties would not).
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ControlPlaneApplication.class)
-                .properties(
-                        "server.port=0",
-                        "spring.datasource.url=" + jdbcUrl,
-                        "spring.datasource.username=" + username,
-                        "spring.datasource.password=" + password,
-                        "weir.security.bootstrap-token=" + IntegrationTest.ADMIN_TOKEN,
-                        "weir.data-dir=" + dataDir,
-                        "spring.main.banner-mode=off")
-                .run();
+                .run("--server.port=0",
+                        "--spring.datasource.url=" + jdbcUrl,
+                        "--spring.datasource.username=" + username,
+                        "--spring.datasource.password=" + password,
+                        "--weir.security.bootstrap-token=" + IntegrationTest.ADMIN_TOKEN,
+                        "--weir.data-dir=" + dataDir,
+                        "--spring.main.banner-mode=off");
         return new Replica(context);
     }
 
