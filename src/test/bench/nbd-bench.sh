@@ -64,6 +64,10 @@ declare -A URI=([weir-qos-on]="nbd://127.0.0.1:$P_ON/bench/bench" [weir-qos-off]
                 [qemu-nbd]="nbd://127.0.0.1:$P_Q/bench" [nbdkit-file]="nbd://127.0.0.1:$P_K/")
 declare -A PID=([weir-qos-on]=$PID_ON [weir-qos-off]=$PID_OFF [qemu-nbd]=$PID_Q [nbdkit-file]=$PID_K)
 SERVERS=(weir-qos-on weir-qos-off qemu-nbd nbdkit-file)
+# the Weir nodes listen before their config file is applied (10,000 volume files to create): wait for the export
+for s in "${SERVERS[@]}"; do
+  for _ in $(seq 600); do nbdinfo --size "${URI[$s]}" >/dev/null 2>&1 && break; sleep 0.2; done
+done
 cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
 
 # warm-up: one short run each (JIT, page cache)

@@ -567,6 +567,16 @@ final class Volume implements AutoCloseable {
         }
     }
 
+    /** True while some thread waits for a stripe (tests: a held-back write has reached its worker). */
+    boolean writersWaiting() {
+        for (ReentrantLock l : stripes) {
+            if (l.hasQueuedThreads()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void unlockAll() {
         for (int i = STRIPES - 1; i >= 0; i--) {
             stripes[i].unlock();

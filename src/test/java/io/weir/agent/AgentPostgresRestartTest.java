@@ -50,7 +50,7 @@ class AgentPostgresRestartTest {
     void postgresRestartedUnderARunningReplicaAndPushesResume() {
         postgres = EmbeddedPostgresServer.start(pgDir, 0);
         int pgPort = postgres.port();
-        replica = Replica.start(postgres.jdbcUrl(), EmbeddedPostgresServer.USER, "");
+        replica = Replica.start(postgres.jdbcUrl(), EmbeddedPostgresServer.USER, postgres.password());
         fixture = new AgentFixture(replica.api());
         Node node = fixture.node("pg", 1000);
         RunningAgent a = fixture.start(node, replica.port(), stateDir);

@@ -117,9 +117,11 @@ class DataNodeClientsE2ETest {
     void nbdshSeesRepliesOutOfOrderAndManyConcurrentRequestsRoundTrip() throws Exception {
         String url = base + "acme/scratch";
         String script = String.join("\n",
-                "import os, hashlib",
+                "import os, sys",
                 "h.connect_uri('" + url + "')",
                 "w = h.aio_pwrite(b'\\x01' * 4096, 0)",
+                "h.poll(0)",
+                "sys.stdin.readline()  # the test says when the write is held on its worker",
                 "r = h.aio_pread(nbd.Buffer(4096), 1048576)",
                 "while not h.aio_command_completed(r):",
                 "    h.poll(-1)",
@@ -146,6 +148,9 @@ class DataNodeClientsE2ETest {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String first;
         try {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(v::writersWaiting);
+            p.getOutputStream().write('\n');
+            p.getOutputStream().flush();
             first = out.readLine();
         } finally {
             v.unlockAll();

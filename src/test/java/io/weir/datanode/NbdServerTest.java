@@ -197,6 +197,8 @@ class NbdServerTest {
             v.lockAll(); // holds writes back in their worker
             try {
                 c.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, bytes(4096, 1));
+                c.flushOut();
+                await().atMost(Duration.ofSeconds(20)).until(v::writersWaiting); // the write holds one worker
                 c.request(Nbd.CMD_READ, 0, 2, MiB, 4096, null);
                 c.flushOut();
                 assertThat(c.readReply().cookie()).isEqualTo(2); // the read overtakes the held write
