@@ -142,8 +142,8 @@ class DeploymentConfigurationTest {
             read.add(node);
         });
         assertThat(read).as("every provisioned node runs").isEqualTo(nodes);
-        assertThat(provisionMounts.get("./compose/provision.py")).isNotNull();
-        assertThat(Files.exists(Path.of("compose/provision.py"))).isTrue();
+        assertThat(provisionMounts.get("./src/main/docker/provision.py")).isNotNull();
+        assertThat(Files.exists(Path.of("src/main/docker/provision.py"))).isTrue();
         // The volumes it seeds are placed on provisioned nodes.
         for (String volume : interpolate(env.get("VOLUMES")).split("\\s+")) {
             assertThat(nodes).contains(volume.substring(volume.indexOf('@') + 1, volume.indexOf(':')));
