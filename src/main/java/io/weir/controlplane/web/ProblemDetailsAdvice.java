@@ -159,6 +159,33 @@ class ProblemDetailsAdvice extends ResponseEntityExceptionHandler {
         return validationProblem(errors);
     }
 
+    /**
+     * 406, written straight to the response: the usual way would negotiate the problem's content
+     * type against the same {@code Accept} header, which fails again when the header cannot even
+     * be parsed ({@code Accept: garbage}) and left the 406 without a body.
+     */
+    @Override
+    protected ResponseEntity<Object> handleHttpMediaTypeNotAcceptable(
+            org.springframework.web.HttpMediaTypeNotAcceptableException ex, HttpHeaders headers, HttpStatusCode status,
+            WebRequest request) {
+        if (request instanceof org.springframework.web.context.request.ServletWebRequest servlet
+                && servlet.getResponse() != null && !servlet.getResponse().isCommitted()) {
+            ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.NOT_ACCEPTABLE,
+                    ex.getSupportedMediaTypes().isEmpty()
+                            ? "The Accept header could not be parsed"
+                            : "Acceptable representations: " + ex.getSupportedMediaTypes());
+            problem.setTitle("Not Acceptable");
+            try {
+                Problems.write(servlet.getResponse(), bounded(problem));
+                return null;
+            } catch (java.io.IOException e) {
+                log.debug("could not write a 406", e);
+                return null;
+            }
+        }
+        return super.handleHttpMediaTypeNotAcceptable(ex, headers, status, request);
+    }
+
     @Override
     protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
             HttpHeaders headers, HttpStatusCode status, WebRequest request) {

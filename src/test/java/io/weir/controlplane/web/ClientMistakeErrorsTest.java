@@ -103,16 +103,17 @@ class ClientMistakeErrorsTest extends IntegrationTest {
     }
 
     @ParameterizedTest(name = "Accept: {0}")
-    @ValueSource(strings = {"text/html", "application/xml", "text/plain", "image/png"})
+    @ValueSource(strings = {"text/html", "application/xml", "text/plain", "image/png", "garbage", "a/b;q=x"})
     void anUnacceptableAcceptIsA406ProblemWithABody(String accept) {
         for (String path : List.of("/api/v1/tenants", "/api/v1/tenants/" + tenant, "/api/v1/nodes/" + UUID.randomUUID())) {
             Response r = api.send("GET", path, null, null, java.util.Map.of("Accept", accept));
             assertProblem(r, 406);
             assertThat(r.json().get("detail").asString()).isNotBlank();
         }
+        // A delete has no body to negotiate: a parsable Accept reaches it (404 here), garbage does not.
         Response delete = api.send("DELETE", "/api/v1/tenants/" + UUID.randomUUID(), null, null,
                 java.util.Map.of("Accept", accept));
-        assertProblem(delete, 404);
+        assertProblem(delete, accept.contains("/") && !accept.contains("q=x") ? 404 : 406);
     }
 
     @ParameterizedTest(name = "{0}")

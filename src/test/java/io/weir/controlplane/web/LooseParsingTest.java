@@ -145,4 +145,11 @@ class LooseParsingTest extends IntegrationTest {
             assertThat(log.atLeast(Level.ERROR)).isEmpty();
         }
     }
+
+    @ParameterizedTest(name = "maxIops {0}")
+    @ValueSource(strings = {"9223372036854775808", "-9223372036854775809", "1e400"})
+    void aNumberTooLargeForItsFieldIsNamed(String value) {
+        Response r = api.post("/api/v1/tenants", "{\"name\":\"" + unique("big") + "\",\"maxIops\":" + value + "}");
+        assertNamesField(r, "maxIops");
+    }
 }
