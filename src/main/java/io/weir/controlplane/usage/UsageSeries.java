@@ -4,6 +4,7 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A usage series of one volume or one tenant (summed over its volumes).
@@ -19,7 +20,7 @@ import java.util.UUID;
  */
 @Schema(name = "UsageSeries", description = "Usage of a volume or a tenant: one point per step over [from, to).")
 record UsageSeries(
-        @Schema(description = "The volume, for a volume series.") UUID volumeId,
+        @Schema(description = "The volume, for a volume series; null for a tenant series.") @Nullable UUID volumeId,
         @Schema(description = "The tenant (of the volume, for a volume series).") UUID tenantId,
         @Schema(description = "Start of the first point (the requested from, rounded down to the step).") Instant from,
         @Schema(description = "End of the last point (the requested to, rounded up to the step).") Instant to,
@@ -46,9 +47,9 @@ record UsageSeries(
             @Schema(description = "Bytes written.") long writeBytes,
             @Schema(description = "(readOps + writeOps) per second of the step.") double iops,
             @Schema(description = "(readBytes + writeBytes) per second of the step.") double bytesPerSec,
-            @Schema(description = "Ops-weighted mean of the reported median latencies, µs; null without ops.") Long latencyP50Us,
-            @Schema(description = "Ops-weighted mean of the reported 99th percentile latencies, µs; null without ops.") Long latencyP99Us,
-            @Schema(description = "Largest latency reported, µs; null without ops.") Long latencyMaxUs,
+            @Schema(description = "Ops-weighted mean of the reported median latencies, µs; null without ops.") @Nullable Long latencyP50Us,
+            @Schema(description = "Ops-weighted mean of the reported 99th percentile latencies, µs; null without ops.") @Nullable Long latencyP99Us,
+            @Schema(description = "Largest latency reported, µs; null without ops.") @Nullable Long latencyMaxUs,
             @Schema(description = "Time-weighted mean of requests queued or in flight.") double queueDepth,
             @Schema(description = "Time held back by QoS limits, ms (summed over volumes for a tenant).") double throttledMs,
             @Schema(description = "Submissions refused because a queue was full.") long rejected,

@@ -6,6 +6,7 @@ import io.weir.protocol.EffectivePolicy;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 @Schema(name = "Volume", description = "A volume: one flow of its tenant, with a policy, overrides and placement.")
 public record VolumeResponse(
@@ -25,7 +26,7 @@ public record VolumeResponse(
         @Schema(description = "Whether every node that serves the volume has applied its latest desired config, and so "
                 + "enforces this effectivePolicy. Null when the volume is on no node, and in the answer to a write "
                 + "(read the volume again to see it).", accessMode = Schema.AccessMode.READ_ONLY)
-        Boolean policyApplied) implements Versioned {
+        @Nullable Boolean policyApplied) implements Versioned {
 
     static VolumeResponse from(Volume v, EffectivePolicy effective) {
         return from(v, effective, null);
