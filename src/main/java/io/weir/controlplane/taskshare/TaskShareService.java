@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -114,6 +116,8 @@ public class TaskShareService {
      * created concurrently makes the node's delete fail instead of vanishing unrecorded.
      */
     @EventListener
+    @Order(Ordered.LOWEST_PRECEDENCE)
+    @Transactional
     void onNodeDeleting(NodeDeleting event) {
         sets.findByNodeId(event.nodeId()).ifPresent(set -> {
             TaskSharesResponse before = TaskSharesResponse.from(set, event.nodeId());

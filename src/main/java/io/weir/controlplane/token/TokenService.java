@@ -23,6 +23,8 @@ import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.data.domain.Pageable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -40,6 +42,9 @@ import org.springframework.transaction.annotation.Transactional;
  */
 @Service
 public class TokenService implements BearerTokens, NodeCredentials {
+
+    /** Listeners that remove dependants run after those that veto the delete (default order). */
+    static final int REMOVE_AFTER_VETOES = Ordered.LOWEST_PRECEDENCE;
 
     /** The PostgreSQL advisory lock key that serialises bootstraps ("weirboot"). */
     private static final long BOOTSTRAP_LOCK = 0x77656972626f6f74L;
@@ -124,12 +129,16 @@ public class TokenService implements BearerTokens, NodeCredentials {
      * the foreign key instead of vanishing unrecorded.
      */
     @EventListener
+    @Order(REMOVE_AFTER_VETOES)
+    @Transactional
     void onTenantDeleting(TenantDeleting event) {
         tokens.findForUpdateByTenantId(event.tenantId()).forEach(this::delete);
     }
 
     /** Revokes the tokens of the data node being deleted, as {@link #onTenantDeleting} does. */
     @EventListener
+    @Order(REMOVE_AFTER_VETOES)
+    @Transactional
     void onNodeDeleting(NodeDeleting event) {
         tokens.findForUpdateByNodeId(event.nodeId()).forEach(this::delete);
     }

@@ -9,6 +9,8 @@ import io.weir.controlplane.web.ApiException;
 import java.util.List;
 import java.util.Map;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 
 /**
@@ -38,7 +40,9 @@ class VolumeVetoes {
         reservations.checkTenant(event.tenantId(), event.tenantName(), event.enforced().maxIops());
     }
 
+    // Vetoes run before the listeners that remove a tenant's or node's dependants.
     @EventListener
+    @Order(Ordered.HIGHEST_PRECEDENCE)
     void onTenantDeleting(TenantDeleting event) {
         long count = volumes.countByTenantId(event.tenantId());
         if (count > 0) {
@@ -58,6 +62,7 @@ class VolumeVetoes {
     }
 
     @EventListener
+    @Order(Ordered.HIGHEST_PRECEDENCE)
     void onNodeDeleting(NodeDeleting event) {
         long count = volumes.countByNodeIdsContaining(event.nodeId());
         if (count > 0) {

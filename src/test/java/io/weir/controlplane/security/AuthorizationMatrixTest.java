@@ -71,6 +71,7 @@ class AuthorizationMatrixTest extends IntegrationTest {
                                                                                  401, 403, 403, 403, 403, 200),
             api("PATCH", "/api/v1/tenants/{tenantId}", f -> "{\"displayName\":\"M\"}",
                                                                                  401, 403, 403, 403, 403, 200),
+            api("GET", "/api/v1/tenants/{tenantId}/nodes", null,                 401, 403, 200, 200, 200, 200),
             api("DELETE", "/api/v1/tenants/{tenantId}", null,                    401, 403, 403, 403, 403, 204),
             // policies: global; everyone but nodes reads them, only admins change them
             api("POST", "/api/v1/policies", f -> "{\"name\":\"" + unique("mx") + "\"}",
