@@ -237,7 +237,7 @@
       const busy = top ? top.volumes : [];
       const busyTenants = [...new Set(busy.map((v) => v.tenantId).filter((t) => t))];
       const perTenant = busyTenants.map((id) => tenantsById[id]).filter((t) => t)
-        .concat(tenants.items.filter((t) => !busyTenants.includes(t.id))).slice(0, 25);
+        .concat(tenants.items.filter((t) => !busyTenants.includes(t.id))).slice(0, 12);
       if (!state.volumeChosen && busy.length && volumes.items.some((v) => v.id === busy[0].volumeId)) {
         $('volume-select').value = busy[0].volumeId;
         const v = volumes.items.find((x) => x.id === busy[0].volumeId);
