@@ -19,7 +19,12 @@ try {
   await page.goto(baseUrl + '/', { waitUntil: 'load' });
   await page.fill('#token', token);
   await page.click('#signin-form button[type=submit]');
-  await page.waitForSelector('body[data-loaded=true]', { timeout: 60000 });
+  try {
+    await page.waitForSelector('body[data-loaded=true]', { timeout: 180000 });
+  } catch (e) {
+    const live = await page.evaluate(() => document.getElementById('live-text').textContent);
+    throw new Error('the dashboard did not load (status: "' + live + '"; page errors: ' + errors.join('; ') + ')');
+  }
   // one more refresh cycle, so the live loop has run at least twice
   await page.waitForFunction(() => document.getElementById('live-text').textContent.startsWith('live'), null, { timeout: 30000 });
 

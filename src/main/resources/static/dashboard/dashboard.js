@@ -8,7 +8,7 @@
   const COLORS = ['#4fb3ff', '#3ccf8e', '#f5b83d', '#ff6b6b', '#b48cff', '#5ee0e0', '#ff9f5a', '#9aa7b8'];
   const $ = (id) => document.getElementById(id);
 
-  const state = { charts: {}, taskNames: '', timer: null, volumes: [], nodes: null, tenants: [], busy: false };
+  const state = { charts: {}, taskNames: null, volumeChosen: false, nodeChosen: false, timer: null, volumes: [], nodes: null, tenants: [], busy: false };
 
   // ---- formatting -------------------------------------------------------------------------
   function num(v, digits) {
@@ -231,7 +231,18 @@
       fillSelect($('volume-select'), volumes.items, (v) => (tenantsById[v.tenantId] ? tenantsById[v.tenantId].name + ' / ' : '') + v.name);
       if (nodes) fillSelect($('node-select'), nodes.items, (n) => n.name);
 
-      const perTenant = tenants.items.slice(0, 25);
+      // The busiest volumes first decide what is shown by default: the tenants they belong to
+      // lead the table, the busiest volume is charted, and its first node's tasks.
+      const top = await optional('/api/v1/usage/top?limit=25&by=iops&' + q);
+      const busy = top ? top.volumes : [];
+      const busyTenants = [...new Set(busy.map((v) => v.tenantId).filter((t) => t))];
+      const perTenant = busyTenants.map((id) => tenantsById[id]).filter((t) => t)
+        .concat(tenants.items.filter((t) => !busyTenants.includes(t.id))).slice(0, 12);
+      if (!state.volumeChosen && busy.length && volumes.items.some((v) => v.id === busy[0].volumeId)) {
+        $('volume-select').value = busy[0].volumeId;
+        const v = volumes.items.find((x) => x.id === busy[0].volumeId);
+        if (nodes && !state.nodeChosen && v.nodeIds && v.nodeIds.length) $('node-select').value = v.nodeIds[0];
+      }
       const tenantSeries = await Promise.all(perTenant.map((t) => optional('/api/v1/usage/tenants/' + t.id + '?' + q)));
       const volumeCounts = {};
       volumes.items.forEach((v) => { volumeCounts[v.tenantId] = (volumeCounts[v.tenantId] || 0) + 1; });
@@ -264,7 +275,9 @@
   function showApp() {
     $('signin').hidden = true; $('app').hidden = false; $('controls').hidden = false;
     setupCharts();
-    state.taskNames = '';
+    state.taskNames = null;
+    state.volumeChosen = false;
+    state.nodeChosen = false;
     refresh().then(schedule);
   }
   function signOut(message) {
@@ -293,7 +306,11 @@
     }
   });
   $('signout').addEventListener('click', () => signOut(''));
-  ['range', 'volume-select', 'node-select', 'top-by'].forEach((id) => $(id).addEventListener('change', () => refresh()));
+  ['range', 'volume-select', 'node-select', 'top-by'].forEach((id) => $(id).addEventListener('change', () => {
+    if (id === 'volume-select') state.volumeChosen = true;
+    if (id === 'node-select') state.nodeChosen = true;
+    refresh();
+  }));
   window.addEventListener('resize', () => {
     Object.entries(state.charts).forEach(([id, c]) => c.setSize({ width: Math.max(280, $(id).clientWidth), height: c.height }));
   });

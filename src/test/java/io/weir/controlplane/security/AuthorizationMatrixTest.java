@@ -111,6 +111,11 @@ class AuthorizationMatrixTest extends IntegrationTest {
                                                                                  401, 403, 403, 403, 403, 200),
             prepared("DELETE", "/api/v1/nodes/{nodeId}/task-shares", Fixture::withTaskShareOverride,
                                                                                  401, 403, 403, 403, 403, 204),
+            // usage: a tenant's callers read its volumes' and its own; node task usage is cluster-wide
+            api("GET", "/api/v1/usage/volumes/{volumeId}", null,                 401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/usage/tenants/{tenantId}", null,                 401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/usage/nodes/{nodeId}/tasks", null,               401, 403, 403, 200, 403, 200),
+            api("GET", "/api/v1/usage/top", null,                                401, 403, 200, 200, 200, 200),
             // tokens
             api("POST", "/api/v1/tokens", f -> "{\"name\":\"" + unique("mx") + "\",\"role\":\"viewer\"}",
                                                                                  401, 403, 403, 403, 403, 201),
@@ -125,7 +130,11 @@ class AuthorizationMatrixTest extends IntegrationTest {
             other("GET", "/actuator/prometheus",                                 401, 403, 403, 200, 403, 200),
             other("GET", "/v3/api-docs",                                         200, 200, 200, 200, 200, 200),
             other("GET", "/swagger-ui/index.html",                               200, 200, 200, 200, 200, 200),
-            other("GET", "/swagger-ui.html",                                     302, 302, 302, 302, 302, 302));
+            other("GET", "/swagger-ui.html",                                     302, 302, 302, 302, 302, 302),
+            // the dashboard's static files: the page signs in by itself
+            other("GET", "/",                                                    200, 200, 200, 200, 200, 200),
+            other("GET", "/dashboard/dashboard.js",                              200, 200, 200, 200, 200, 200),
+            other("GET", "/webjars/uplot/dist/uPlot.iife.min.js",                200, 200, 200, 200, 200, 200));
 
     private static Row api(String method, String path, Function<Fixture, String> body, int... statuses) {
         return new Row(method, path, body, expected(statuses), true, f -> { });
