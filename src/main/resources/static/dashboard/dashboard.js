@@ -233,8 +233,8 @@
 
       // The busiest volumes first decide what is shown by default: the tenants they belong to
       // lead the table, the busiest volume is charted, and its first node's tasks.
-      const top = await optional('/api/v1/usage/top?limit=25&by=iops&' + q);
-      const busy = top ? top.volumes : [];
+      const busiest = await optional('/api/v1/usage/top?limit=25&by=iops&' + q);
+      const busy = busiest ? busiest.volumes : [];
       const busyTenants = [...new Set(busy.map((v) => v.tenantId).filter((t) => t))];
       const perTenant = busyTenants.map((id) => tenantsById[id]).filter((t) => t)
         .concat(tenants.items.filter((t) => !busyTenants.includes(t.id))).slice(0, 12);
