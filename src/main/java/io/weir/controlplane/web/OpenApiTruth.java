@@ -62,8 +62,10 @@ class OpenApiTruth {
     static final String REQUEST_COPY_SUFFIX = "Request";
 
     /** What reflection tells about each record schema, by schema name, filled while springdoc resolves models. */
-    private final Map<String, Set<String>> nullable = new ConcurrentHashMap<>();
-    private final Map<String, Set<String>> omittedWhenNull = new ConcurrentHashMap<>();
+    // Facts about classes, shared by every context in the JVM: swagger-core keeps its model converters in a
+    // JVM-wide list, so the converter that notes them may be the bean of an earlier context.
+    private static final Map<String, Set<String>> nullable = new ConcurrentHashMap<>();
+    private static final Map<String, Set<String>> omittedWhenNull = new ConcurrentHashMap<>();
 
     /**
      * Notes each record's nullable and omitted-when-null members, and documents the bounds of its
