@@ -33,18 +33,20 @@ public final class AgentCommand {
 
     /** The options, their environment variables and defaults, as {@code --help} prints them. */
     static final String USAGE = """
-            Usage: java -jar weir.jar agent --control-plane URL --node-id UUID (--token-file FILE | --token TOKEN) [options]
+            Usage: java -jar weir.jar agent --control-plane URL (--token-file FILE | --token TOKEN) [options]
 
             Runs a Weir agent over a QoS scheduler with no data path: it applies the node's desired
             config as the control plane pushes it, acknowledges each revision, and keeps the last good
-            one in the state directory (applied again at start, before connecting).
+            one in the state directory (applied again at start, before connecting). The node token
+            decides the node; the agent learns the node's id from the first config it receives.
 
             Options (each also read from the environment variable shown; the option wins):
               --control-plane URL         control plane base URL, http(s)://host:port      WEIR_CONTROL_PLANE
-              --node-id UUID              the node's id, as the control plane registered it WEIR_NODE_ID
-              --token-file FILE           file holding the node token (trimmed)             WEIR_NODE_TOKEN_FILE
-              --token TOKEN               the node token itself (visible in ps; prefer      WEIR_NODE_TOKEN
+              --token-file FILE           file holding the node token (trimmed)             WEIR_TOKEN_FILE
+              --token TOKEN               the node token itself (visible in ps; prefer      WEIR_TOKEN
                                           --token-file)
+              --node-id UUID              optional check: the node the token must belong to WEIR_NODE_ID
+                                          (the control plane refuses another; default: none)
               --state-dir DIR             last-known-good snapshot directory                WEIR_STATE_DIR
                                           (default: ./weir-agent-state)
               --heartbeat-interval DUR    time between pings (default: 10s)                 WEIR_HEARTBEAT_INTERVAL
@@ -63,8 +65,8 @@ public final class AgentCommand {
     static {
         ENV.put("--control-plane", "WEIR_CONTROL_PLANE");
         ENV.put("--node-id", "WEIR_NODE_ID");
-        ENV.put("--token-file", "WEIR_NODE_TOKEN_FILE");
-        ENV.put("--token", "WEIR_NODE_TOKEN");
+        ENV.put("--token-file", "WEIR_TOKEN_FILE");
+        ENV.put("--token", "WEIR_TOKEN");
         ENV.put("--state-dir", "WEIR_STATE_DIR");
         ENV.put("--heartbeat-interval", "WEIR_HEARTBEAT_INTERVAL");
         ENV.put("--heartbeat-timeout", "WEIR_HEARTBEAT_TIMEOUT");
@@ -141,9 +143,12 @@ public final class AgentCommand {
     }
 
     private static QosAgent build(Options options, QosExecutor executor, PrintStream out, PrintStream err) {
-        return QosAgent.builder()
+        QosAgent.Builder builder = QosAgent.builder();
+        if (options.nodeId() != null) {
+            builder.nodeId(options.nodeId());
+        }
+        return builder
                 .controlPlane(options.controlPlane())
-                .nodeId(options.nodeId())
                 .token(options.token())
                 .stateDir(options.stateDir())
                 .executor(executor)
@@ -230,14 +235,13 @@ public final class AgentCommand {
             throw new UsageException("--control-plane must be an http(s):// URL with a host: " + url);
         }
         String id = given.get("--node-id");
-        if (id == null) {
-            throw new UsageException("--node-id is required (or WEIR_NODE_ID)");
-        }
-        UUID nodeId;
-        try {
-            nodeId = UUID.fromString(id.strip());
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--node-id is not a UUID: " + id);
+        UUID nodeId = null;
+        if (id != null) {
+            try {
+                nodeId = UUID.fromString(id.strip());
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--node-id is not a UUID: " + id);
+            }
         }
         String token = token(given);
         return new Options(controlPlane, nodeId, token,
@@ -264,7 +268,7 @@ public final class AgentCommand {
         }
         if (inline == null || inline.isBlank()) {
             throw new UsageException("a node token is required: --token-file FILE or --token TOKEN"
-                    + " (or WEIR_NODE_TOKEN_FILE / WEIR_NODE_TOKEN)");
+                    + " (or WEIR_TOKEN_FILE / WEIR_TOKEN)");
         }
         return inline.strip();
     }

@@ -42,7 +42,7 @@ import java.util.random.RandomGenerator;
  *     │     (a corrupt file is set aside and reported; start-up goes on without it)
  *     ▼
  *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
- *     │  2. send hello{appliedRevision}
+ *     │  2. send hello{appliedRevision, nodeId if the builder named one}
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
  *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
@@ -52,6 +52,15 @@ import java.util.random.RandomGenerator;
  * The control plane sends the node's whole desired config (never a delta) when the agent's
  * {@code hello} shows it is behind, and again whenever the config changes. Each snapshot is applied
  * to the executor in one {@link QosExecutor#reconfigure} call, so IO never sees half of one.
+ *
+ * <h2>Which node</h2>
+ * A node token belongs to exactly one node, and the control plane takes the node from the token:
+ * the token alone decides whose config the agent receives, so the agent needs no node id. It
+ * learns its node from the snapshots it applies ({@link DesiredConfig#nodeId()}): from the cached
+ * one at start-up, then from each pushed one; {@link #state()} shows it. If the builder names a
+ * node ({@link Builder#nodeId}), that is a check: the {@code hello} carries it and the control
+ * plane refuses the connection if the token belongs to another node, and the agent refuses
+ * snapshots (and ignores a cached one) for any other node.
  *
  * <h2>Lifecycle</h2>
  * {@link #builder()} ... {@link Builder#build() build()} makes an agent that does nothing yet.
@@ -85,7 +94,6 @@ import java.util.random.RandomGenerator;
  *         .workers(4).build();
  * QosAgent agent = QosAgent.builder()
  *         .controlPlane(URI.create("https://weir.example.com"))
- *         .nodeId(UUID.fromString(System.getenv("WEIR_NODE_ID")))
  *         .token(Files.readString(Path.of("/etc/weir/node-token")).strip())
  *         .stateDir(Path.of("/var/lib/weir/agent"))
  *         .executor(executor)
@@ -161,7 +169,10 @@ public final class QosAgent implements AutoCloseable {
     private boolean started;
     private boolean closed;
     private int generation;
-    private final UUID nodeId;
+    /** The node the builder named, or null; checked against every snapshot and sent in the hello. */
+    private final UUID expectedNodeId;
+    /** The node of the last applied snapshot, else {@link #expectedNodeId}; written on the event thread. */
+    private volatile UUID nodeId;
 
     private volatile boolean connected;
     private volatile long appliedRevision;
@@ -197,10 +208,11 @@ public final class QosAgent implements AutoCloseable {
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.random);
         this.statusSupplier = b.statusSupplier;
         this.check = b.check;
+        this.expectedNodeId = b.nodeId;
         this.nodeId = b.nodeId;
     }
 
-    /** Returns a builder; the control plane, node id, token, state directory and executor are required. */
+    /** Returns a builder; the control plane, token, state directory and executor are required. */
     public static Builder builder() {
         return new Builder();
     }
@@ -267,8 +279,8 @@ public final class QosAgent implements AutoCloseable {
         if (cached == null) {
             return;
         }
-        if (!cached.nodeId().equals(nodeId)) {
-            lastError = "the cached config is for node " + cached.nodeId() + ", not for this agent's node " + nodeId
+        if (expectedNodeId != null && !cached.nodeId().equals(expectedNodeId)) {
+            lastError = "the cached config is for node " + cached.nodeId() + ", not for this agent's node " + expectedNodeId
                     + "; ignored";
             LOG.log(Level.WARNING, lastError);
             return;
@@ -283,6 +295,7 @@ public final class QosAgent implements AutoCloseable {
         }
         applied = cached;
         appliedRevision = cached.revision();
+        nodeId = cached.nodeId();
         LOG.log(Level.INFO, "enforcing the cached config of node {0}, revision {1}", cached.nodeId(), cached.revision());
         notifyApplied(cached);
     }
@@ -291,7 +304,7 @@ public final class QosAgent implements AutoCloseable {
     public AgentState state() {
         long contact = lastContactMillis;
         Duration since = contact == 0 ? null : Duration.ofMillis(Math.max(0, clock.millis() - contact));
-        return new AgentState(connected, appliedRevision, lastError, since);
+        return new AgentState(nodeId, connected, appliedRevision, lastError, since);
     }
 
     /**
@@ -348,7 +361,8 @@ public final class QosAgent implements AutoCloseable {
         }
         connected = true;
         lastContactMillis = clock.millis();
-        c.send(new AgentMessage.Hello(nodeId, appliedRevision, AGENT_VERSION));
+        // Only a node the builder named: a learned one may be stale if the token now belongs to another node.
+        c.send(new AgentMessage.Hello(expectedNodeId, appliedRevision, AGENT_VERSION));
         if (statusSupplier != null) {
             AgentMessage.NodeStatus status = statusSupplier.get();
             if (status != null) {
@@ -398,8 +412,9 @@ public final class QosAgent implements AutoCloseable {
         }
         SchedulerConfig translated;
         try {
-            if (!nodeId.equals(config.nodeId())) {
-                throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node " + nodeId);
+            if (expectedNodeId != null && !expectedNodeId.equals(config.nodeId())) {
+                throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node "
+                        + expectedNodeId);
             }
             check.accept(config);
             translated = ConfigTranslator.translate(config);
@@ -418,6 +433,7 @@ public final class QosAgent implements AutoCloseable {
         }
         applied = config;
         appliedRevision = revision;
+        nodeId = config.nodeId();
         try {
             store.save(config);
         } catch (IOException | RuntimeException e) {
@@ -820,9 +836,11 @@ public final class QosAgent implements AutoCloseable {
         }
 
         /**
-         * The id of the node this agent runs for, as registered in the control plane; its token
-         * must be a node token of this node. The agent refuses snapshots (and ignores a cached one)
-         * for any other node.
+         * Optional: the id of the node this agent runs for, as registered in the control plane.
+         * Not needed (the token decides the node, and the agent learns it from the snapshots); if
+         * given it is checked: the control plane refuses the connection if the token belongs to
+         * another node, and the agent refuses snapshots (and ignores a cached one) for any other
+         * node. Unset by default.
          */
         public Builder nodeId(UUID nodeId) {
             this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
@@ -832,13 +850,12 @@ public final class QosAgent implements AutoCloseable {
         /**
          * Makes the agent (not started).
          *
-         * @throws IllegalStateException if the control plane, node id, token, state directory or
-         *     executor is missing, or the heartbeat timeout does not exceed the interval
+         * @throws IllegalStateException if the control plane, token, state directory or executor is
+         *     missing, or the heartbeat timeout does not exceed the interval
          */
         public QosAgent build() {
             require(controlPlane, "controlPlane");
             require(token, "token");
-            require(nodeId, "nodeId");
             require(stateDir, "stateDir");
             require(executor, "executor");
             if (heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {

@@ -32,7 +32,8 @@ public final class DataNodeCommand {
         new Opt("control-plane", "WEIR_CONTROL_PLANE", null, "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
         new Opt("token", "WEIR_TOKEN", null, "node token for the control plane"),
         new Opt("token-file", "WEIR_TOKEN_FILE", null, "file holding the node token (instead of --token)"),
-        new Opt("node-id", "WEIR_NODE_ID", null, "this node's id as the control plane registered it (with --control-plane)"),
+        new Opt("node-id", "WEIR_NODE_ID", null,
+                "optional check: the node the token must belong to (the token alone decides the node)"),
         new Opt("state-dir", "WEIR_STATE_DIR", null,
                 "where the agent keeps the last applied config (default: <data-dir>/agent-state)"),
         new Opt("data-dir", "WEIR_DATA_DIR", "./weir-data", "directory of the volume files"),
@@ -130,8 +131,12 @@ public final class DataNodeCommand {
         Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
                 : Path.of(v.get("data-dir")).resolve("agent-state");
         java.util.function.Supplier<AgentMessage.NodeStatus> status = () -> status(node);
-        QosAgent agent = QosAgent.builder().controlPlane(java.net.URI.create(v.get("control-plane")))
-                .token(v.get("token")).nodeId(java.util.UUID.fromString(v.get("node-id"))).stateDir(stateDir)
+        QosAgent.Builder builder = QosAgent.builder();
+        if (v.get("node-id") != null) {
+            builder.nodeId(java.util.UUID.fromString(v.get("node-id").strip()));
+        }
+        QosAgent agent = builder.controlPlane(java.net.URI.create(v.get("control-plane")))
+                .token(v.get("token")).stateDir(stateDir)
                 .executor(node.executor()).check(node::validate).status(status).listener(new AgentListener() {
                     @Override
                     public void applied(DesiredConfig config) {
@@ -237,8 +242,16 @@ public final class DataNodeCommand {
                 throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage());
             }
         }
-        if (values.get("control-plane") != null && (values.get("token") == null || values.get("node-id") == null)) {
-            throw new IllegalArgumentException("--control-plane needs --node-id and --token or --token-file");
+        if (values.get("control-plane") != null && values.get("token") == null) {
+            throw new IllegalArgumentException("--control-plane needs --token or --token-file");
+        }
+        String nodeId = values.get("node-id");
+        if (nodeId != null) {
+            try {
+                java.util.UUID.fromString(nodeId.strip());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--node-id is not a UUID: " + nodeId);
+            }
         }
         if (values.get("control-plane") == null && values.get("config-file") == null) {
             throw new IllegalArgumentException("give --control-plane (with a token) or --config-file");

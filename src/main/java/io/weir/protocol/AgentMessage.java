@@ -1,5 +1,6 @@
 package io.weir.protocol;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -27,13 +28,15 @@ public sealed interface AgentMessage {
     /**
      * The agent's first message after the upgrade. JSON type {@code hello}.
      *
-     * @param nodeId the node the agent runs for; must be the node its token belongs to
+     * @param nodeId the node the agent believes it runs for, or {@code null} if it does not know
+     *     yet (a node token is bound to one node, so the control plane takes the node from the
+     *     token); when present it must be the token's node, or the control plane refuses; left
+     *     out of the frame when null
      * @param appliedRevision the revision of the config it enforces now; 0 = nothing applied yet
      * @param agentVersion the agent's software version, for people and logs
      */
-    record Hello(UUID nodeId, long appliedRevision, String agentVersion) implements AgentMessage {
+    record Hello(@JsonInclude(JsonInclude.Include.NON_NULL) UUID nodeId, long appliedRevision, String agentVersion) implements AgentMessage {
         public Hello {
-            Objects.requireNonNull(nodeId, "nodeId");
             if (appliedRevision < 0) {
                 throw new IllegalArgumentException("appliedRevision must be >= 0: " + appliedRevision);
             }

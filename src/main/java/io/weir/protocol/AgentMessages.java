@@ -71,7 +71,7 @@ public final class AgentMessages {
 
     /** Members of each wire type that must be present and non-null. */
     private static final Map<String, List<String>> REQUIRED = Map.of(
-            "hello", List.of("nodeId", "appliedRevision"),
+            "hello", List.of("appliedRevision"),
             "config", List.of("config"),
             "ack", List.of("revision"),
             "nack", List.of("revision", "reason"),

@@ -31,7 +31,7 @@ class AgentCommandTest {
         assertThat(status).isZero();
         assertThat(help).contains("--control-plane", "--node-id", "--token-file", "--token", "--state-dir", "--heartbeat-interval",
                 "--heartbeat-timeout", "--backoff-initial", "--backoff-max", "--workers", "--help",
-                "WEIR_CONTROL_PLANE", "WEIR_NODE_TOKEN_FILE", "default: 10s", "default: 30s", "default: 200ms",
+                "WEIR_CONTROL_PLANE", "WEIR_TOKEN_FILE", "WEIR_TOKEN", "WEIR_NODE_ID", "default: 10s", "default: 30s", "default: 200ms",
                 "default: ./weir-agent-state");
     }
 
@@ -57,7 +57,7 @@ class AgentCommandTest {
 
     @Test
     void environmentVariablesFillInAndOptionsWin() throws Exception {
-        Map<String, String> env = Map.of("WEIR_CONTROL_PLANE", "https://cp.example:8443", "WEIR_NODE_TOKEN", "from-env",
+        Map<String, String> env = Map.of("WEIR_CONTROL_PLANE", "https://cp.example:8443", "WEIR_TOKEN", "from-env",
                 "WEIR_NODE_ID", "3f2c1b2a-0000-4000-8000-000000000001",
                 "WEIR_STATE_DIR", "/var/lib/weir", "WEIR_HEARTBEAT_INTERVAL", "3s");
 
@@ -73,12 +73,29 @@ class AgentCommandTest {
 
     @Test
     void defaultsApplyWhenOnlyTheRequiredOptionsAreGiven() throws Exception {
-        AgentCommand.Options o = AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "3f2c1b2a-0000-4000-8000-000000000001", "--token", "t"}, Map.of());
+        AgentCommand.Options o = AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--token", "t"}, Map.of());
 
+        assertThat(o.nodeId()).isNull();
         assertThat(o.stateDir()).isEqualTo(Path.of("weir-agent-state"));
         assertThat(o.heartbeatInterval()).isEqualTo(QosAgent.DEFAULT_HEARTBEAT_INTERVAL);
         assertThat(o.backoffInitial()).isEqualTo(QosAgent.DEFAULT_BACKOFF_INITIAL);
         assertThat(o.backoffMax()).isEqualTo(QosAgent.DEFAULT_BACKOFF_MAX);
+    }
+
+    @Test
+    void theIssuesCommandLineWithOnlyATokenFileAndNoNodeIdStartsTheAgent() throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("node.token"), "weir_node-token\n");
+
+        AgentCommand.Options fromOptions = AgentCommand.parse(new String[] {"--control-plane", "http://127.0.0.1:8080",
+                "--token-file", tokenFile.toString(), "--state-dir", dir.toString()}, Map.of());
+        AgentCommand.Options fromEnvironment = AgentCommand.parse(new String[0], Map.of("WEIR_CONTROL_PLANE",
+                "http://127.0.0.1:8080", "WEIR_TOKEN_FILE", tokenFile.toString(), "WEIR_STATE_DIR", dir.toString()));
+
+        for (AgentCommand.Options o : java.util.List.of(fromOptions, fromEnvironment)) {
+            assertThat(o.nodeId()).isNull();
+            assertThat(o.token()).isEqualTo("weir_node-token");
+            assertThat(o.stateDir()).isEqualTo(dir);
+        }
     }
 
     @Test
@@ -87,8 +104,6 @@ class AgentCommandTest {
                 .hasMessageContaining("--control-plane is required");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "3f2c1b2a-0000-4000-8000-000000000001"}, Map.of()))
                 .hasMessageContaining("a node token is required");
-        assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--token", "t"}, Map.of()))
-                .hasMessageContaining("--node-id is required");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "n1",
                 "--token", "t"}, Map.of())).hasMessageContaining("--node-id is not a UUID");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "ftp://h", "--token", "t"}, Map.of()))

@@ -56,8 +56,9 @@ class AgentEndToEndTest extends IntegrationTest {
         fixture.setPolicyMaxIops(node, 2500);
 
         await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(2500L)));
+        // The executor is reconfigured a moment before the agent records the revision: wait for both.
+        await().atMost(PATIENCE).until(() -> a.agent().state().appliedRevision() == desiredRevision(node));
         long revision = a.agent().state().appliedRevision();
-        assertThat(revision).isEqualTo(desiredRevision(node));
         await().atMost(PATIENCE).untilAsserted(() -> {
             JsonNode status = fixture.status(node);
             assertThat(status.get("connected").asBoolean()).isTrue();
@@ -67,6 +68,24 @@ class AgentEndToEndTest extends IntegrationTest {
         });
         assertThat(a.applied()).endsWith(revision);
         assertThat(a.agent().state().lastError()).isNull();
+    }
+
+    @Test
+    void anAgentGivenOnlyItsTokenLearnsItsNodeFromTheFirstConfigAndKeepsItAcrossARestart() {
+        Node node = fixture.node("tokenonly", 1000);
+        RunningAgent a = fixture.startWithTokenOnly(node, port, stateDir);
+
+        await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(1000L)));
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(a.agent().state().nodeId()).isEqualTo(node.id());
+            assertThat(fixture.status(node).get("appliedRevision").asLong()).isEqualTo(desiredRevision(node));
+        });
+        a.agent().close();
+
+        RunningAgent restarted = fixture.startWithTokenOnly(node, port, stateDir);
+        // Known from the state directory before any message from the control plane.
+        assertThat(restarted.agent().state().nodeId()).isEqualTo(node.id());
+        assertThat(restarted.maxIops(node.volumeId())).contains(1000L);
     }
 
     @Test
@@ -80,6 +99,7 @@ class AgentEndToEndTest extends IntegrationTest {
             }
         }));
         await().atMost(PATIENCE).until(() -> a.maxIops(node.volumeId()).equals(Optional.of(1000L)));
+        await().atMost(PATIENCE).until(() -> a.agent().state().appliedRevision() == desiredRevision(node));
         long good = a.agent().state().appliedRevision();
 
         fixture.setPolicyMaxIops(node, 90_000);
@@ -112,6 +132,7 @@ class AgentEndToEndTest extends IntegrationTest {
             RunningAgent first = fixture.start(node, controlPlane.port(), stateDir);
             fixture.setPolicyMaxIops(node, 4321);
             await().atMost(PATIENCE).until(() -> first.maxIops(node.volumeId()).equals(Optional.of(4321L)));
+            await().atMost(PATIENCE).until(() -> first.agent().state().appliedRevision() == desiredRevision(node));
             long revision = first.agent().state().appliedRevision();
             first.agent().close();
             first.executor().close();

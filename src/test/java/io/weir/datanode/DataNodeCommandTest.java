@@ -4,10 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class DataNodeCommandTest {
 
@@ -38,6 +42,22 @@ class DataNodeCommandTest {
         assertThatThrownBy(() -> DataNodeCommand.parse(new String[0], Map.of()))
                 .hasMessageContaining("--control-plane").hasMessageContaining("--config-file");
         assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--control-plane", "http://x"}, Map.of()))
-                .hasMessageContaining("--node-id");
+                .hasMessageContaining("--token");
+    }
+
+    @Test
+    void theIssuesCommandLineWithOnlyATokenFileAndNoNodeIdIsAccepted(@TempDir Path dir) throws IOException {
+        Path tokenFile = Files.writeString(dir.resolve("node.token"), "weir_node-token\n");
+        Map<String, String> v = DataNodeCommand.parse(new String[] {"--control-plane", "http://127.0.0.1:8080",
+                "--token-file", tokenFile.toString(), "--data-dir", "/var/lib/weir", "--listen", "127.0.0.1:0",
+                "--workers", "2"}, Map.of());
+        assertThat(v).containsEntry("control-plane", "http://127.0.0.1:8080")
+                .containsEntry("token", "weir_node-token").containsEntry("node-id", null);
+    }
+
+    @Test
+    void aNodeIdThatIsGivenMustBeAUuid() {
+        assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--control-plane", "http://x", "--token", "t",
+                "--node-id", "n1"}, Map.of())).hasMessageContaining("--node-id is not a UUID");
     }
 }

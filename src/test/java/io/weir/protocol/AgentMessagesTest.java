@@ -53,6 +53,16 @@ class AgentMessagesTest {
     }
 
     @Test
+    void aHelloMayLeaveTheNodeOutBecauseTheTokenNamesIt() {
+        assertThat(AgentMessages.decode("{\"type\":\"hello\",\"protocolVersion\":1,\"appliedRevision\":3}"))
+                .isEqualTo(new Hello(null, 3, null));
+        Hello anonymous = new Hello(null, 0, "0.1.0");
+        assertThat(AgentMessages.encode(anonymous))
+                .isEqualTo("{\"type\":\"hello\",\"protocolVersion\":1,\"appliedRevision\":0,\"agentVersion\":\"0.1.0\"}");
+        assertThat(AgentMessages.decode(AgentMessages.encode(anonymous))).isEqualTo(anonymous);
+    }
+
+    @Test
     void unknownMembersAreIgnoredWithinAVersion() {
         assertThat(AgentMessages.decode("{\"type\":\"ack\",\"protocolVersion\":1,\"revision\":3,\"later\":true}"))
                 .isEqualTo(new Ack(3));

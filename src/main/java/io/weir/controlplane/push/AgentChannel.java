@@ -141,7 +141,7 @@ class AgentChannel extends TextWebSocketHandler {
         if (agent.greeted()) {
             throw new ProtocolException(ProtocolException.Code.UNEXPECTED, "hello was already received");
         }
-        if (!hello.nodeId().equals(agent.nodeId())) {
+        if (hello.nodeId() != null && !hello.nodeId().equals(agent.nodeId())) {
             throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
                     "hello names node " + hello.nodeId() + ", but the token is node " + agent.nodeId() + "'s");
         }

@@ -94,13 +94,21 @@ public final class AgentFixture implements AutoCloseable {
 
     /** Starts an agent, letting {@code customize} add to its builder (a check, a heartbeat, ...). */
     public RunningAgent start(Node node, int port, Path stateDir, Consumer<QosAgent.Builder> customize) {
+        return start(node, port, stateDir, true, customize);
+    }
+
+    /** Starts an agent that knows only {@code node}'s token, not its id (as a deployed data node does). */
+    public RunningAgent startWithTokenOnly(Node node, int port, Path stateDir) {
+        return start(node, port, stateDir, false, b -> { });
+    }
+
+    private RunningAgent start(Node node, int port, Path stateDir, boolean nameTheNode, Consumer<QosAgent.Builder> customize) {
         QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(1).build();
         toClose.add(executor);
         List<Long> applied = new CopyOnWriteArrayList<>();
         List<String> rejected = new CopyOnWriteArrayList<>();
         QosAgent.Builder builder = QosAgent.builder()
                 .controlPlane(URI.create("http://127.0.0.1:" + port))
-                .nodeId(node.id())
                 .token(node.token())
                 .stateDir(stateDir)
                 .executor(executor)
@@ -116,6 +124,9 @@ public final class AgentFixture implements AutoCloseable {
                         rejected.add(reason);
                     }
                 });
+        if (nameTheNode) {
+            builder.nodeId(node.id());
+        }
         customize.accept(builder);
         QosAgent agent = builder.build();
         toClose.add(0, agent);

@@ -83,6 +83,19 @@ class AgentChannelTest extends IntegrationTest {
     }
 
     @Test
+    void helloWithoutANodeIdIsAnsweredWithTheConfigOfTheTokensNode() {
+        Node node = node();
+        volumeOn(tenant(), node);
+
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.sendRaw("{\"type\":\"hello\",\"protocolVersion\":1,\"appliedRevision\":0,\"agentVersion\":\"test\"}");
+            DesiredConfig config = agent.nextConfig().config();
+            assertThat(config.nodeId()).isEqualTo(node.id());
+            assertThat(config.volumes()).hasSize(1);
+        }
+    }
+
+    @Test
     void helloFromABehindAgentIsAnsweredWithItsDesiredConfig() {
         Node node = node();
         volumeOn(tenant(), node);
