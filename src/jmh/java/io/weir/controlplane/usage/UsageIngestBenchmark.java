@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.weir.controlplane.database.EmbeddedPostgresServer;
 import io.weir.controlplane.usage.UsageIngest.Delivery;
+import io.weir.controlplane.volume.VolumeUsageDirectory;
 import io.weir.protocol.UsageReport;
 import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
@@ -92,7 +93,7 @@ public final class UsageIngestBenchmark {
         UsagePartitions partitions = new UsagePartitions(jdbc, props, clock);
         partitions.createAhead(clock.instant().minus(Duration.ofDays(1)));
         partitions.createAhead(clock.instant());
-        UsageDirectory directory = new UsageDirectory(new SqlVolumes(jdbc), id -> true, id -> true);
+        UsageDirectory directory = new UsageDirectory(new VolumeUsageDirectory(jdbc), id -> true, id -> true);
         UsageIngest ingest = new UsageIngest(ds, new TransactionTemplate(new DataSourceTransactionManager(ds)), partitions,
                 directory, new UsageMetrics(new SimpleMeterRegistry(), jdbc), clock);
         UsageQueries queries = new UsageQueries(jdbc);
@@ -126,30 +127,6 @@ public final class UsageIngestBenchmark {
                 simulatedStart);
         System.out.printf(Locale.ROOT, "raw samples stored: %d%n",
                 jdbc.queryForObject("SELECT count(*) FROM usage_volume_raw", Long.class));
-    }
-
-    /** The volume feature's port, as its implementation answers it (same SQL). */
-    private record SqlVolumes(JdbcTemplate jdbc) implements UsageVolumes {
-        @Override
-        public java.util.Map<UUID, VolumeInfo> volumes(java.util.Collection<UUID> ids) {
-            java.util.Map<UUID, VolumeInfo> found = new java.util.HashMap<>();
-            jdbc.query("SELECT id, tenant_id, name FROM volume WHERE id = ANY(?)", rs -> {
-                UUID id = rs.getObject(1, UUID.class);
-                found.put(id, new VolumeInfo(id, rs.getObject(2, UUID.class), rs.getString(3)));
-            }, (Object) ids.toArray(UUID[]::new));
-            return found;
-        }
-
-        @Override
-        public List<UUID> nodesOfVolume(UUID volumeId) {
-            return jdbc.queryForList("SELECT node_id FROM volume_placement WHERE volume_id = ?", UUID.class, volumeId);
-        }
-
-        @Override
-        public List<UUID> nodesOfTenant(UUID tenantId) {
-            return jdbc.queryForList("SELECT DISTINCT p.node_id FROM volume_placement p JOIN volume v ON v.id = p.volume_id "
-                    + "WHERE v.tenant_id = ?", UUID.class, tenantId);
-        }
     }
 
     private static void seed(HikariDataSource ds, UUID[] tenants, UUID[][] volumes, UUID[] nodes) throws Exception {

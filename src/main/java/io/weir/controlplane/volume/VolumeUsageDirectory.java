@@ -14,11 +14,12 @@ import org.springframework.stereotype.Component;
  * asks for up to tens of thousands of volumes per ingest batch, and needs three columns of each.
  */
 @Component
-class VolumeUsageDirectory implements UsageVolumes {
+public class VolumeUsageDirectory implements UsageVolumes {
 
     private final JdbcTemplate jdbc;
 
-    VolumeUsageDirectory(JdbcTemplate jdbc) {
+    /** Public so that the usage ingest benchmark runs the same SQL outside a Spring context. */
+    public VolumeUsageDirectory(JdbcTemplate jdbc) {
         this.jdbc = jdbc;
     }
 
