@@ -190,7 +190,12 @@ public class UsageIngest {
     private record ReportKey(UUID nodeId, long sequence) {
     }
 
-    /** Inserts the ledger rows; answers the keys that were new. */
+    /**
+     * Inserts the ledger rows; answers the keys that were new. The rows go in key order: two
+     * transactions delivering the same reports in different orders would otherwise each hold a
+     * key the other waits for (a deadlock PostgreSQL breaks by failing one of them). The rollup
+     * upserts after it follow their maps' sorted order for the same reason.
+     */
     private static Set<ReportKey> insertLedger(Connection c, List<Delivery> deliveries, Iterable<Integer> indexes,
             Instant now) throws SQLException {
         List<UUID> nodes = new ArrayList<>();
@@ -207,7 +212,8 @@ public class UsageIngest {
         Set<ReportKey> fresh = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO usage_report (node_id, sequence, interval_from, "
                 + "interval_to, received_at) SELECT n, s, f::timestamptz, t::timestamptz, ? FROM unnest(?::uuid[], "
-                + "?::bigint[], ?::text[], ?::text[]) AS r(n, s, f, t) ON CONFLICT DO NOTHING RETURNING node_id, sequence")) {
+                + "?::bigint[], ?::text[], ?::text[]) AS r(n, s, f, t) ORDER BY n, s ON CONFLICT DO NOTHING "
+                + "RETURNING node_id, sequence")) {
             ps.setObject(1, java.time.OffsetDateTime.ofInstant(now, java.time.ZoneOffset.UTC));
             ps.setArray(2, c.createArrayOf("uuid", nodes.toArray()));
             ps.setArray(3, c.createArrayOf("bigint", seqs.toArray()));

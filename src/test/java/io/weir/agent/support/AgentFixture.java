@@ -1,6 +1,7 @@
 package io.weir.agent.support;
 
 import io.weir.agent.AgentListener;
+import io.weir.agent.ConfigTranslator;
 import io.weir.agent.QosAgent;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.protocol.DesiredConfig;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -33,11 +35,25 @@ public final class AgentFixture implements AutoCloseable {
     }
 
     /** A running agent, its executor, and what its listener heard. */
-    public record RunningAgent(QosAgent agent, QosExecutor executor, List<Long> applied, List<String> rejected) {
+    public record RunningAgent(QosAgent agent, QosExecutor executor, List<Long> applied, List<String> rejected,
+            AtomicReference<DesiredConfig> lastApplied) {
 
-        /** The maxIops the executor enforces now for {@code volumeId}, if it has the volume. */
+        /**
+         * The maxIops the executor enforces for {@code volumeId} once the agent has finished
+         * applying the snapshot that set it; empty if the executor lacks the volume, and while a
+         * snapshot is half applied. The agent reconfigures the executor first and records the
+         * revision and tells its listener after, so a test that saw the executor's new limit
+         * could otherwise still read the previous {@code appliedRevision}.
+         */
         public Optional<Long> maxIops(String volumeId) {
-            return executor.config().volumes().stream().filter(v -> v.id().equals(volumeId))
+            Optional<Long> enforced = maxIops(executor.config(), volumeId);
+            DesiredConfig heard = lastApplied.get();
+            Optional<Long> told = heard == null ? Optional.empty() : maxIops(ConfigTranslator.translate(heard), volumeId);
+            return enforced.equals(told) ? enforced : Optional.empty();
+        }
+
+        private static Optional<Long> maxIops(SchedulerConfig config, String volumeId) {
+            return config.volumes().stream().filter(v -> v.id().equals(volumeId))
                     .map(SchedulerConfig.VolumeSpec::maxIops).findFirst();
         }
     }
@@ -106,6 +122,7 @@ public final class AgentFixture implements AutoCloseable {
         QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(1).build();
         toClose.add(executor);
         List<Long> applied = new CopyOnWriteArrayList<>();
+        AtomicReference<DesiredConfig> lastApplied = new AtomicReference<>();
         List<String> rejected = new CopyOnWriteArrayList<>();
         QosAgent.Builder builder = QosAgent.builder()
                 .controlPlane(URI.create("http://127.0.0.1:" + port))
@@ -117,6 +134,7 @@ public final class AgentFixture implements AutoCloseable {
                     @Override
                     public void applied(DesiredConfig config) {
                         applied.add(config.revision());
+                        lastApplied.set(config);
                     }
 
                     @Override
@@ -135,7 +153,7 @@ public final class AgentFixture implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return new RunningAgent(agent, executor, applied, rejected);
+        return new RunningAgent(agent, executor, applied, rejected, lastApplied);
     }
 
     private static String created(HttpApi.Response r) {

@@ -84,31 +84,38 @@ class UsageIngestTest extends IntegrationTest {
         UUID tenant = UsageFixtures.tenant(api, unique("usage-t"));
         UUID volume = UsageFixtures.volume(api, tenant, unique("v"));
         UUID node = UUID.randomUUID();
-        Instant t0 = minutesAgo(20);
+        Instant t0 = minutesAgo(40);
         List<Delivery> all = new ArrayList<>();
-        for (int seq = 1; seq <= 40; seq++) {
+        int reports = 200;
+        int deliverers = 8;
+        for (int seq = 1; seq <= reports; seq++) {
             all.add(new Delivery(node, report(seq, t0.plusSeconds(10L * seq), Duration.ofSeconds(10),
                     List.of(figures(volume, 1)))));
         }
-        ExecutorService pool = Executors.newFixedThreadPool(4);
+        ExecutorService pool = Executors.newFixedThreadPool(deliverers);
         try {
             List<Callable<List<Outcome>>> tasks = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
+            // all deliverers start together, so their transactions overlap
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(deliverers);
+            for (int i = 0; i < deliverers; i++) {
                 List<Delivery> shuffled = new ArrayList<>(all);
                 java.util.Collections.shuffle(shuffled, new java.util.Random(i));
-                tasks.add(() -> ingest.ingestAll(shuffled));
+                tasks.add(() -> {
+                    start.await();
+                    return ingest.ingestAll(shuffled);
+                });
             }
             long stored = 0;
             for (Future<List<Outcome>> f : pool.invokeAll(tasks)) {
                 stored += f.get().stream().filter(o -> o == Outcome.STORED).count();
             }
-            assertThat(stored).isEqualTo(40);
+            assertThat(stored).isEqualTo(reports);
         } finally {
             pool.shutdown();
         }
-        assertThat(rawOps(volume)).isEqualTo(40 * 3);
-        assertThat(rollupOps("usage_volume_1m", volume)).isEqualTo(40 * 3);
-        assertThat(rollupOps("usage_volume_1h", volume)).isEqualTo(40 * 3);
+        assertThat(rawOps(volume)).isEqualTo(reports * 3);
+        assertThat(rollupOps("usage_volume_1m", volume)).isEqualTo(reports * 3);
+        assertThat(rollupOps("usage_volume_1h", volume)).isEqualTo(reports * 3);
     }
 
     @Test
