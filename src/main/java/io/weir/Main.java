@@ -3,6 +3,7 @@ package io.weir;
 import io.weir.agent.AgentCommand;
 import io.weir.controlplane.ControlPlaneApplication;
 import io.weir.datanode.DataNodeCommand;
+import io.weir.demo.DemoApplication;
 import java.util.Arrays;
 
 /**
@@ -12,6 +13,7 @@ import java.util.Arrays;
  * java -jar weir.jar [controlplane] [spring options]   the control plane (default)
  * java -jar weir.jar agent [options]                  a standalone agent (--help lists the options)
  * java -jar weir.jar datanode [options]                an NBD data node (--help lists the options)
+ * java -jar weir.jar demo [options]                    control plane + two data nodes, seeded (--help)
  * </pre>
  */
 public final class Main {
@@ -26,8 +28,9 @@ public final class Main {
             case "controlplane" -> ControlPlaneApplication.main(rest);
             case "agent" -> AgentCommand.main(rest);
             case "datanode" -> DataNodeCommand.main(rest);
+            case "demo" -> DemoApplication.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode, demo");
                 System.exit(2);
             }
         }

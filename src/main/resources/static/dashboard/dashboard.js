@@ -314,5 +314,12 @@
   window.addEventListener('resize', () => {
     Object.entries(state.charts).forEach(([id, c]) => c.setSize({ width: Math.max(280, $(id).clientWidth), height: c.height }));
   });
+  // A link may carry a token in its fragment (#token=..., as `weir demo` prints): the fragment is
+  // never sent to the server; take it into this tab's session storage and drop it from the URL.
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromLink) {
+    sessionStorage.setItem(TOKEN_KEY, fromLink.trim());
+    history.replaceState(null, '', location.pathname + location.search);
+  }
   if (sessionStorage.getItem(TOKEN_KEY)) showApp();
 })();

@@ -1,7 +1,9 @@
 package io.weir;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -10,6 +12,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.weir.controlplane.ControlPlaneApplication;
 import io.weir.protocol.QosSettings;
 
 /**
@@ -89,6 +92,17 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.weir.agent..", "io.weir.datanode..",
                     "io.weir.scheduler..")
             .allowEmptyShould(true);
+
+    /**
+     * The demo drives the control plane through its REST API and runs data nodes as processes: of
+     * the rest of Weir it sees only the application class it starts.
+     */
+    @ArchTest
+    static final ArchRule theDemoUsesTheProductFromOutside = classes()
+            .that().resideInAPackage("io.weir.demo..")
+            .should().onlyDependOnClassesThat(resideOutsideOfPackage("io.weir..")
+                    .or(resideInAPackage("io.weir.demo.."))
+                    .or(belongToAnyOf(ControlPlaneApplication.class)));
 
     /** The desired config reads the features through ports it owns (PlacedVolumes, TenantDirectory, ...). */
     @ArchTest

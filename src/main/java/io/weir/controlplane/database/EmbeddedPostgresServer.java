@@ -133,6 +133,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             Path initFile = initPasswordFile;
             builder.setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(false)
+                    // The context stops the server (this bean's close) after every bean that writes
+                    // to it. The library's own JVM hook would stop it at the same time as the
+                    // context's shutdown runs, and the last writes (agents disconnecting) would
+                    // each wait for a pool timeout against a dead server.
+                    .setRegisterShutdownHook(false)
                     .setPGStartupWait(STARTUP_WAIT)
                     // Runs after initdb and before the server starts, for fresh and existing clusters.
                     .setDataDirectoryCustomizer(dir -> {

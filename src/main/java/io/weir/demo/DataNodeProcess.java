@@ -1,0 +1,140 @@
+package io.weir.demo;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One data node of the demo: {@code weir datanode} in a child JVM, started from the same jar or
+ * class path as this one, so it runs exactly the code a deployed node runs. Its output is copied
+ * to ours with a {@code [name]} prefix; the port it listens on is read from its start line.
+ */
+final class DataNodeProcess implements AutoCloseable {
+
+    /** The line {@code weir datanode} prints once it listens. */
+    private static final Pattern SERVING = Pattern.compile("serving NBD on (\\S+):(\\d+),");
+    /** How long a node may take to stop after SIGTERM before it is killed. */
+    private static final Duration STOP_GRACE = Duration.ofSeconds(15);
+
+    private final String name;
+    private final Process process;
+    private final CompletableFuture<Integer> port = new CompletableFuture<>();
+
+    private DataNodeProcess(String name, Process process, PrintStream out) {
+        this.name = name;
+        this.process = process;
+        Thread pump = new Thread(() -> pump(out), "weir-demo-" + name + "-output");
+        pump.setDaemon(true);
+        pump.start();
+        process.onExit().thenRun(() -> port.completeExceptionally(
+                new IllegalStateException("data node " + name + " exited with code " + process.exitValue()
+                        + " before it served (its output is above)")));
+    }
+
+    /**
+     * Starts {@code weir datanode} for {@code name}, connected to the control plane at
+     * {@code controlPlane} with the token in {@code tokenFile}, its files under {@code dir}.
+     */
+    static DataNodeProcess start(String name, String controlPlane, Path tokenFile, Path dir, int nbdPort, String heap,
+            PrintStream out) {
+        List<String> command = new ArrayList<>(javaCommand(heap));
+        command.addAll(List.of("datanode", "--control-plane", controlPlane, "--token-file", tokenFile.toString(),
+                "--data-dir", dir.resolve("data").toString(), "--listen", "127.0.0.1:" + nbdPort));
+        try {
+            Files.createDirectories(dir);
+            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            return new DataNodeProcess(name, p, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start data node " + name + ": " + String.join(" ", command), e);
+        }
+    }
+
+    /** The NBD port, once the node serves; fails if it exits or takes longer than {@code timeout}. */
+    int awaitPort(Duration timeout) throws InterruptedException, TimeoutException {
+        try {
+            return port.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TimeoutException("data node " + name + " did not serve within " + timeout);
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    /** Stops the node as Ctrl-C would (SIGTERM), and kills it if it does not stop in time. */
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                System.err.println("weir demo: data node " + name + " did not stop in " + STOP_GRACE + "; killing it");
+                process.destroyForcibly().waitFor();
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void pump(PrintStream out) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                out.println("[" + name + "] " + line);
+                Matcher m = SERVING.matcher(line);
+                if (m.find()) {
+                    port.complete(Integer.parseInt(m.group(2)));
+                }
+            }
+        } catch (IOException e) {
+            // the process ended; onExit reports it
+        }
+    }
+
+    /**
+     * {@code java ... io.weir.Main} as this JVM was started: {@code -jar} for the Spring Boot
+     * executable jar, else the same class path (under {@code mvn spring-boot:run}, and in tests,
+     * where it may be a manifest-only jar that the JVM follows the same way).
+     */
+    static List<String> javaCommand(String heap) {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String classPath = System.getProperty("java.class.path");
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC"));
+        if (isExecutableJar(classPath)) {
+            command.addAll(List.of("-jar", classPath));
+        } else {
+            command.addAll(List.of("-cp", classPath, "io.weir.Main"));
+        }
+        return command;
+    }
+
+    private static boolean isExecutableJar(String classPath) {
+        if (!classPath.endsWith(".jar") || classPath.contains(java.io.File.pathSeparator)) {
+            return false;
+        }
+        try (JarFile jar = new JarFile(classPath)) {
+            return jar.getManifest() != null && jar.getManifest().getMainAttributes().getValue("Spring-Boot-Version") != null;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.weir.demo;
+
+import io.weir.controlplane.ControlPlaneApplication;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.SimpleCommandLinePropertySource;
+
+/**
+ * {@code java -jar weir.jar demo [--name=value ...]}: a whole cluster in one command. The control
+ * plane (with its embedded PostgreSQL) runs in this JVM under the {@code demo} profile;
+ * {@link DemoCluster} then seeds it through the REST API and starts two data nodes as child
+ * processes. Ctrl-C stops the data nodes, then the control plane, then removes the demo's
+ * directory.
+ *
+ * <p>Options are Spring properties ({@code application-demo.yml} lists them):
+ * {@code --server.port} (8080), {@code --weir.demo.nbd-port} (10809; the second node takes the
+ * next port; 0 picks free ports), {@code --weir.demo.dir} (a new empty directory; default a
+ * temporary one).
+ */
+public final class DemoApplication {
+
+    private DemoApplication() {
+    }
+
+    public static void main(String[] args) {
+        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+            System.out.println("""
+                    Usage: java -jar weir.jar demo [--server.port=8080] [--weir.demo.nbd-port=10809] [--weir.demo.dir=DIR]
+
+                    Starts the control plane with its embedded PostgreSQL and two data nodes, seeds tenants,
+                    volumes and policies, and prints the NBD URLs and the dashboard URL. Ctrl-C stops it all
+                    and removes DIR (default: a new temporary directory; a given DIR must be empty).""");
+            return;
+        }
+        ConfigurableApplicationContext context = start(args);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(context), "weir-demo-shutdown"));
+    }
+
+    /**
+     * Starts the demo and answers its context once the cluster is seeded and both data nodes
+     * serve; {@link #stop} ends it. Tests use this directly.
+     */
+    public static ConfigurableApplicationContext start(String... args) {
+        SimpleCommandLinePropertySource given = new SimpleCommandLinePropertySource(args);
+        Path dir = directory(given.getProperty("weir.demo.dir"));
+        // As arguments, so they win over application.yml (the control plane's ./data is not the demo's).
+        List<String> all = new ArrayList<>(List.of(args));
+        if (!given.containsProperty("weir.demo.dir")) {
+            all.add("--weir.demo.dir=" + dir);
+        }
+        if (!given.containsProperty("weir.data-dir")) {
+            all.add("--weir.data-dir=" + dir.resolve("controlplane"));
+        }
+        return new SpringApplicationBuilder(ControlPlaneApplication.class, DemoConfiguration.class)
+                .profiles("demo")
+                .registerShutdownHook(false) // stop() orders the shutdown itself
+                .run(all.toArray(String[]::new));
+    }
+
+    /** Stops the data nodes and the control plane (in that order), then removes the directory. */
+    public static void stop(ConfigurableApplicationContext context) {
+        Path dir = Path.of(context.getEnvironment().getRequiredProperty("weir.demo.dir"));
+        // The nodes first, while the control plane still serves them: closing the context would
+        // first tell their agents that the replica is going away, and they would try to reconnect.
+        context.getBean(DemoCluster.class).stop();
+        context.close();
+        DemoFiles.deleteTree(dir);
+        System.out.println("weir demo: stopped, " + dir + " removed");
+    }
+
+    private static Path directory(String given) {
+        try {
+            if (given == null) {
+                return Files.createTempDirectory("weir-demo-");
+            }
+            Path dir = Path.of(given).toAbsolutePath();
+            if (Files.exists(dir)) {
+                try (var entries = Files.list(dir)) {
+                    if (entries.findAny().isPresent()) {
+                        throw new IllegalArgumentException("weir.demo.dir " + dir
+                                + " is not empty: the demo starts from nothing and removes its directory at the end");
+                    }
+                }
+            }
+            return Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the demo directory", e);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.weir.demo;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/** The few file operations the demo needs. */
+final class DemoFiles {
+
+    private DemoFiles() {
+    }
+
+    /** Writes a secret readable by this user only (mode 0600). */
+    static Path writeSecret(Path file, String secret) {
+        try {
+            Files.createDirectories(file.getParent());
+            Files.deleteIfExists(file);
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            return Files.writeString(file, secret);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /** Removes {@code dir} and everything under it; what cannot be removed is reported, not thrown. */
+    static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.delete(p);
+                } catch (IOException e) {
+                    System.err.println("weir demo: could not remove " + p + ": " + e.getMessage());
+                }
+            });
+        } catch (IOException | UncheckedIOException e) {
+            System.err.println("weir demo: could not remove " + dir + ": " + e.getMessage());
+        }
+    }
+}
