@@ -1,6 +1,7 @@
 package io.weir.demo;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -10,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -18,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * One data node of the demo: {@code weir datanode} in a child JVM, started from the same jar or
@@ -117,7 +120,9 @@ final class DataNodeProcess implements AutoCloseable {
      */
     static List<String> javaCommand(String heap) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String classPath = System.getProperty("java.class.path");
+        // absolute: the node runs in its own directory
+        String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
         List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC"));
         if (isExecutableJar(classPath)) {
             command.addAll(List.of("-jar", classPath));
@@ -128,7 +133,7 @@ final class DataNodeProcess implements AutoCloseable {
     }
 
     private static boolean isExecutableJar(String classPath) {
-        if (!classPath.endsWith(".jar") || classPath.contains(java.io.File.pathSeparator)) {
+        if (!classPath.endsWith(".jar") || classPath.contains(File.pathSeparator)) {
             return false;
         }
         try (JarFile jar = new JarFile(classPath)) {

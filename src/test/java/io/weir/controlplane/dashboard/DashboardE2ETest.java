@@ -7,12 +7,10 @@ import io.weir.controlplane.support.IntegrationTest;
 import io.weir.controlplane.usage.UsageIngest;
 import io.weir.controlplane.usage.UsageIngest.Delivery;
 import io.weir.protocol.UsageReport;
+import io.weir.support.DashboardBrowser;
 import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -30,15 +28,13 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The dashboard in Debian's headless Chromium, driven by playwright-core
- * ({@code src/test/browser/dashboard.mjs}): it signs in, shows the overview and draws charts
+ * ({@link DashboardBrowser}): it signs in, shows the overview and draws charts
  * from an hour of usage stored through {@link UsageIngest}, as an admin and as a tenant-admin.
  * Screenshots go to {@code target/dashboard-*.png}. Needs {@code chromium} and {@code node}
  * (and installs the pinned playwright-core with {@code npm ci} if it is not there yet).
  */
 @Tag("e2e")
 class DashboardE2ETest extends IntegrationTest {
-
-    private static final Path BROWSER = Path.of("src/test/browser");
 
     @Autowired
     UsageIngest ingest;
@@ -133,32 +129,14 @@ class DashboardE2ETest extends IntegrationTest {
     }
 
     private String browse(String token, String screenshot, String expect) throws IOException, InterruptedException {
-        if (!Files.isDirectory(BROWSER.resolve("node_modules/playwright-core"))) {
-            Process npm = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund").directory(BROWSER.toFile())
-                    .redirectErrorStream(true).start();
-            String out = new String(npm.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(npm.waitFor(5, TimeUnit.MINUTES)).as("npm ci finished").isTrue();
-            assertThat(npm.exitValue()).as(out).isZero();
-        }
-        Path shot = Path.of("target", screenshot).toAbsolutePath();
         ScheduledExecutorService agents = Executors.newSingleThreadScheduledExecutor();
         agents.scheduleAtFixedRate(this::reportUpToNow, 0, 1, TimeUnit.SECONDS);
         try {
-            return run(token, shot, expect);
+            return DashboardBrowser.check("http://127.0.0.1:" + port, token, screenshot, expect);
         } finally {
             agents.shutdownNow();
             agents.awaitTermination(1, TimeUnit.MINUTES);
         }
-    }
-
-    private String run(String token, Path shot, String expect) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("node", "dashboard.mjs", "http://127.0.0.1:" + port, token, shot.toString(), expect)
-                .directory(BROWSER.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(3, TimeUnit.MINUTES)).as("the browser run finished").isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
-        assertThat(shot).exists();
-        return out;
     }
 
     @Test
