@@ -2,7 +2,7 @@
 #   controlplane (the default)   the REST control plane        docker run weir
 #   datanode                     an NBD data node               docker run weir datanode --control-plane URL --token-file F ...
 #   agent                        the agent on its own           docker run weir agent ...
-#   demo                         a whole local cluster          docker run -p 8080:8080 -p 10809:10809 weir demo
+#   demo                         a whole local cluster          docker run -p 127.0.0.1:8080:8080 -p 127.0.0.1:10809-10810:10809-10810 weir demo --weir.demo.bind-address=0.0.0.0
 # Options after the role go to the role (`docker run weir datanode --help`).
 #
 # Build it from the jar that `mvn package` produces; nothing else is needed:
@@ -37,8 +37,8 @@ USER 10001:10001
 # SPRING_DATASOURCE_URL is set), the generated admin token, a data node's volumes and cached config.
 WORKDIR /var/lib/weir
 VOLUME /var/lib/weir/data
-# 8080: control plane HTTP (REST, Actuator); 10809: a data node's NBD.
-EXPOSE 8080 10809
+# 8080: control plane HTTP (REST, Actuator); 10809: a data node's NBD (the demo's second: 10810).
+EXPOSE 8080 10809 10810
 # The heap follows the container's memory limit: 75% of it (the rest is for metaspace, thread
 # stacks, direct buffers). Add JVM options with JAVA_TOOL_OPTIONS; an -Xmx there replaces the 75%.
 ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-cp", "/opt/weir", \

@@ -17,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -53,11 +52,11 @@ final class DataNodeProcess implements AutoCloseable {
      * Starts {@code weir datanode} for {@code name}, connected to the control plane at
      * {@code controlPlane} with the token in {@code tokenFile}, its files under {@code dir}.
      */
-    static DataNodeProcess start(String name, String controlPlane, Path tokenFile, Path dir, int nbdPort, String heap,
-            PrintStream out) {
+    static DataNodeProcess start(String name, String controlPlane, Path tokenFile, Path dir, String listenHost,
+            int nbdPort, String heap, PrintStream out) {
         List<String> command = new ArrayList<>(javaCommand(heap));
         command.addAll(List.of("datanode", "--control-plane", controlPlane, "--token-file", tokenFile.toString(),
-                "--data-dir", dir.resolve("data").toString(), "--listen", "127.0.0.1:" + nbdPort));
+                "--data-dir", dir.resolve("data").toString(), "--listen", listenHost + ":" + nbdPort));
         try {
             Files.createDirectories(dir);
             Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
@@ -114,32 +113,25 @@ final class DataNodeProcess implements AutoCloseable {
     }
 
     /**
-     * {@code java ... io.weir.Main} as this JVM was started: {@code -jar} for the Spring Boot
-     * executable jar, else the same class path (under {@code mvn spring-boot:run}, and in tests,
-     * where it may be a manifest-only jar that the JVM follows the same way).
+     * {@code java ...} as this JVM was started: {@code -jar} for the executable jar; the same
+     * class path and Spring Boot launcher for an extracted jar (the container image); else the
+     * same class path and {@code io.weir.Main} (under {@code mvn spring-boot:run}, and in tests,
+     * where the class path may be a manifest-only jar that the JVM follows the same way).
      */
     static List<String> javaCommand(String heap) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String started = System.getProperty("sun.java.command", "").split(" ", 2)[0];
         // absolute: the node runs in its own directory
         String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
         List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC"));
-        if (isExecutableJar(classPath)) {
-            command.addAll(List.of("-jar", classPath));
+        if (started.endsWith(".jar")) {
+            command.addAll(List.of("-jar", Path.of(started).toAbsolutePath().toString()));
+        } else if (started.startsWith("org.springframework.boot.loader.")) {
+            command.addAll(List.of("-cp", classPath, started));
         } else {
             command.addAll(List.of("-cp", classPath, "io.weir.Main"));
         }
         return command;
-    }
-
-    private static boolean isExecutableJar(String classPath) {
-        if (!classPath.endsWith(".jar") || classPath.contains(File.pathSeparator)) {
-            return false;
-        }
-        try (JarFile jar = new JarFile(classPath)) {
-            return jar.getManifest() != null && jar.getManifest().getMainAttributes().getValue("Spring-Boot-Version") != null;
-        } catch (IOException e) {
-            return false;
-        }
     }
 }

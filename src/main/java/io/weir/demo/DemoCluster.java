@@ -98,7 +98,8 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
     }
 
     private void seedAndRun() throws InterruptedException, TimeoutException {
-        String base = "http://127.0.0.1:" + environment.getRequiredProperty("local.server.port");
+        String host = properties.connectAddress();
+        String base = "http://" + host + ":" + environment.getRequiredProperty("local.server.port");
         Path dir = properties.dir();
         RestClient api = restBuilder.clone().baseUrl(base + "/api/v1")
                 .defaultHeader("Authorization", "Bearer " + adminToken()).build();
@@ -132,22 +133,22 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         Map<String, Integer> ports = new LinkedHashMap<>();
         int port = properties.nbdPort();
         for (String node : nodeIds.keySet()) {
-            out.println("weir demo: starting data node " + node + (port == 0 ? "" : " on 127.0.0.1:" + port));
-            nodes.add(DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node), port,
-                    properties.nodeHeap(), out));
+            out.println("weir demo: starting data node " + node + (port == 0 ? "" : " on " + properties.bindAddress() + ":" + port));
+            nodes.add(DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node), properties.bindAddress(),
+                    port, properties.nodeHeap(), out));
             port = port == 0 ? 0 : port + 1;
         }
         for (DataNodeProcess node : nodes) {
             int actual = node.awaitPort(properties.readyTimeout());
             ports.put(node.name(), actual);
             api.patch().uri("/nodes/{id}", nodeIds.get(node.name())).contentType(MediaType.valueOf("application/merge-patch+json"))
-                    .body(Map.of("address", "127.0.0.1:" + actual)).retrieve().toBodilessEntity();
+                    .body(Map.of("address", host + ":" + actual)).retrieve().toBodilessEntity();
         }
         for (String node : nodeIds.keySet()) {
             awaitApplied(api, node, nodeIds.get(node));
         }
         for (SeededVolume v : VOLUMES) {
-            nbdUrls.put(v.export(), "nbd://127.0.0.1:" + ports.get(v.node()) + "/" + v.export());
+            nbdUrls.put(v.export(), "nbd://" + host + ":" + ports.get(v.node()) + "/" + v.export());
         }
         dashboardUrl = base + "/#token=" + viewer;
         printSummary(dir);
