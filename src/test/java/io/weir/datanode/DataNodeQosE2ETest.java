@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.SchedulerSnapshot;
-import io.weir.scheduler.Stats;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -26,7 +24,9 @@ import tools.jackson.databind.json.JsonMapper;
  * QoS end to end: fio's nbd engine drives real volumes of a data node while the scheduler
  * enforces weights, limits and task shares.
  *
- * <p>Where the check is about sharing (weights, equal bytes, a live policy change), the tenant
+ * <p>A policy changed through the REST API while fio runs: {@link PolicyChangeOverRestE2ETest}.
+ *
+ * <p>Where the check is about sharing (weights, equal bytes), the tenant
  * carries a limit that both volumes together exceed, so the scheduler is the point of contention
  * whatever else runs on the machine: both volumes stay backlogged and the split is the
  * scheduler's alone. fio's own figures (IOPS, bytes) are compared; a ramp-up second is left out.
@@ -92,40 +92,6 @@ class DataNodeQosE2ETest {
     }
 
     /**
-     * The control plane's push arrives as a new config for the node ({@link DataNode#apply}, which
-     * is what the agent's listener calls); the split must follow within a second.
-     */
-    @Test
-    void aPolicyChangeWhileFioRunsChangesTheRatioWithinASecond() throws Exception {
-        TestConfigs before = config().tenant("t", 100, 4000L, null).volume("t", "a", 256 * MiB, 100, null, null)
-                .volume("t", "b", 256 * MiB, 100, null, null);
-        start(before.build(), Duration.ofHours(1), 2);
-        String a = node.volume("t/a").id;
-        String b = node.volume("t/b").id;
-        CompletableFuture<Map<String, JsonNode>> run = CompletableFuture.supplyAsync(() -> {
-            try {
-                return fio(9, job("a", "randread", "4k"), job("b", "randread", "4k"));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        // wait until both flows are busy, then measure one second of the 1:1 split
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-            Map<String, Stats> v = node.executor().snapshot().volumes();
-            return v.get(a).readOps() > 2000 && v.get(b).readOps() > 2000;
-        });
-        double even = ratioOver(a, b, Duration.ofSeconds(1));
-        node.apply(config().tenant("t", 100, 4000L, null).volume("t", "a", 256 * MiB, 300, null, null)
-                .volume("t", "b", 256 * MiB, 100, null, null).revision(2).build());
-        long changedAt = System.nanoTime();
-        double after = ratioOver(a, b, Duration.ofSeconds(1)); // the first second after the change
-        assertThat(System.nanoTime() - changedAt).isLessThan(Duration.ofSeconds(3).toNanos());
-        run.join();
-        assertThat(even).as("ratio before the change").isCloseTo(1.0, within(0.15));
-        assertThat(after).as("ratio in the second after the change").isCloseTo(3.0, within(0.45));
-    }
-
-    /**
      * Not yet met (tag {@code qos-targets}, see above): the measured CPU split was 2.1:1 against
      * the configured 3:1 (75:25). The cause is not yet established; a likely one is that the
      * foreground queue runs dry at moments and the work-conserving scheduler gives scrub the gaps.
@@ -147,16 +113,6 @@ class DataNodeQosE2ETest {
         assertThat(node.scrubCounts()[0]).as("scrub verified blocks").isPositive();
         assertThat(node.scrubCounts()[1]).as("no checksum mismatches").isZero();
         assertThat(fg / scrub).as("CPU foreground:scrub").isCloseTo(3.0, within(0.45));
-    }
-
-    private double ratioOver(String a, String b, Duration d) throws InterruptedException {
-        Map<String, Stats> v0 = node.executor().snapshot().volumes();
-        long until = System.nanoTime() + d.toNanos();
-        while (System.nanoTime() < until) {
-            java.util.concurrent.locks.LockSupport.parkNanos(until - System.nanoTime());
-        }
-        Map<String, Stats> v1 = node.executor().snapshot().volumes();
-        return (double) (v1.get(a).readOps() - v0.get(a).readOps()) / (v1.get(b).readOps() - v0.get(b).readOps());
     }
 
     private record Job(String export, String rw, String bs) {
