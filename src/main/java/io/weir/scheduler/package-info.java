@@ -158,7 +158,7 @@
  *       charges them); configuration validation requires a tenant's max IOPS to cover the sum of
  *       its volumes' min IOPS.</li>
  *   <li><b>Limit admission</b>: a request may start while any credit remains (one request of
- *       overdraft, repaid before the next); all credit-free limits get a 2 ms tolerance for wake-up
+ *       overdraft, repaid before the next); all credit-free limits get a 20 ms tolerance for wake-up
  *       jitter.</li>
  *   <li><b>Rebasing</b>: counters are rebased per level (above); a published SFQ has unbounded
  *       rationals.</li>

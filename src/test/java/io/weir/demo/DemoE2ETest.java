@@ -1,0 +1,79 @@
+package io.weir.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.support.DashboardBrowser;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code weir demo} as a user meets it: the cluster starts, fio writes to {@code demo/vol1} over
+ * NBD, the usage its agent reports reaches the API, and the dashboard link the demo prints signs
+ * in by itself and draws that load live in headless Chromium (screenshot
+ * {@code target/dashboard-demo.png}). Stopping removes everything. Needs fio, chromium and node.
+ */
+@Tag("e2e")
+class DemoE2ETest {
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @Test
+    void theDemoServesFioAndItsDashboardShowsTheLoadLive() throws Exception {
+        ConfigurableApplicationContext demo = DemoApplication.start("--server.port=0", "--weir.demo.nbd-port=0");
+        Path dir = Path.of(demo.getEnvironment().getRequiredProperty("weir.demo.dir"));
+        Process fio = null;
+        try {
+            DemoCluster cluster = demo.getBean(DemoCluster.class);
+            Map<String, String> exports = cluster.nbdUrls();
+            assertThat(exports).containsOnlyKeys("demo/vol1", "demo/vol2", "acme/db", "acme/logs");
+            String link = cluster.dashboardUrl();
+            String base = link.substring(0, link.indexOf("/#token="));
+            String viewer = link.substring(link.indexOf("#token=") + "#token=".length());
+
+            // Long enough to outlast the checks below; stopped at the end.
+            fio = new ProcessBuilder("fio", "--name=demo", "--ioengine=nbd", "--uri=" + exports.get("demo/vol1"),
+                    "--rw=randrw", "--bs=4k", "--iodepth=16", "--runtime=600", "--time_based")
+                    .redirectErrorStream(true).redirectOutput(Path.of("target", "demo-fio.out").toFile()).start();
+
+            await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> opsReported(base, viewer, "vol1") > 0);
+            String seen = DashboardBrowser.check(link, "-", "dashboard-demo.png", "admin");
+
+            assertThat(seen).contains("\"nodeRows\":[[").contains("Demo").contains("ACME Corp.");
+            assertThat(fio.isAlive()).as("fio ran all along (target/demo-fio.out)").isTrue();
+        } finally {
+            if (fio != null) {
+                fio.destroy();
+                fio.waitFor();
+            }
+            DemoApplication.stop(demo);
+        }
+        assertThat(dir).doesNotExist();
+    }
+
+    /** The ops the usage API reports for the volume named {@code volume} over the last hour. */
+    private static long opsReported(String base, String token, String volume) throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/usage/top?by=iops&limit=10"))
+                .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        long ops = 0;
+        for (JsonNode v : JSON.readTree(r.body()).get("volumes")) {
+            if (volume.equals(v.path("volumeName").asString(""))) {
+                ops += v.get("readOps").asLong() + v.get("writeOps").asLong();
+            }
+        }
+        return ops;
+    }
+}
