@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.weir.protocol.DesiredConfig;
-import io.weir.scheduler.SchedulerSnapshot;
+import io.weir.scheduler.Stats;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -86,12 +88,14 @@ class DataNodeQosE2ETest {
     }
 
     /**
-     * Not yet met (tag {@code qos-targets}, run by {@code mvn -Pqos-targets verify}, not by
-     * .ci/run): the measured CPU split was 2.1:1 against
-     * the configured 3:1 (75:25). The cause is not yet established; a likely one is that the
-     * foreground queue runs dry at moments and the work-conserving scheduler gives scrub the gaps.
+     * The root splits CPU by share among the tasks that have work. Scrub always has work here;
+     * the foreground only while fio's requests wait in its queue. On a loaded 2-core machine fio
+     * cannot keep that queue full (it sampled empty 25-45% of the time), and then the
+     * work-conserving scheduler rightly gives the idle worker to scrub; over the whole run the
+     * split was 1.1-2.1:1. So the CPU each task was charged is summed only over the millisecond
+     * intervals in which the foreground queue held work at both ends, where the 75:25 shares
+     * must hold, and those intervals must make up enough of the run to mean something.
      */
-    @Tag("qos-targets")
     @Test
     void taskSharesHoldWhileScrubRuns() throws Exception {
         start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
@@ -99,15 +103,38 @@ class DataNodeQosE2ETest {
         // data for scrub to verify
         Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
                 "--iodepth=8", "--size=64m");
-        SchedulerSnapshot s0 = node.executor().snapshot();
-        fio(8, job("v", "randread", "64k"), job("v", "randread", "64k"), job("v", "randread", "64k"),
-                job("v", "randread", "64k"));
-        SchedulerSnapshot s1 = node.executor().snapshot();
-        double fg = s1.tasks().get("foreground").cpuNanos() - s0.tasks().get("foreground").cpuNanos();
-        double scrub = s1.tasks().get("scrub").cpuNanos() - s0.tasks().get("scrub").cpuNanos();
+        CompletableFuture<Map<String, JsonNode>> run = CompletableFuture.supplyAsync(() -> {
+            try {
+                return fio(8, job("v", "randread", "64k"), job("v", "randread", "64k"), job("v", "randread", "64k"),
+                        job("v", "randread", "64k"));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        double fg = 0;
+        double scrub = 0;
+        long intervals = 0;
+        Stats fg0 = null;
+        Stats scrub0 = null;
+        while (!run.isDone()) {
+            Map<String, Stats> tasks = node.executor().snapshot(false).tasks();
+            Stats fg1 = tasks.get("foreground");
+            Stats scrub1 = tasks.get("scrub");
+            if (fg0 != null && fg0.queueDepth() > 0 && fg1.queueDepth() > 0) {
+                fg += fg1.cpuNanos() - fg0.cpuNanos();
+                scrub += scrub1.cpuNanos() - scrub0.cpuNanos();
+                intervals++;
+            }
+            fg0 = fg1;
+            scrub0 = scrub1;
+            LockSupport.parkNanos(1_000_000); // the sampling period, not a wait for an event
+        }
+        run.join();
         assertThat(node.scrubCounts()[0]).as("scrub verified blocks").isPositive();
         assertThat(node.scrubCounts()[1]).as("no checksum mismatches").isZero();
-        assertThat(fg / scrub).as("CPU foreground:scrub").isCloseTo(3.0, within(0.45));
+        assertThat(fg + scrub).as("CPU charged in intervals where both tasks had work (ns)").isGreaterThan(500e6);
+        assertThat(fg / scrub).as("CPU foreground:scrub while both had work, over " + intervals + " intervals")
+                .isCloseTo(3.0, within(0.45));
     }
 
     private record Job(String export, String rw, String bs) {
