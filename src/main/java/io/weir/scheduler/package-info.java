@@ -69,7 +69,7 @@
  * the sustained constraint carries credit that accrues while the child runs below its max, capped
  * at 60 s × (burst − max) (Element OS burstTime), and a peak constraint bounds the rate while the
  * credit is spent. Over any window of length {@code d}: served ≤ {@code max·d + credit cap + one
- * request} and ≤ {@code burst·d + burst·2 ms + one request}. Throttled time is reported per node.
+ * request} and ≤ {@code burst·d + burst·20 ms + one request}. Throttled time is reported per node.
  *
  * <h2>Reservations, and what happens when they are infeasible</h2>
  * A volume whose reservation tag is due is served before any weight-based choice, earliest tag
