@@ -107,6 +107,38 @@ class AgentUsageTest extends IntegrationTest {
         }
     }
 
+    @Test
+    void reportsDroppedFromAFullBufferWhileDisconnectedAreAGapTheUsageApiShows() {
+        Node node = fixture.node("gap", 1_000_000);
+        try (TcpProxy link = new TcpProxy(port)) {
+            RunningAgent a = fixture.start(node, link.port(), stateDir, b -> b.usageBuffer(Duration.ofHours(1), 2));
+            await().atMost(PATIENCE).until(() -> a.agent().state().connected() && a.agent().appliedConfig() != null);
+            link.refuse(true);
+            link.cut();
+            await().atMost(PATIENCE).until(() -> !a.agent().state().connected());
+
+            List<UsageReport> made = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                made.add(a.agent().reportUsageNow());
+            }
+            // Any report made before the cut was acked or is among the two kept; the first three made now are dropped.
+            assertThat(a.agent().unacknowledgedUsage()).extracting(UsageReport::sequence)
+                    .containsExactly(made.get(3).sequence(), made.get(4).sequence());
+            assertThat(a.agent().droppedUsageReports()).isGreaterThanOrEqualTo(3);
+            assertThat(made.get(4).gaps()).as("the loss travels with the next reports").isNotEmpty();
+
+            link.refuse(false);
+            await().atMost(PATIENCE).until(() -> a.agent().unacknowledgedUsage().stream()
+                    .noneMatch(r -> r.sequence() <= made.get(4).sequence()));
+            JsonNode gaps = series(node).get("gaps");
+            assertThat(gaps).anySatisfy(g -> {
+                assertThat(g.get("nodeId").asString()).isEqualTo(node.nodeId());
+                assertThat(g.get("firstSequence").asLong()).isLessThanOrEqualTo(made.get(0).sequence());
+                assertThat(g.get("lastSequence").asLong()).isEqualTo(made.get(2).sequence());
+            });
+        }
+    }
+
     /** Puts a node override of the task shares with the cluster's tasks and this reporting interval. */
     private void setReportInterval(Node node, int seconds) {
         JsonNode shares = api.get("/api/v1/nodes/" + node.nodeId() + "/task-shares").json();
@@ -140,15 +172,20 @@ class AgentUsageTest extends IntegrationTest {
         return s == null ? 0 : kind == IoKind.READ ? s.readOps() : s.writeOps();
     }
 
-    /** The volume's reads and writes over the whole test, as the usage API sums them minute by minute. */
-    private List<Long> ops(Node node) {
+    /** The volume's usage series over the whole test, in 1-minute points. */
+    private JsonNode series(Node node) {
         Instant from = testStart.truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(1));
         Instant to = Instant.now().truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(2));
         HttpApi.Response r = api.get("/api/v1/usage/volumes/" + node.volumeId() + "?from=" + from + "&to=" + to + "&step=60s");
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        return r.json();
+    }
+
+    /** The volume's reads and writes over the whole test, as the usage API sums them minute by minute. */
+    private List<Long> ops(Node node) {
         long reads = 0;
         long writes = 0;
-        for (JsonNode p : r.json().get("points")) {
+        for (JsonNode p : series(node).get("points")) {
             reads += p.get("readOps").asLong();
             writes += p.get("writeOps").asLong();
         }
