@@ -48,12 +48,28 @@ import java.util.random.RandomGenerator;
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
  *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
+ *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
  *     ▼
  *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
+ *                                  (after the next hello: every unacknowledged usage report again, oldest first)
  * </pre>
  * The control plane sends the node's whole desired config (never a delta) when the agent's
  * {@code hello} shows it is behind, and again whenever the config changes. Each snapshot is applied
  * to the executor in one {@link QosExecutor#reconfigure} call, so IO never sees half of one.
+ *
+ * <h2>Usage reports</h2>
+ * From {@link #start()} on, a {@link UsageReporter} over the executor makes a report every
+ * reporting interval, the pushed config's {@link DesiredConfig#usageReportIntervalSeconds()} (10 s
+ * until a config says otherwise; a new one takes effect at the next tick). Each report is sent at
+ * once if connected and kept either way until the control plane acknowledges it; after every
+ * reconnect the agent sends all unacknowledged reports again, in sequence order, and the control
+ * plane counts each (node, sequence) once. The buffer is bounded ({@link Builder#usageBuffer},
+ * default one hour); a report that falls out of it unacknowledged is announced as a gap by the
+ * following reports ({@link #droppedUsageReports()}). Report numbers grow by one per report and
+ * are never reused, not even by an agent restarted with an empty state directory: each run starts
+ * above the reservation it keeps in the state directory ({@code usage-sequence}) and above the
+ * clock's milliseconds. {@link #reportUsageNow()} closes the current interval at once (before a
+ * planned shutdown, or in tests).
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:
@@ -75,8 +91,10 @@ import java.util.random.RandomGenerator;
  * Everything the agent does (reading messages, applying snapshots, writing the state file, calling
  * the {@link AgentListener}, heartbeats, reconnects) happens one task at a time on its event
  * thread, named {@code weir-agent}; {@link Builder#scheduler} lets many agents share a pool, each
- * still running its own tasks one at a time. The WebSocket's I/O runs on the
- * {@link HttpClient}'s threads. {@link #state()} and {@link #reportStatus} may be called from any
+ * still running its own tasks one at a time. The usage reporter ticks on the same scheduler (once
+ * a second: queue-depth samples, and a report when the interval has passed) and hands each report
+ * to the event thread to send. The WebSocket's I/O runs on the
+ * {@link HttpClient}'s threads. {@link #state()}, {@link #reportStatus} and the usage methods may be called from any
  * thread.
  *
  * <h2>When the connection is lost</h2>
