@@ -30,10 +30,13 @@ import org.springframework.web.socket.CloseStatus;
  *
  * <h2>When it cannot keep up or cannot store</h2>
  * Nothing is acknowledged that is not stored, and the agent resends what is unacknowledged only
- * after a reconnect. So a report that does not fit in the queue closes its connection with 1013
- * (try again later), and a batch that fails to commit closes the connections of its reports with
- * 1011: each agent reconnects after its backoff and resends its whole buffer, which the control
- * plane deduplicates. The queue's bound is the memory a burst of resends may take.
+ * after a reconnect. A batch that fails to commit (the database restarting, say) is tried again
+ * after a pause, {@value #ATTEMPTS} times in all with pauses doubling from
+ * {@value #FIRST_PAUSE_MILLIS} ms, while new reports wait in the queue; a batch that still fails
+ * closes the connections of its reports with 1011. A report that does not fit in the queue closes
+ * its connection with 1013 (try again later). Either way each agent reconnects after its backoff
+ * and resends its whole buffer, which the control plane deduplicates. The queue's bound is the
+ * memory a burst of resends may take.
  *
  * <h2>Threads</h2>
  * {@link #offer} may be called from any thread and never blocks; one daemon thread,
@@ -49,6 +52,12 @@ class UsageIntake implements SmartLifecycle {
 
     /** Most reports stored in one transaction. */
     static final int MAX_BATCH = 500;
+
+    /** Tries of one batch before its connections are closed (the agents resend). */
+    static final int ATTEMPTS = 5;
+
+    /** Pause after a batch's first failed try; doubled after each further one. */
+    static final long FIRST_PAUSE_MILLIS = 500;
 
     /** How long the intake thread waits for a report before it checks whether to stop. */
     private static final long POLL_MILLIS = 500;
@@ -128,22 +137,32 @@ class UsageIntake implements SmartLifecycle {
         }
     }
 
-    /** Stores one batch and acknowledges its reports; on failure closes their sessions. */
-    void store(List<Pending> batch) {
+    /** Stores one batch and acknowledges its reports; tries again after failures, then closes their sessions. */
+    private void store(List<Pending> batch) throws InterruptedException {
         List<UsageIngest.Delivery> deliveries = new ArrayList<>(batch.size());
         for (Pending p : batch) {
             deliveries.add(new UsageIngest.Delivery(p.session().nodeId(), p.report()));
         }
-        try {
-            ingest.ingestPlaced(deliveries);
-        } catch (RuntimeException e) {
-            log.warn("could not store {} usage reports; closing their connections so that the agents resend: {}",
-                    batch.size(), e.getMessage());
-            Set<AgentSession> sessions = new LinkedHashSet<>();
-            batch.forEach(p -> sessions.add(p.session()));
-            sessions.forEach(s -> s.close(new CloseStatus(CloseStatus.SERVER_ERROR.getCode(),
-                    "usage could not be stored; reconnect and resend")));
-            return;
+        long pause = FIRST_PAUSE_MILLIS;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                ingest.ingestPlaced(deliveries);
+                break;
+            } catch (RuntimeException e) {
+                if (attempt == ATTEMPTS || !running) {
+                    log.warn("could not store {} usage reports; closing their connections so that the agents resend: {}",
+                            batch.size(), e.getMessage());
+                    Set<AgentSession> sessions = new LinkedHashSet<>();
+                    batch.forEach(p -> sessions.add(p.session()));
+                    sessions.forEach(s -> s.close(new CloseStatus(CloseStatus.SERVER_ERROR.getCode(),
+                            "usage could not be stored; reconnect and resend")));
+                    return;
+                }
+                log.info("could not store {} usage reports (try {} of {}), trying again in {} ms: {}", batch.size(),
+                        attempt, ATTEMPTS, pause, e.getMessage());
+                Thread.sleep(pause);
+                pause *= 2;
+            }
         }
         for (int i = 0; i < batch.size(); i++) {
             batch.get(i).session().ackUsage(batch.get(i).report().sequence());
