@@ -69,7 +69,9 @@ import java.util.random.RandomGenerator;
  * are never reused, not even by an agent restarted with an empty state directory: each run starts
  * above the reservation it keeps in the state directory ({@code usage-sequence}) and above the
  * clock's milliseconds. {@link #reportUsageNow()} closes the current interval at once (before a
- * planned shutdown, or in tests).
+ * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
+ * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
+ * a new interval (the control plane shows no gap for it; see {@code UsageReport}).
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:
