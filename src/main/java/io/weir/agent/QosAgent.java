@@ -71,7 +71,7 @@ import java.util.random.RandomGenerator;
  * clock's milliseconds. {@link #reportUsageNow()} closes the current interval at once (before a
  * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
  * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
- * a new interval (the control plane shows no gap for it; see {@code UsageReport}).
+ * a new interval; no gap is announced for that loss.
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:
