@@ -53,11 +53,16 @@ public final class AgentCommand {
               --heartbeat-timeout DUR     silence that drops the connection (default: 30s)  WEIR_HEARTBEAT_TIMEOUT
               --backoff-initial DUR       first reconnect delay's ceiling (default: 200ms)  WEIR_BACKOFF_INITIAL
               --backoff-max DUR           largest reconnect delay (default: 30s)            WEIR_BACKOFF_MAX
+              --usage-buffer DUR          oldest unacknowledged usage report kept; older    WEIR_USAGE_BUFFER
+                                          ones are dropped as reported gaps (default: 1h)
               --workers N                 scheduler worker threads (default: 1)             WEIR_WORKERS
               --help                      print this and exit
 
             DUR is a number with a unit, ms, s, m or h (500ms, 10s, 2m), or an ISO-8601 duration (PT10S).
             """;
+
+    /** Default age bound of the unacknowledged usage reports. */
+    static final Duration USAGE_BUFFER = Duration.ofHours(1);
 
     /** Option name to environment variable. */
     private static final Map<String, String> ENV = new LinkedHashMap<>();
@@ -72,6 +77,7 @@ public final class AgentCommand {
         ENV.put("--heartbeat-timeout", "WEIR_HEARTBEAT_TIMEOUT");
         ENV.put("--backoff-initial", "WEIR_BACKOFF_INITIAL");
         ENV.put("--backoff-max", "WEIR_BACKOFF_MAX");
+        ENV.put("--usage-buffer", "WEIR_USAGE_BUFFER");
         ENV.put("--workers", "WEIR_WORKERS");
     }
 
@@ -80,7 +86,8 @@ public final class AgentCommand {
 
     /** The parsed command line. */
     record Options(URI controlPlane, UUID nodeId, String token, Path stateDir, Duration heartbeatInterval,
-            Duration heartbeatTimeout, Duration backoffInitial, Duration backoffMax, int workers, boolean help) {
+            Duration heartbeatTimeout, Duration backoffInitial, Duration backoffMax, Duration usageBuffer, int workers,
+            boolean help) {
     }
 
     /** A command line that cannot be run; its message says why. */
@@ -155,6 +162,8 @@ public final class AgentCommand {
                 .heartbeatInterval(options.heartbeatInterval())
                 .heartbeatTimeout(options.heartbeatTimeout())
                 .backoff(options.backoffInitial(), options.backoffMax())
+                // The count bound: every report of the age bound at the shortest interval (one second).
+                .usageBuffer(options.usageBuffer(), (int) Math.min(Integer.MAX_VALUE, Math.max(1, options.usageBuffer().toSeconds())))
                 .listener(new AgentListener() {
                     @Override
                     public void applied(io.weir.protocol.DesiredConfig config) {
@@ -212,7 +221,7 @@ public final class AgentCommand {
             }
         }
         if (help) {
-            return new Options(null, null, null, null, null, null, null, null, 0, true);
+            return new Options(null, null, null, null, null, null, null, null, null, 0, true);
         }
         ENV.forEach((option, variable) -> {
             String fromEnv = env.get(variable);
@@ -250,6 +259,7 @@ public final class AgentCommand {
                 duration(given, "--heartbeat-timeout", QosAgent.DEFAULT_HEARTBEAT_TIMEOUT),
                 duration(given, "--backoff-initial", QosAgent.DEFAULT_BACKOFF_INITIAL),
                 duration(given, "--backoff-max", QosAgent.DEFAULT_BACKOFF_MAX),
+                duration(given, "--usage-buffer", USAGE_BUFFER),
                 workers(given.get("--workers")), false);
     }
 

@@ -4,6 +4,7 @@ import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
+import io.weir.protocol.UsageReport;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.UUID;
@@ -46,12 +48,30 @@ import java.util.random.RandomGenerator;
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
  *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
+ *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
  *     ▼
  *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
+ *                                  (after the next hello: every unacknowledged usage report again, oldest first)
  * </pre>
  * The control plane sends the node's whole desired config (never a delta) when the agent's
  * {@code hello} shows it is behind, and again whenever the config changes. Each snapshot is applied
  * to the executor in one {@link QosExecutor#reconfigure} call, so IO never sees half of one.
+ *
+ * <h2>Usage reports</h2>
+ * From {@link #start()} on, a {@link UsageReporter} over the executor makes a report every
+ * reporting interval, the pushed config's {@link DesiredConfig#usageReportIntervalSeconds()} (10 s
+ * until a config says otherwise; a new one takes effect at the next tick). Each report is sent at
+ * once if connected and kept either way until the control plane acknowledges it; after every
+ * reconnect the agent sends all unacknowledged reports again, in sequence order, and the control
+ * plane counts each (node, sequence) once. The buffer is bounded ({@link Builder#usageBuffer},
+ * default one hour); a report that falls out of it unacknowledged is announced as a gap by the
+ * following reports ({@link #droppedUsageReports()}). Report numbers grow by one per report and
+ * are never reused, not even by an agent restarted with an empty state directory: each run starts
+ * above the reservation it keeps in the state directory ({@code usage-sequence}) and above the
+ * clock's milliseconds. {@link #reportUsageNow()} closes the current interval at once (before a
+ * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
+ * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
+ * a new interval; no gap is announced for that loss.
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:
@@ -73,8 +93,10 @@ import java.util.random.RandomGenerator;
  * Everything the agent does (reading messages, applying snapshots, writing the state file, calling
  * the {@link AgentListener}, heartbeats, reconnects) happens one task at a time on its event
  * thread, named {@code weir-agent}; {@link Builder#scheduler} lets many agents share a pool, each
- * still running its own tasks one at a time. The WebSocket's I/O runs on the
- * {@link HttpClient}'s threads. {@link #state()} and {@link #reportStatus} may be called from any
+ * still running its own tasks one at a time. The usage reporter ticks on the same scheduler (once
+ * a second: queue-depth samples, and a report when the interval has passed) and hands each report
+ * to the event thread to send. The WebSocket's I/O runs on the
+ * {@link HttpClient}'s threads. {@link #state()}, {@link #reportStatus} and the usage methods may be called from any
  * thread.
  *
  * <h2>When the connection is lost</h2>
@@ -161,6 +183,12 @@ public final class QosAgent implements AutoCloseable {
     private final Backoff backoff;
     private final Supplier<AgentMessage.NodeStatus> statusSupplier;
     private final Consumer<DesiredConfig> check;
+    private final Duration usageMaxAge;
+    private final int usageMaxReports;
+    /** Made by {@link #start()}; null before. */
+    private volatile UsageReporter usage;
+    /** event thread */
+    private ScheduledFuture<?> usageTicks;
 
     // event thread
     private DesiredConfig applied;
@@ -208,6 +236,8 @@ public final class QosAgent implements AutoCloseable {
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.random);
         this.statusSupplier = b.statusSupplier;
         this.check = b.check;
+        this.usageMaxAge = b.usageMaxAge;
+        this.usageMaxReports = b.usageMaxReports;
         this.expectedNodeId = b.nodeId;
         this.nodeId = b.nodeId;
     }
@@ -247,6 +277,7 @@ public final class QosAgent implements AutoCloseable {
                 }
                 started = true;
                 loadCached();
+                startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
                         TimeUnit.MILLISECONDS);
@@ -266,6 +297,41 @@ public final class QosAgent implements AutoCloseable {
                 throw re;
             }
             throw e;
+        }
+    }
+
+    /**
+     * Event thread, at start: the usage reporter over the executor, numbered above every earlier
+     * run ({@link UsageSequences}), ticking on the agent's scheduler; each new report goes out at
+     * once if connected, and stays buffered until acknowledged either way.
+     */
+    private void startUsage() throws IOException {
+        UsageSequences sequences = UsageSequences.open(store.directory(), clock);
+        UsageReporter reporter = UsageReporter.builder(executor).clock(clock).sequences(sequences)
+                .interval(applied == null ? UsageReporter.DEFAULT_INTERVAL : reportInterval(applied))
+                .maxAge(usageMaxAge).maxReports(usageMaxReports)
+                .sink(report -> events.execute(() -> sendUsage(report)))
+                .build();
+        usage = reporter;
+        usageTicks = reporter.start(scheduler);
+    }
+
+    private static Duration reportInterval(DesiredConfig config) {
+        return Duration.ofSeconds(config.usageReportIntervalSeconds());
+    }
+
+    /** Event thread: sends a new report if connected; a report made while not connected goes out after the next hello. */
+    private void sendUsage(UsageReport report) {
+        Connection c = current;
+        if (c == null || !connected || closed) {
+            return;
+        }
+        try {
+            c.send(report);
+        } catch (ProtocolException e) {
+            // Only too-large: the report stays buffered until the age bound drops it as a gap.
+            lastError = "usage report " + report.sequence() + " cannot be sent: " + e.getMessage();
+            LOG.log(Level.ERROR, lastError);
         }
     }
 
@@ -315,6 +381,42 @@ public final class QosAgent implements AutoCloseable {
         CompletableFuture<DesiredConfig> f = new CompletableFuture<>();
         events.execute(() -> f.complete(applied));
         return f.join();
+    }
+
+    /**
+     * The usage reports not yet acknowledged by the control plane, oldest first (empty before
+     * {@link #start()}). They are sent again, in this order, after every reconnect. May be called
+     * from any thread.
+     */
+    public List<UsageReport> unacknowledgedUsage() {
+        UsageReporter u = usage;
+        return u == null ? List.of() : u.unacknowledged();
+    }
+
+    /**
+     * Usage reports dropped unacknowledged because the buffer's bound was reached (see
+     * {@link Builder#usageBuffer}); each is announced as a gap in the next reports. May be called
+     * from any thread.
+     */
+    public long droppedUsageReports() {
+        UsageReporter u = usage;
+        return u == null ? 0 : u.droppedReports();
+    }
+
+    /**
+     * Ends the current usage interval now: makes its report and sends it if connected (it is
+     * buffered until acknowledged either way), for example before a planned shutdown. May be
+     * called from any thread once started.
+     *
+     * @return the report
+     * @throws IllegalStateException before {@link #start()}
+     */
+    public UsageReport reportUsageNow() {
+        UsageReporter u = usage;
+        if (u == null) {
+            throw new IllegalStateException("agent not started");
+        }
+        return u.reportNow();
     }
 
     /**
@@ -369,7 +471,12 @@ public final class QosAgent implements AutoCloseable {
                 c.send(status);
             }
         }
-        LOG.log(Level.INFO, "connected to {0}, applied revision {1}", endpoint, appliedRevision);
+        List<UsageReport> unacked = unacknowledgedUsage();
+        for (UsageReport report : unacked) {
+            sendUsage(report);
+        }
+        LOG.log(Level.INFO, "connected to {0}, applied revision {1}, {2} usage reports resent", endpoint, appliedRevision,
+                unacked.size());
         try {
             listener.connected();
         } catch (RuntimeException e) {
@@ -395,6 +502,8 @@ public final class QosAgent implements AutoCloseable {
         }
         if (message instanceof AgentMessage.ConfigPush push) {
             apply(c, push.config());
+        } else if (message instanceof AgentMessage.UsageAck ack) {
+            usage.acknowledge(ack.sequence());
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             lastError = "the control plane reported " + error.code() + ": " + error.reason();
             LOG.log(Level.WARNING, lastError);
@@ -434,6 +543,7 @@ public final class QosAgent implements AutoCloseable {
         applied = config;
         appliedRevision = revision;
         nodeId = config.nodeId();
+        usage.setInterval(reportInterval(config));
         try {
             store.save(config);
         } catch (IOException | RuntimeException e) {
@@ -514,6 +624,9 @@ public final class QosAgent implements AutoCloseable {
                     connected = false;
                     if (heartbeat != null) {
                         heartbeat.cancel(false);
+                    }
+                    if (usageTicks != null) {
+                        usageTicks.cancel(false);
                     }
                     Connection c = current;
                     current = null;
@@ -712,6 +825,8 @@ public final class QosAgent implements AutoCloseable {
         private Supplier<AgentMessage.NodeStatus> statusSupplier;
         private UUID nodeId;
         private Consumer<DesiredConfig> check = config -> { };
+        private Duration usageMaxAge = UsageReporter.DEFAULT_MAX_AGE;
+        private int usageMaxReports = UsageReporter.DEFAULT_MAX_REPORTS;
 
         private Builder() {
         }
@@ -844,6 +959,22 @@ public final class QosAgent implements AutoCloseable {
          */
         public Builder nodeId(UUID nodeId) {
             this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+            return this;
+        }
+
+        /**
+         * Bounds the buffer of usage reports the control plane has not acknowledged: a report
+         * older than {@code maxAge}, or beyond the {@code maxReports} newest, is dropped and
+         * announced as a gap in the following reports (the control plane records and shows it).
+         * Default: one hour, {@value UsageReporter#DEFAULT_MAX_REPORTS} reports (an hour of the
+         * shortest interval, one second).
+         */
+        public Builder usageBuffer(Duration maxAge, int maxReports) {
+            this.usageMaxAge = positive(maxAge, "maxAge");
+            if (maxReports < 1) {
+                throw new IllegalArgumentException("maxReports must be at least 1: " + maxReports);
+            }
+            this.usageMaxReports = maxReports;
             return this;
         }
 

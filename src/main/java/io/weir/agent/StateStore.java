@@ -88,6 +88,11 @@ final class StateStore {
         this.clock = clock;
     }
 
+    /** The state directory. */
+    Path directory() {
+        return dir;
+    }
+
     /** The snapshot file. */
     Path file() {
         return dir.resolve(FILE_NAME);

@@ -45,7 +45,7 @@ import java.util.function.Consumer;
  * report. Over consecutive reports every completed request is counted exactly once.
  *
  * <h2>Delivery</h2>
- * Each report gets the next sequence (from 1). The agent sends it, and the control plane
+ * Each report gets the next sequence ({@link Builder#sequences}; by default 1, 2, 3, ...). The agent sends it, and the control plane
  * answers {@code usageAck}; the agent then calls {@link #acknowledge(long)}. After a reconnect
  * the agent sends {@link #unacknowledged()} again, oldest first; the control plane deduplicates
  * by (node, sequence). The buffer is bounded by age ({@link Builder#maxAge}, default 1 h) and by
@@ -106,6 +106,17 @@ public final class UsageReporter {
     /** Most gap ranges kept for the next reports; beyond it the oldest two are merged. */
     static final int MAX_PENDING_GAPS = 64;
 
+    /**
+     * Where report numbers come from: each call answers a number greater than every number
+     * answered before, also by an earlier reporter of the same agent (see {@link QosAgent}, which
+     * persists them). Called under the reporter's lock.
+     */
+    @FunctionalInterface
+    public interface Sequences {
+        /** The next report's number, at least 1. */
+        long next();
+    }
+
     /** Where a reporter reads the scheduler's statistics: {@link QosExecutor#snapshot(boolean)}. */
     @FunctionalInterface
     public interface SnapshotSource {
@@ -119,6 +130,7 @@ public final class UsageReporter {
     private final int maxReports;
     private final Consumer<UsageReport> sink;
     private final Duration sampleInterval;
+    private final Sequences sequences;
 
     // Guarded by this.
     private Duration interval;
@@ -127,7 +139,6 @@ public final class UsageReporter {
     private Instant intervalStart;
     private final Map<String, Long> queueDepthSums = new HashMap<>();
     private int queueSamples;
-    private long nextSequence = 1;
     private final TreeMap<Long, UsageReport> unacknowledged = new TreeMap<>();
     private final List<Gap> pendingGaps = new ArrayList<>();
     private long droppedReports;
@@ -140,6 +151,14 @@ public final class UsageReporter {
         this.maxReports = b.maxReports;
         this.sink = b.sink;
         this.sampleInterval = b.sampleInterval;
+        this.sequences = b.sequences != null ? b.sequences : new Sequences() {
+            private long next = 1;
+
+            @Override
+            public long next() {
+                return next++;
+            }
+        };
         this.interval = b.interval;
         SchedulerSnapshot baseline = source.snapshot(true);
         this.previousVolumes = baseline.volumes();
@@ -234,7 +253,7 @@ public final class UsageReporter {
         }
         Instant to = now.isBefore(intervalStart) ? intervalStart : now;
         evict(to, 1); // first, so that this report already carries the gaps it causes
-        UsageReport report = new UsageReport(nextSequence++, intervalStart, to, volumes, tasks, pendingGaps);
+        UsageReport report = new UsageReport(sequences.next(), intervalStart, to, volumes, tasks, pendingGaps);
         unacknowledged.put(report.sequence(), report);
         previousVolumes = s.volumes();
         previousTasks = s.tasks();
@@ -362,6 +381,7 @@ public final class UsageReporter {
         private Duration maxAge = DEFAULT_MAX_AGE;
         private int maxReports = DEFAULT_MAX_REPORTS;
         private Consumer<UsageReport> sink = r -> { };
+        private Sequences sequences;
 
         private Builder(SnapshotSource source) {
             this.source = source;
@@ -403,6 +423,12 @@ public final class UsageReporter {
         /** Receives each new report (the agent sends it); called outside the reporter's lock. */
         public Builder sink(Consumer<UsageReport> sink) {
             this.sink = Objects.requireNonNull(sink, "sink");
+            return this;
+        }
+
+        /** Where report numbers come from (default: 1, 2, 3, ... per reporter). */
+        public Builder sequences(Sequences sequences) {
+            this.sequences = Objects.requireNonNull(sequences, "sequences");
             return this;
         }
 

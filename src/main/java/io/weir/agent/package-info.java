@@ -2,12 +2,16 @@
  * The agent of a data node: it receives the node's desired config from the control plane over a
  * WebSocket, applies each snapshot atomically to a {@link io.weir.scheduler.QosExecutor}, answers
  * with an acknowledgement, and keeps the last good snapshot on disk so that the node enforces its
- * policies while the control plane is away.
+ * policies while the control plane is away. Over the same connection it reports usage: every
+ * reporting interval (part of the pushed config) a numbered report of what the scheduler did,
+ * kept until acknowledged and sent again after a reconnect.
  *
  * <p>{@link io.weir.agent.QosAgent} is the whole public API (its class comment is the manual);
  * {@link io.weir.agent.AgentListener} hears what it does; {@link io.weir.agent.AgentCommand} runs
  * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.UsageReporter} makes
- * the numbered, acknowledged usage reports from the scheduler's statistics. {@link io.weir.agent.ConfigTranslator} is
+ * the numbered usage reports from the scheduler's statistics and buffers them until acknowledged
+ * (bounded; what overflows becomes a gap the next reports announce); {@code UsageSequences}
+ * numbers them so that a restarted agent never reuses a number. {@link io.weir.agent.ConfigTranslator} is
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.
  *
@@ -16,7 +20,7 @@
  * these three packages, for a Java data node to embed.
  *
  * <p>The wire format: text frames of one JSON object each, {@code hello}, {@code config},
- * {@code ack}, {@code nack}, {@code status} and {@code error}, see
+ * {@code ack}, {@code nack}, {@code status}, {@code usage}, {@code usageAck} and {@code error}, see
  * {@link io.weir.protocol.AgentMessage}; heartbeats are WebSocket pings.
  */
 package io.weir.agent;

@@ -19,11 +19,14 @@ import java.util.UUID;
  *     ── {@link Ack} / {@link Nack} (revision) ────────────►
  *     ◄──────────────── {@link ConfigPush} (whenever the node's desired config changes, and only then)
  *     ── {@link NodeStatus} (data nodes: on connect and on change) ►
+ *     ── {@link UsageReport} (every reporting interval; unacked ones again after a reconnect) ►
+ *     ◄──────────────── {@link UsageAck} (the report is stored, or was already, or is too old)
  *   either way: {@link ErrorMessage}, then a close with a clear reason
  * </pre>
  * Heartbeats are WebSocket ping/pong frames, not messages.
  */
-public sealed interface AgentMessage {
+public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.ConfigPush, AgentMessage.Ack,
+        AgentMessage.Nack, UsageReport, AgentMessage.UsageAck, AgentMessage.NodeStatus, AgentMessage.ErrorMessage {
 
     /**
      * The agent's first message after the upgrade. JSON type {@code hello}.
@@ -77,11 +80,18 @@ public sealed interface AgentMessage {
     }
 
     /**
-     * The control plane stored usage report {@code sequence} (issue 12). JSON type {@code usageAck}.
+     * The control plane is done with usage report {@code sequence}: it stored it, or had stored it
+     * before (a resend), or refused it as older than its deduplication window (resending cannot
+     * help). The agent forgets the report. JSON type {@code usageAck}.
      *
      * @param sequence the report's sequence number
      */
     record UsageAck(long sequence) implements AgentMessage {
+        public UsageAck {
+            if (sequence < 1) {
+                throw new IllegalArgumentException("sequence must be at least 1: " + sequence);
+            }
+        }
     }
 
     /**

@@ -28,7 +28,8 @@ import tools.jackson.databind.node.ObjectNode;
  *       its version is the problem);</li>
  *   <li>a {@code type} this version does not define: {@code unknown-type};</li>
  *   <li>not JSON, not one object, trailing tokens, a required field missing or null, a value of
- *       the wrong JSON type: {@code malformed}.</li>
+ *       the wrong JSON type, a value the message's own rules refuse (a usage report with a negative
+ *       count or an interval that ends before it starts): {@code malformed}.</li>
  * </ul>
  * Fields a message does not define are ignored, so that a field can be added within a version;
  * anything a reader must understand needs a new version.
@@ -55,6 +56,7 @@ public final class AgentMessages {
             AgentMessage.ConfigPush.class, "config",
             AgentMessage.Ack.class, "ack",
             AgentMessage.Nack.class, "nack",
+            UsageReport.class, "usage",
             AgentMessage.UsageAck.class, "usageAck",
             AgentMessage.NodeStatus.class, "status",
             AgentMessage.ErrorMessage.class, "error");
@@ -65,6 +67,7 @@ public final class AgentMessages {
             "config", AgentMessage.ConfigPush.class,
             "ack", AgentMessage.Ack.class,
             "nack", AgentMessage.Nack.class,
+            "usage", UsageReport.class,
             "usageAck", AgentMessage.UsageAck.class,
             "status", AgentMessage.NodeStatus.class,
             "error", AgentMessage.ErrorMessage.class);
@@ -75,6 +78,7 @@ public final class AgentMessages {
             "config", List.of("config"),
             "ack", List.of("revision"),
             "nack", List.of("revision", "reason"),
+            "usage", List.of("sequence", "from", "to"),
             "usageAck", List.of("sequence"),
             "status", List.of(),
             "error", List.of("code", "reason"));

@@ -15,6 +15,10 @@ import java.util.UUID;
  * @param tasks task CPU shares (the node's override if it has one, else the cluster default)
  * @param tenants the tenants that have at least one volume on this node
  * @param volumes the volumes placed on this node, each with its effective policy
+ * @param usageReportIntervalSeconds how often the node's agent sends a usage report, from
+ *     {@value #MIN_USAGE_REPORT_INTERVAL_SECONDS} to {@value #MAX_USAGE_REPORT_INTERVAL_SECONDS}
+ *     seconds; 0, or the member left out (a snapshot saved by an agent of an earlier version),
+ *     means the default, {@value #DEFAULT_USAGE_REPORT_INTERVAL_SECONDS}
  */
 @JsonClassDescription("Everything one data node must enforce, as a full snapshot stamped with the global config revision. Pushed to the node's agent as is.")
 public record DesiredConfig(
@@ -22,11 +26,35 @@ public record DesiredConfig(
         @JsonPropertyDescription("The global config revision the snapshot reflects.") long revision,
         @JsonPropertyDescription("Task CPU shares: the node's override if it has one, else the cluster default.") List<TaskShareConfig> tasks,
         @JsonPropertyDescription("The tenants with at least one volume on this node.") List<TenantConfig> tenants,
-        @JsonPropertyDescription("The volumes placed on this node, each with its effective policy.") List<VolumeConfig> volumes) {
+        @JsonPropertyDescription("The volumes placed on this node, each with its effective policy.") List<VolumeConfig> volumes,
+        @JsonPropertyDescription("How often the node's agent sends a usage report, in seconds (1-3600).") int usageReportIntervalSeconds) {
+
+    /** The reporting interval when none is set. */
+    public static final int DEFAULT_USAGE_REPORT_INTERVAL_SECONDS = 10;
+
+    /** Shortest reporting interval: one report a second. */
+    public static final int MIN_USAGE_REPORT_INTERVAL_SECONDS = 1;
+
+    /** Longest reporting interval: one report an hour. */
+    public static final int MAX_USAGE_REPORT_INTERVAL_SECONDS = 3600;
 
     public DesiredConfig {
         tasks = List.copyOf(tasks);
         tenants = List.copyOf(tenants);
         volumes = List.copyOf(volumes);
+        if (usageReportIntervalSeconds == 0) {
+            usageReportIntervalSeconds = DEFAULT_USAGE_REPORT_INTERVAL_SECONDS;
+        }
+        if (usageReportIntervalSeconds < MIN_USAGE_REPORT_INTERVAL_SECONDS
+                || usageReportIntervalSeconds > MAX_USAGE_REPORT_INTERVAL_SECONDS) {
+            throw new IllegalArgumentException("usageReportIntervalSeconds must be from " + MIN_USAGE_REPORT_INTERVAL_SECONDS
+                    + " to " + MAX_USAGE_REPORT_INTERVAL_SECONDS + ": " + usageReportIntervalSeconds);
+        }
+    }
+
+    /** A snapshot with the default usage reporting interval. */
+    public DesiredConfig(UUID nodeId, long revision, List<TaskShareConfig> tasks, List<TenantConfig> tenants,
+            List<VolumeConfig> volumes) {
+        this(nodeId, revision, tasks, tenants, volumes, DEFAULT_USAGE_REPORT_INTERVAL_SECONDS);
     }
 }

@@ -11,8 +11,20 @@ import java.util.UUID;
  * What one data node's scheduler did over one reporting interval: the {@code usage} message an
  * agent sends to the control plane, which answers {@code usageAck} with the same sequence.
  *
+ * <pre>{@code
+ * {"type":"usage","protocolVersion":1,"sequence":7,"from":"2026-12-02T05:00:00Z","to":"2026-12-02T05:00:10Z",
+ *  "volumes":[{"volumeId":"...","readOps":10,"writeOps":20,...}],"tasks":[...],"gaps":[]}
+ * }</pre>
+ * {@code sequence}, {@code from} and {@code to} are required; {@code volumes}, {@code tasks} and
+ * {@code gaps} may be left out when empty. A report whose figures break the rules below (a
+ * sequence below 1, an interval that ends before it starts, a negative count, a volume without an
+ * id) is refused by {@link AgentMessages#decode} as {@code malformed}.
+ *
  * <h2>Delivery</h2>
- * Sequences are per agent, start at 1 and grow by one per report. The agent keeps every report
+ * Sequences are per agent and grow by one per report; they are never reused, not even by an agent
+ * restarted with the same node token (the agent continues above every number it may have used
+ * before, see {@code io.weir.agent.QosAgent}), because the control plane keeps the (node,
+ * sequence) pairs it stored and would take a reused number for a resend. The agent keeps every report
  * until it is acknowledged (within a bound of age and count) and sends the unacknowledged ones
  * again after a reconnect, so the control plane may receive a report twice, late or out of order;
  * it counts each (node, sequence) once. When the agent's buffer overflows it drops the oldest
@@ -38,7 +50,8 @@ public record UsageReport(
         @JsonPropertyDescription("End of the interval (exclusive).") Instant to,
         @JsonPropertyDescription("Per-volume figures.") List<VolumeUsage> volumes,
         @JsonPropertyDescription("Per-task figures.") List<TaskUsage> tasks,
-        @JsonPropertyDescription("Reports dropped unacknowledged by the agent's buffer.") List<Gap> gaps) {
+        @JsonPropertyDescription("Reports dropped unacknowledged by the agent's buffer.") List<Gap> gaps)
+        implements AgentMessage {
 
     public UsageReport {
         Objects.requireNonNull(from, "from");

@@ -10,6 +10,11 @@
  *   <li>{@link io.weir.protocol.AgentMessage}, {@link io.weir.protocol.AgentMessages} and
  *       {@link io.weir.protocol.ProtocolException}: the agent channel's messages and their strict
  *       codec ({@code type}, {@code protocolVersion}, frame size).</li>
+ *   <li>{@link io.weir.protocol.UsageReport}: the {@code usage} message, what one node's scheduler
+ *       did over one reporting interval, numbered per agent and answered by
+ *       {@link io.weir.protocol.AgentMessage.UsageAck}; its figures are checked like the other
+ *       messages' fields (a report that breaks them is {@code malformed}). The interval itself
+ *       travels in {@link io.weir.protocol.DesiredConfig#usageReportIntervalSeconds()}.</li>
  *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
  *       that the control plane's REST API and the data node's scheduler both check. It alone uses
  *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>

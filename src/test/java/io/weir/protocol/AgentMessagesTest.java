@@ -11,6 +11,7 @@ import io.weir.protocol.AgentMessage.Hello;
 import io.weir.protocol.AgentMessage.Nack;
 import io.weir.protocol.AgentMessage.NodeStatus;
 import io.weir.protocol.AgentMessage.UsageAck;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class AgentMessagesTest {
                 List.of(new VolumeConfig(NODE, NODE, "db", 4096,
                         new EffectivePolicy(100, 10L, 100L, 200L, null, null, new CostModel(4096)))));
         List<AgentMessage> all = List.of(new Hello(NODE, 0, "0.1.0"), new ConfigPush(config), new Ack(42),
-                new Nack(42, "no"), new UsageAck(7),
+                new Nack(42, "no"), usageReport(), new UsageAck(7),
                 new NodeStatus("127.0.0.1:10809", List.of(new Export(NODE, "acme/db", 1 << 30, 2))),
                 new ErrorMessage("malformed", "bad"));
         for (AgentMessage m : all) {
@@ -63,6 +64,63 @@ class AgentMessagesTest {
     }
 
     @Test
+    void aUsageReportTravelsFlatWithItsSequenceAndRfc3339Interval() {
+        UsageReport report = usageReport();
+        String text = AgentMessages.encode(report);
+        assertThat(text).startsWith("{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1733115600000,"
+                + "\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\",\"volumes\":[{\"volumeId\":\"" + NODE + "\"");
+        assertThat(AgentMessages.decode(text)).isEqualTo(report);
+        assertThat(AgentMessages.typeName(report)).isEqualTo("usage");
+    }
+
+    @Test
+    void aUsageReportWithoutFiguresIsAnEmptyInterval() {
+        assertThat(AgentMessages.decode("{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":3,"
+                + "\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\"}"))
+                .isEqualTo(new UsageReport(3, Instant.parse("2026-12-02T05:00:00Z"), Instant.parse("2026-12-02T05:00:10Z"),
+                        List.of(), List.of(), List.of()));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            // required members missing or null
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\"}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"to\":\"2026-12-02T05:00:10Z\"}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":null}",
+            // sequence below 1, not an integer
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":0,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\"}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1.5,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\"}",
+            // an interval that ends before it starts, a time that is not RFC 3339
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:10Z\",\"to\":\"2026-12-02T05:00:00Z\"}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"yesterday\",\"to\":\"2026-12-02T05:00:00Z\"}",
+            // a volume without an id, a negative count, a count as a string
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\","
+                    + "\"volumes\":[{\"readOps\":1}]}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\","
+                    + "\"volumes\":[{\"volumeId\":\"00000000-0000-0000-0000-000000000001\",\"readOps\":-1}]}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\","
+                    + "\"volumes\":[{\"volumeId\":\"00000000-0000-0000-0000-000000000001\",\"readOps\":\"1\"}]}",
+            // a task without a name, a gap that ends before it starts
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":1,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\","
+                    + "\"tasks\":[{\"ops\":1}]}",
+            "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":9,\"from\":\"2026-12-02T05:00:00Z\",\"to\":\"2026-12-02T05:00:10Z\","
+                    + "\"gaps\":[{\"firstSequence\":5,\"lastSequence\":4,\"from\":\"2026-12-02T04:59:00Z\",\"to\":\"2026-12-02T04:59:10Z\"}]}",
+            // a usageAck without a sequence, or with one below 1
+            "{\"type\":\"usageAck\",\"protocolVersion\":1}",
+            "{\"type\":\"usageAck\",\"protocolVersion\":1,\"sequence\":0}"})
+    void aUsageReportOrAckThatBreaksItsRulesIsMalformed(String frame) {
+        assertCode(frame, ProtocolException.Code.MALFORMED);
+    }
+
+    private static UsageReport usageReport() {
+        Instant from = Instant.parse("2026-12-02T05:00:00Z");
+        return new UsageReport(1_733_115_600_000L, from, from.plusSeconds(10),
+                List.of(new UsageReport.VolumeUsage(NODE, 10, 20, 40960, 81920, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000)),
+                List.of(new UsageReport.TaskUsage("foreground", 30, 9_000_000, 700)),
+                List.of(new UsageReport.Gap(5, 9, from.minusSeconds(60), from.minusSeconds(10))));
+    }
+
+    @Test
     void unknownMembersAreIgnoredWithinAVersion() {
         assertThat(AgentMessages.decode("{\"type\":\"ack\",\"protocolVersion\":1,\"revision\":3,\"later\":true}"))
                 .isEqualTo(new Ack(3));
@@ -77,7 +135,7 @@ class AgentMessagesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"{\"type\":\"usage\",\"protocolVersion\":1}", "{\"type\":\"HELLO\",\"protocolVersion\":1}",
+    @ValueSource(strings = {"{\"type\":\"usageReport\",\"protocolVersion\":1}", "{\"type\":\"HELLO\",\"protocolVersion\":1}",
             "{\"type\":\"\",\"protocolVersion\":1}"})
     void anUndefinedTypeIsUnknown(String frame) {
         assertCode(frame, ProtocolException.Code.UNKNOWN_TYPE);

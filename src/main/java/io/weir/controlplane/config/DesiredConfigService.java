@@ -73,7 +73,8 @@ public class DesiredConfigService {
         String fingerprint = fingerprint(read);
         long revision = stamp(nodeId, read.revision(), fingerprint);
         return revision == read.revision() ? read
-                : new DesiredConfig(nodeId, revision, read.tasks(), read.tenants(), read.volumes());
+                : new DesiredConfig(nodeId, revision, read.tasks(), read.tenants(), read.volumes(),
+                        read.usageReportIntervalSeconds());
     }
 
     /** The node's desired revision as last stored, without reading a snapshot; empty before the first read. */
@@ -87,7 +88,8 @@ public class DesiredConfigService {
         List<VolumeConfig> placed = volumes.placedOn(nodeId);
         // One query for all the tenants; the foreign key keeps every volume's tenant in place.
         List<TenantConfig> tenantConfigs = tenants.tenants(placed.stream().map(VolumeConfig::tenantId).distinct().toList());
-        return new DesiredConfig(nodeId, revision, taskShares.effectiveFor(nodeId), tenantConfigs, placed);
+        return new DesiredConfig(nodeId, revision, taskShares.effectiveFor(nodeId), tenantConfigs, placed,
+                taskShares.usageReportIntervalSecondsFor(nodeId));
     }
 
     /** The node's desired revision for content {@code fingerprint} read at global revision {@code read}. */
@@ -111,7 +113,8 @@ public class DesiredConfigService {
     }
 
     private String fingerprint(DesiredConfig config) {
-        DesiredConfig content = new DesiredConfig(config.nodeId(), 0, config.tasks(), config.tenants(), config.volumes());
+        DesiredConfig content = new DesiredConfig(config.nodeId(), 0, config.tasks(), config.tenants(), config.volumes(),
+                config.usageReportIntervalSeconds());
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(json.writeValueAsBytes(content)));
         } catch (NoSuchAlgorithmException e) {

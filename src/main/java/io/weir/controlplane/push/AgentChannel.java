@@ -6,6 +6,7 @@ import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
+import io.weir.protocol.UsageReport;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +38,9 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       sends it nothing.</li>
  *   <li>{@code ack} and {@code nack} are recorded on the node ({@code appliedRevision},
  *       {@code lastAckAt}, {@code lastError}); {@code status} is stored as the data node's report.</li>
+ *   <li>{@code usage} reports go to the {@link UsageIntake}, which stores them off this thread, in
+ *       batches, keeping only the volumes placed on the session's node, and answers each with
+ *       {@code usageAck} once it is committed (or found stored before, or too old to store).</li>
  *   <li>A frame that is not a message of this protocol version (garbage, unknown type, wrong
  *       version, over {@link AgentMessages#MAX_FRAME_BYTES}) is answered by an {@code error}
  *       message and a close whose reason says why, and counted. So is a message out of turn.</li>
@@ -59,13 +63,20 @@ class AgentChannel extends TextWebSocketHandler {
     private final NodeService nodes;
     private final AgentRegistry registry;
     private final PushMetrics metrics;
+    private final UsageIntake usage;
 
-    AgentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry, PushMetrics metrics) {
+    AgentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry, PushMetrics metrics,
+            UsageIntake usage) {
         this.desiredConfigs = desiredConfigs;
         this.nodes = nodes;
         this.registry = registry;
         this.metrics = metrics;
+        this.usage = usage;
         metrics.gauges(sessions::size, () -> sessions.values().stream().filter(AgentSession::behind).count());
+        metrics.lag(() -> {
+            long now = System.nanoTime();
+            return sessions.values().stream().mapToLong(s -> s.lagNanos(now)).max().orElse(0) / 1e9;
+        });
     }
 
     @Override
@@ -126,6 +137,8 @@ class AgentChannel extends TextWebSocketHandler {
             }
         } else if (message instanceof AgentMessage.Nack nack) {
             nodes.recordRejected(agent.nodeId(), nack.revision(), nack.reason());
+        } else if (message instanceof UsageReport report) {
+            usage.offer(agent, report);
         } else if (message instanceof AgentMessage.NodeStatus status) {
             registry.reported(agent.nodeId(), status);
         } else if (message instanceof AgentMessage.ErrorMessage error) {

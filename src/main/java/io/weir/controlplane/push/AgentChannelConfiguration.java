@@ -21,8 +21,8 @@ class AgentChannelConfiguration {
 
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry,
-            PushMetrics metrics) {
-        return new AgentChannel(desiredConfigs, nodes, registry, metrics);
+            PushMetrics metrics, UsageIntake usage) {
+        return new AgentChannel(desiredConfigs, nodes, registry, metrics, usage);
     }
 
     @Bean

@@ -21,7 +21,9 @@ import org.springframework.web.socket.adapter.NativeWebSocketSession;
  *
  * <h2>The outbound queue</h2>
  * Bounded by construction: at most one config snapshot waits (a newer one replaces an unsent older
- * one, since each is a full snapshot) and at most {@value #MAX_CONTROL} other messages. One frame
+ * one, since each is a full snapshot), at most {@value #MAX_USAGE_ACKS} usage acknowledgements
+ * (kept as bare sequence numbers; an agent resending its buffer after a reconnect gets hundreds
+ * at once) and at most {@value #MAX_CONTROL} other messages. One frame
  * is in flight at a time, sent with the container's asynchronous send; its completion sends the
  * next. No thread ever blocks on a slow agent, so it delays no one else; a send that fails closes
  * the connection. An error message is always the last frame: after it the connection is closed
@@ -37,6 +39,9 @@ final class AgentSession {
     /** Most non-config messages queued; more is a misbehaving conversation and closes it. */
     static final int MAX_CONTROL = 16;
 
+    /** Most usage acknowledgements queued: above an agent's default buffer (3,600 reports); more closes the connection. */
+    static final int MAX_USAGE_ACKS = 8192;
+
     /** Longest close reason the WebSocket protocol carries, in UTF-8 bytes. */
     static final int MAX_CLOSE_REASON_BYTES = 123;
 
@@ -48,6 +53,7 @@ final class AgentSession {
     private final StringBuilder partial = new StringBuilder();
 
     private final Deque<String> control = new ArrayDeque<>();
+    private final Deque<Long> usageAcks = new ArrayDeque<>();
     private DesiredConfig pendingConfig;
     private boolean inFlight;
     private CloseStatus closeAfterDrain;
@@ -128,6 +134,29 @@ final class AgentSession {
         return revision == offered && offeredAtNanos != 0 ? System.nanoTime() - offeredAtNanos : -1;
     }
 
+    /**
+     * How long the agent has been behind: nanoseconds since the newest snapshot offered to it was
+     * queued, while it has not acked it; 0 when it is not behind.
+     */
+    synchronized long lagNanos(long nowNanos) {
+        return behind() && offeredAtNanos != 0 ? Math.max(0, nowNanos - offeredAtNanos) : 0;
+    }
+
+    /** Queues a {@code usageAck} for report {@code sequence}. */
+    void ackUsage(long sequence) {
+        synchronized (this) {
+            if (closed || closeAfterDrain != null) {
+                return;
+            }
+            if (usageAcks.size() >= MAX_USAGE_ACKS) {
+                closeAfterDrain = new CloseStatus(CloseStatus.POLICY_VIOLATION.getCode(), "outbound queue full");
+            } else {
+                usageAcks.add(sequence);
+            }
+        }
+        drain();
+    }
+
     /** Queues a message that is not a config snapshot. */
     void send(AgentMessage message) {
         synchronized (this) {
@@ -151,6 +180,7 @@ final class AgentSession {
             }
             pendingConfig = null;
             control.clear();
+            usageAcks.clear();
             control.add(AgentMessages.encode(error));
             closeAfterDrain = new CloseStatus(status.getCode(), truncate(error.code() + ": " + error.reason()));
         }
@@ -166,6 +196,7 @@ final class AgentSession {
             closed = true;
             pendingConfig = null;
             control.clear();
+            usageAcks.clear();
         }
         try {
             session.close(status);
@@ -178,6 +209,7 @@ final class AgentSession {
         closed = true;
         pendingConfig = null;
         control.clear();
+        usageAcks.clear();
     }
 
     private void drain() {
@@ -191,6 +223,9 @@ final class AgentSession {
             if (next == null && pendingConfig != null) {
                 next = AgentMessages.encode(new AgentMessage.ConfigPush(pendingConfig));
                 pendingConfig = null;
+            }
+            if (next == null && !usageAcks.isEmpty()) {
+                next = AgentMessages.encode(new AgentMessage.UsageAck(usageAcks.poll()));
             }
             if (next == null) {
                 close = closeAfterDrain;

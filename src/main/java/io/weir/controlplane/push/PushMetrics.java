@@ -19,7 +19,15 @@ import org.springframework.stereotype.Component;
  *       offered to them;</li>
  *   <li>{@code weir_push_latency_seconds}: from queuing a snapshot to its ack (histogram);</li>
  *   <li>{@code weir_push_frames_rejected_total{code}}: frames refused, by protocol error code;</li>
- *   <li>{@code weir_push_snapshots_superseded_total}: unsent snapshots replaced by a newer one.</li>
+ *   <li>{@code weir_push_snapshots_superseded_total}: unsent snapshots replaced by a newer one;</li>
+ *   <li>{@code weir_push_lag_seconds}: the longest any agent on this replica has been behind
+ *       (since the newest snapshot it has not acked was queued; 0 when all are current);</li>
+ *   <li>{@code weir_push_usage_reports_received_total}, {@code weir_push_usage_reports_acked_total}:
+ *       usage reports received from agents and acknowledged to them (stored, duplicate or
+ *       expired; how each ended is {@code weir_usage_reports_total{outcome}});</li>
+ *   <li>{@code weir_push_usage_reports_refused_total}: reports refused because the intake queue
+ *       was full (their connection is closed; the agent resends);</li>
+ *   <li>{@code weir_push_usage_queue}: reports waiting to be stored.</li>
  * </ul>
  */
 @Component
@@ -28,6 +36,9 @@ class PushMetrics {
     private final Timer latency;
     private final Map<ProtocolException.Code, Counter> rejected = new EnumMap<>(ProtocolException.Code.class);
     private final Counter superseded;
+    private final Counter usageReceived;
+    private final Counter usageAcked;
+    private final Counter usageRefused;
     private final MeterRegistry registry;
 
     PushMetrics(MeterRegistry registry) {
@@ -47,6 +58,37 @@ class PushMetrics {
         this.superseded = Counter.builder("weir.push.snapshots.superseded")
                 .description("Unsent snapshots replaced by a newer one for a slow agent")
                 .register(registry);
+        this.usageReceived = Counter.builder("weir.push.usage.reports.received")
+                .description("Usage reports received from agents").register(registry);
+        this.usageAcked = Counter.builder("weir.push.usage.reports.acked")
+                .description("Usage reports acknowledged to agents (stored, duplicate or expired)").register(registry);
+        this.usageRefused = Counter.builder("weir.push.usage.reports.refused")
+                .description("Usage reports refused because the intake queue was full (the agent resends)").register(registry);
+    }
+
+    /** Registers the gauge of the longest push lag on this replica, in seconds. */
+    void lag(Supplier<Number> seconds) {
+        Gauge.builder("weir.push.lag", seconds).baseUnit("seconds")
+                .description("Longest time an agent on this replica has been behind its newest snapshot")
+                .register(registry);
+    }
+
+    /** Registers the gauge of reports waiting to be stored. */
+    void usageQueue(Supplier<Number> size) {
+        Gauge.builder("weir.push.usage.queue", size).description("Usage reports waiting to be stored")
+                .register(registry);
+    }
+
+    void usageReceived() {
+        usageReceived.increment();
+    }
+
+    void usageAcked() {
+        usageAcked.increment();
+    }
+
+    void usageRefused() {
+        usageRefused.increment();
     }
 
     /** Registers the gauges over this replica's sessions. */

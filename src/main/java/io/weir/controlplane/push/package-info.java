@@ -4,7 +4,12 @@
  *
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
- *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, error).</li>
+ *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error).</li>
+ *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
+ *       WebSocket threads into a bounded queue, stores them in batches through the usage
+ *       feature's {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after
+ *       the commit; when it cannot, it closes the connections concerned so that their agents
+ *       resend.</li>
  *   <li>{@link io.weir.controlplane.push.AgentSession}: one connection's bounded outbound queue,
  *       where a newer snapshot replaces an unsent older one, sent asynchronously so that a slow
  *       agent never holds up others.</li>
@@ -14,10 +19,13 @@
  *   <li>{@link io.weir.controlplane.push.AgentRegistry}: the shared state in PostgreSQL (which
  *       replica holds which node's connection, replica heartbeats, the data nodes' last status
  *       reports); it implements the node feature's {@code NodeConnections} port.</li>
- *   <li>{@link io.weir.controlplane.push.PushMetrics}: the bounded Prometheus metrics.</li>
+ *   <li>{@link io.weir.controlplane.push.PushMetrics}: the bounded Prometheus metrics (connected
+ *       nodes, nodes behind, push lag and latency, usage reports received, acknowledged and
+ *       refused, the intake queue).</li>
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature
- * (snapshots) and security (the caller); none of them depends on this package.
+ * (snapshots), the usage feature (storing reports) and security (the caller); none of them
+ * depends on this package.
  */
 package io.weir.controlplane.push;

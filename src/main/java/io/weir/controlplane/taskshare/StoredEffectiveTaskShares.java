@@ -22,4 +22,10 @@ class StoredEffectiveTaskShares implements EffectiveTaskShares {
     public List<TaskShareConfig> effectiveFor(UUID nodeId) {
         return service.effectiveSet(nodeId).getTasks();
     }
+
+    @Override
+    @Transactional(readOnly = true)
+    public int usageReportIntervalSecondsFor(UUID nodeId) {
+        return service.effectiveSet(nodeId).getUsageReportIntervalSeconds();
+    }
 }

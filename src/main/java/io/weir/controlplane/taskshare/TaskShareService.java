@@ -28,8 +28,13 @@ import org.springframework.transaction.annotation.Transactional;
  *
  * <h2>Config revision</h2>
  * Every change bumps it: replacing the default (every node without an override enforces it),
- * creating, replacing or deleting an override. A PUT of the very tasks already stored changes
- * nothing and bumps nothing.
+ * creating, replacing or deleting an override. A PUT of the very tasks and usage reporting
+ * interval already stored changes nothing and bumps nothing.
+ *
+ * <h2>Usage reporting interval</h2>
+ * Each set also carries {@code usageReportIntervalSeconds} (1-3600, default 10): how often the
+ * agents of the nodes that enforce the set send a usage report. It is pushed in their desired
+ * config like the shares, and audited with them.
  */
 @Service
 public class TaskShareService {
@@ -88,6 +93,7 @@ public class TaskShareService {
         ETags.checkIfMatch(ifMatch, TaskSharesResponse.from(clusterDefault(), nodeId).etag());
         TaskShareSet created = TaskShareSet.overrideFor(nodeId);
         created.setTasks(toConfigs(request));
+        created.setUsageReportIntervalSeconds(request.usageReportIntervalSecondsOrDefault());
         revisions.bump(); // lock order: see ConfigRevisions
         TaskSharesResponse after = TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
         audit.record("task-shares.create", "task-shares", nodeId, null, null, after);
@@ -140,10 +146,14 @@ public class TaskShareService {
 
     private TaskShareSet replace(TaskShareSet set, TaskSharesRequest request) {
         List<TaskShareConfig> tasks = toConfigs(request);
-        if (tasks.equals(set.getTasks())) {
+        int interval = request.usageReportIntervalSecondsOrDefault();
+        if (tasks.equals(set.getTasks()) && interval == set.getUsageReportIntervalSeconds()) {
             return set;
         }
-        set.setTasks(tasks);
+        if (!tasks.equals(set.getTasks())) {
+            set.setTasks(tasks);
+        }
+        set.setUsageReportIntervalSeconds(interval);
         revisions.bump(); // lock order: see ConfigRevisions
         return sets.saveAndFlush(set);
     }

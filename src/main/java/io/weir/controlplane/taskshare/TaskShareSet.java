@@ -1,5 +1,6 @@
 package io.weir.controlplane.taskshare;
 
+import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.TaskShareConfig;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
@@ -19,7 +20,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * A set of task CPU shares: the cluster default ({@code nodeId} null, seeded by the schema, always
+ * A set of task CPU shares, with the usage reporting interval of the nodes that enforce it: the
+ * cluster default ({@code nodeId} null, seeded by the schema, always
  * present) or one data node's override (at most one per node, deleted with the node by a
  * foreign-key cascade).
  *
@@ -43,6 +45,10 @@ class TaskShareSet {
 
     @Column(name = "updated_at", nullable = false)
     private Instant updatedAt;
+
+    /** Seconds between the usage reports of the nodes that enforce this set. */
+    @Column(name = "usage_report_interval_seconds", nullable = false)
+    private int usageReportIntervalSeconds = DesiredConfig.DEFAULT_USAGE_REPORT_INTERVAL_SECONDS;
 
     /** The tasks in the order the administrator gave them. */
     @ElementCollection
@@ -85,6 +91,16 @@ class TaskShareSet {
 
     List<TaskShareConfig> getTasks() {
         return tasks.stream().map(TaskShareEntry::toConfig).toList();
+    }
+
+    int getUsageReportIntervalSeconds() {
+        return usageReportIntervalSeconds;
+    }
+
+    /** Sets the usage reporting interval; a change increments the version like any other field. */
+    void setUsageReportIntervalSeconds(int seconds) {
+        this.usageReportIntervalSeconds = seconds;
+        touch();
     }
 
     /**

@@ -15,6 +15,7 @@ import java.util.UUID;
  * @param nodeId the node asked about; null for the cluster default
  * @param source where the tasks come from: {@value #CLUSTER_DEFAULT} or {@value #NODE_OVERRIDE}
  * @param tasks the tasks in order
+ * @param usageReportIntervalSeconds seconds between the usage reports of the nodes that enforce the set
  * @param version the version of the set shown (the cluster default's when a node has no
  *     override); the ETag derives from it ({@link #etag()})
  * @param updatedAt when that set last changed
@@ -24,6 +25,7 @@ public record TaskSharesResponse(
         @Schema(description = "The node asked about; null for the cluster default.") @Nullable UUID nodeId,
         @Schema(description = "Where the tasks come from.", allowableValues = {CLUSTER_DEFAULT, NODE_OVERRIDE}) String source,
         List<TaskShareConfig> tasks,
+        @Schema(description = "Seconds between the usage reports of the nodes that enforce this set.") int usageReportIntervalSeconds,
         @Schema(description = "Optimistic-lock version of the set shown; the ETag derives from it and the source.") long version,
         Instant updatedAt) {
 
@@ -41,6 +43,6 @@ public record TaskSharesResponse(
 
     static TaskSharesResponse from(TaskShareSet set, UUID nodeId) {
         return new TaskSharesResponse(nodeId, set.getNodeId() == null ? CLUSTER_DEFAULT : NODE_OVERRIDE,
-                set.getTasks(), set.getVersion(), set.getUpdatedAt());
+                set.getTasks(), set.getUsageReportIntervalSeconds(), set.getVersion(), set.getUpdatedAt());
     }
 }

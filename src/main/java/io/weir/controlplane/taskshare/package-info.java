@@ -6,6 +6,8 @@
  * enforces its override if it has one, else the default (exposed to the desired config as
  * {@link io.weir.controlplane.config.EffectiveTaskShares}). A share is static, or dynamic: it then
  * follows a utilization signal between two thresholds, linearly or exponentially (US 9,600,337).
+ * Each set also carries {@code usageReportIntervalSeconds} (1-3600, default 10): how often the
+ * agents of the nodes that enforce it send usage reports; it reaches them in the desired config.
  * Every change bumps the config revision.
  */
 package io.weir.controlplane.taskshare;

@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
 
@@ -39,6 +40,10 @@ class UsageDirectory {
 
     boolean nodeExists(UUID nodeId) {
         return nodes.nodeExists(nodeId);
+    }
+
+    Map<UUID, Set<UUID>> nodesOfVolumes(Collection<UUID> volumeIds) {
+        return volumeIds.isEmpty() ? Map.of() : volumes.nodesOfVolumes(volumeIds);
     }
 
     List<UUID> nodesOfVolume(UUID volumeId) {

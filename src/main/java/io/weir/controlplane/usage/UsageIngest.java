@@ -35,7 +35,8 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Stores agents' usage reports: the one way usage gets into the database.
+ * Stores agents' usage reports: the one way usage gets into the database. The agent channel
+ * ({@code controlplane.push}) hands it what agents send, through {@link #ingestPlaced}.
  *
  * <h2>What a report becomes</h2>
  * <ol>
@@ -102,6 +103,43 @@ public class UsageIngest {
         this.directory = directory;
         this.metrics = metrics;
         this.clock = clock;
+    }
+
+    /**
+     * Stores reports as received from agents: first keeps, of each report, only the volumes that
+     * are placed on the reporting node now (a node reports what its scheduler saw, and a volume
+     * that is not placed there is not the node's to report: a stale or foreign id), then stores
+     * them like {@link #ingestAll}. The volume samples left out of reports that are stored are
+     * counted in {@code weir_usage_samples_unplaced_total}; tasks and gaps are kept whole.
+     *
+     * <p>Deviation: placement is read at ingest, not as it was during the report's interval, so
+     * a report of a volume moved away since (a resend after a long disconnect) loses that
+     * volume's samples; they are counted as unplaced.
+     */
+    public List<Outcome> ingestPlaced(List<Delivery> deliveries) {
+        Set<UUID> volumeIds = new HashSet<>();
+        deliveries.forEach(d -> d.report().volumes().forEach(v -> volumeIds.add(v.volumeId())));
+        Map<UUID, Set<UUID>> placed = directory.nodesOfVolumes(volumeIds);
+        List<Delivery> kept = new ArrayList<>(deliveries.size());
+        long[] unplaced = new long[deliveries.size()];
+        for (int i = 0; i < deliveries.size(); i++) {
+            Delivery d = deliveries.get(i);
+            UsageReport r = d.report();
+            List<VolumeUsage> volumes = r.volumes().stream()
+                    .filter(v -> placed.getOrDefault(v.volumeId(), Set.of()).contains(d.nodeId())).toList();
+            unplaced[i] = r.volumes().size() - volumes.size();
+            kept.add(unplaced[i] == 0 ? d
+                    : new Delivery(d.nodeId(), new UsageReport(r.sequence(), r.from(), r.to(), volumes, r.tasks(), r.gaps())));
+        }
+        List<Outcome> outcomes = ingestAll(kept);
+        long dropped = 0;
+        for (int i = 0; i < unplaced.length; i++) {
+            if (outcomes.get(i) == Outcome.STORED) {
+                dropped += unplaced[i];
+            }
+        }
+        metrics.unplaced(dropped);
+        return outcomes;
     }
 
     /** Stores one report of node {@code nodeId}; see {@link #ingestAll}. */

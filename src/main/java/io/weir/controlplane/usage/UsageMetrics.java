@@ -20,6 +20,7 @@ import org.springframework.stereotype.Component;
  *   <tr><td>{@code weir_usage_reports_total{outcome=stored|duplicate|expired}}</td><td>reports received</td></tr>
  *   <tr><td>{@code weir_usage_samples_total}</td><td>raw volume samples stored (the ingest rate)</td></tr>
  *   <tr><td>{@code weir_usage_samples_skipped_total}</td><td>volume samples older than the raw retention (rollups only)</td></tr>
+ *   <tr><td>{@code weir_usage_samples_unplaced_total}</td><td>volume samples dropped: the volume is not placed on the reporting node</td></tr>
  *   <tr><td>{@code weir_usage_ingest_seconds}</td><td>time per ingest call (one transaction)</td></tr>
  *   <tr><td>{@code weir_usage_dropped_reports}</td><td>reports agents dropped unacknowledged, as recorded gaps (within gap retention)</td></tr>
  *   <tr><td>{@code weir_usage_gaps}</td><td>recorded gap ranges</td></tr>
@@ -32,6 +33,7 @@ class UsageMetrics {
     private final MeterRegistry registry;
     private final Counter samples;
     private final Counter skipped;
+    private final Counter unplaced;
     private final Timer ingestTime;
     private final Map<UsageIngest.Outcome, Counter> outcomes;
 
@@ -40,6 +42,9 @@ class UsageMetrics {
         this.samples = Counter.builder("weir.usage.samples").description("Raw volume samples stored").register(registry);
         this.skipped = Counter.builder("weir.usage.samples.skipped")
                 .description("Volume samples older than the raw retention, kept in rollups only").register(registry);
+        this.unplaced = Counter.builder("weir.usage.samples.unplaced")
+                .description("Volume samples dropped because the volume is not placed on the reporting node")
+                .register(registry);
         this.ingestTime = Timer.builder("weir.usage.ingest").description("Time per ingest transaction").register(registry);
         this.outcomes = Map.of(
                 UsageIngest.Outcome.STORED, outcome(registry, "stored"),
@@ -64,6 +69,10 @@ class UsageMetrics {
 
     void outcome(UsageIngest.Outcome o) {
         outcomes.get(o).increment();
+    }
+
+    void unplaced(long samples) {
+        unplaced.increment(samples);
     }
 
     void ingested(int reports, long volumeSamples, long skippedSamples, Map<UUID, long[]> tenantTotals, long nanos) {

@@ -3,6 +3,7 @@ package io.weir.controlplane.usage;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -17,6 +18,9 @@ public interface UsageVolumes {
 
     /** The volumes among {@code ids} that exist, by id, read in one query. */
     Map<UUID, VolumeInfo> volumes(Collection<UUID> ids);
+
+    /** The nodes each of {@code volumeIds} is placed on, read in one query; unplaced and unknown volumes are left out. */
+    Map<UUID, Set<UUID>> nodesOfVolumes(Collection<UUID> volumeIds);
 
     /** The nodes a volume is placed on. */
     List<UUID> nodesOfVolume(UUID volumeId);

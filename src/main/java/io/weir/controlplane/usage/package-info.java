@@ -3,9 +3,12 @@
  * reports to the query API and the dashboard.
  *
  * <ul>
- *   <li>{@link io.weir.controlplane.usage.UsageIngest} stores reports (the agent channel calls it):
+ *   <li>{@link io.weir.controlplane.usage.UsageIngest} stores reports: the agent channel
+ *       ({@code controlplane.push}) calls {@code ingestPlaced} with batches of what agents sent,
+ *       which keeps of each report only the volumes placed on the reporting node; then
  *       deduplicated by (node, sequence), raw samples by {@code COPY}, 1-minute and 1-hour rollups
- *       kept in the same transaction, gaps recorded.</li>
+ *       kept in the same transaction, gaps recorded. The caller acknowledges each report once the
+ *       call returns.</li>
  *   <li>{@code UsagePartitions} keeps the time partitions: daily for raw samples and 1-minute
  *       rollups, monthly for 1-hour rollups, created ahead and dropped whole past each level's
  *       retention ({@code weir.usage.retention.*}).</li>
@@ -15,7 +18,8 @@
  *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
  * </ul>
  *
- * <p>It depends on no other feature package: it reads volumes, tenants and nodes through the
+ * <p>It depends on no other feature package (the push feature depends on it, to store what agents
+ * report): it reads volumes, tenants and nodes through the
  * ports it owns ({@link io.weir.controlplane.usage.UsageVolumes},
  * {@link io.weir.controlplane.usage.UsageTenants}, {@link io.weir.controlplane.usage.UsageNodes}),
  * which those features implement, and scoping through {@code security.AccessScope}.

@@ -3,8 +3,10 @@ package io.weir.controlplane.volume;
 import io.weir.controlplane.usage.UsageVolumes;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Component;
@@ -31,6 +33,15 @@ public class VolumeUsageDirectory implements UsageVolumes {
             found.put(id, new VolumeInfo(id, rs.getObject(2, UUID.class), rs.getString(3)));
         }, (Object) ids.toArray(UUID[]::new));
         return found;
+    }
+
+    @Override
+    public Map<UUID, Set<UUID>> nodesOfVolumes(Collection<UUID> volumeIds) {
+        Map<UUID, Set<UUID>> placed = new HashMap<>();
+        jdbc.query("SELECT volume_id, node_id FROM volume_placement WHERE volume_id = ANY(?)", rs -> {
+            placed.computeIfAbsent(rs.getObject(1, UUID.class), k -> new HashSet<>()).add(rs.getObject(2, UUID.class));
+        }, (Object) volumeIds.toArray(UUID[]::new));
+        return placed;
     }
 
     @Override

@@ -16,7 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP relay on 127.0.0.1 between agents and a control plane, which a test can freeze (bytes are
- * held, connections stay open: a half-open link, or a push caught in flight), cut (every
+ * held, connections stay open: a half-open link, or a push caught in flight), hold one way (the
+ * control plane's answers are lost), cut (every
  * connection reset), point at another upstream port, or stop listening (the control plane's
  * address is down). Agents connect to {@link #port()}, which stays the same throughout.
  */
@@ -27,6 +28,7 @@ public final class TcpProxy implements AutoCloseable {
     private final ByteArrayOutputStream heldDownstream = new ByteArrayOutputStream();
     private volatile int upstreamPort;
     private volatile boolean frozen;
+    private volatile boolean downstreamHeld;
     private volatile boolean refusing;
 
     public TcpProxy(int upstreamPort) {
@@ -56,6 +58,14 @@ public final class TcpProxy implements AutoCloseable {
         frozen = true;
     }
 
+    /**
+     * Holds every byte from the control plane to the agents, while the agents' bytes still reach
+     * the control plane: what the control plane answers is lost (an ack caught in flight).
+     */
+    public synchronized void holdDownstream() {
+        downstreamHeld = true;
+    }
+
     /** Whether the control plane sent anything to an agent while frozen, as text (for assertions). */
     public synchronized String heldFromUpstream() {
         return heldDownstream.toString(StandardCharsets.ISO_8859_1);
@@ -79,6 +89,7 @@ public final class TcpProxy implements AutoCloseable {
         sockets.clear();
         heldDownstream.reset();
         frozen = false;
+        downstreamHeld = false;
     }
 
     private void accept() {
@@ -113,7 +124,7 @@ public final class TcpProxy implements AutoCloseable {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                     synchronized (this) {
-                        if (frozen) {
+                        if (frozen || (downstream && downstreamHeld)) {
                             if (downstream) {
                                 heldDownstream.write(buf, 0, n);
                             }

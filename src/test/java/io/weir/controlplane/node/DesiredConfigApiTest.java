@@ -64,7 +64,8 @@ class DesiredConfigApiTest extends IntegrationTest {
         assertThat(api.put("/api/v1/nodes/" + node + "/task-shares", OVERRIDE, null).status()).isEqualTo(200);
 
         JsonNode snapshot = desired(node);
-        assertThat(snapshot.propertyNames()).containsExactlyInAnyOrder("nodeId", "revision", "tasks", "tenants", "volumes");
+        assertThat(snapshot.propertyNames()).containsExactlyInAnyOrder("nodeId", "revision", "tasks", "tenants", "volumes",
+                "usageReportIntervalSeconds");
         assertThat(snapshot.get("nodeId").asString()).isEqualTo(node);
         assertThat(snapshot.get("revision").asLong()).isEqualTo(revisions.current());
 

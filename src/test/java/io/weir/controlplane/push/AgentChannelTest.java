@@ -222,7 +222,7 @@ class AgentChannelTest extends IntegrationTest {
         }
         assertThat(rejected("malformed")).isGreaterThan(before);
         try (AgentClient agent = AgentClient.open(port, node.token())) {
-            agent.sendRaw("{\"type\":\"usage\",\"protocolVersion\":1}");
+            agent.sendRaw("{\"type\":\"metrics\",\"protocolVersion\":1}");
             assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
                     e -> assertThat(e.code()).isEqualTo("unknown-type"));
             assertThat(agent.awaitClose().reason()).contains("unknown-type");

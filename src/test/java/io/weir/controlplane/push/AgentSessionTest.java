@@ -100,4 +100,46 @@ class AgentSessionTest {
         assertThat(AgentMessages.decode(sent.get(1))).isEqualTo(new AgentMessage.ErrorMessage("malformed", "bad"));
         assertThat(agent.offer(config(3))).isFalse();
     }
+
+    @Test
+    void theAcksOfAWholeResentBufferAreAllSentInOrderToASlowAgent() {
+        AgentSession agent = session();
+        int resent = 3600; // an hour of one-second reports: far more than the other control messages' bound
+        for (int seq = 1; seq <= resent; seq++) {
+            agent.ackUsage(seq);
+        }
+        agent.offer(config(7));
+        for (int i = 0; i < inFlight.size(); i++) {
+            inFlight.get(i).onResult(new SendResult());
+        }
+
+        assertThat(agent.closing()).isFalse();
+        assertThat(sent).hasSize(resent + 1);
+        assertThat(AgentMessages.decode(sent.get(0))).isEqualTo(new AgentMessage.UsageAck(1));
+        assertThat(revisionOf(sent.get(1))).as("a snapshot goes before queued acks").isEqualTo(7);
+        assertThat(sent.subList(2, sent.size())).extracting(f -> ((AgentMessage.UsageAck) AgentMessages.decode(f)).sequence())
+                .isSorted().hasSize(resent - 1).startsWith(2L).endsWith((long) resent);
+    }
+
+    @Test
+    void anAgentThatReadsNoAcksPastTheBoundIsClosed() {
+        AgentSession agent = session();
+        for (int seq = 1; seq <= AgentSession.MAX_USAGE_ACKS + 1; seq++) {
+            agent.ackUsage(seq); // the first is in flight and never completes
+        }
+        assertThat(agent.closing()).isFalse();
+        agent.ackUsage(AgentSession.MAX_USAGE_ACKS + 2);
+        assertThat(agent.closing()).isTrue();
+    }
+
+    @Test
+    void anAgentBehindItsNewestSnapshotShowsAsLagUntilItAcks() {
+        AgentSession agent = session();
+        assertThat(agent.lagNanos(System.nanoTime())).isZero();
+        agent.offer(config(4));
+        long later = System.nanoTime() + 5_000_000_000L;
+        assertThat(agent.lagNanos(later)).isGreaterThanOrEqualTo(5_000_000_000L);
+        agent.acked(4);
+        assertThat(agent.lagNanos(later)).isZero();
+    }
 }

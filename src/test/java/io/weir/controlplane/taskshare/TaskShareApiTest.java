@@ -218,6 +218,45 @@ class TaskShareApiTest extends IntegrationTest {
     }
 
     @Test
+    void theUsageReportIntervalIsBoundedAuditedAndPushedInTheNodesDesiredConfig() {
+        String node = createNode();
+        assertThat(api.get(nodePath(node)).json().get("usageReportIntervalSeconds").asInt()).as("default").isEqualTo(10);
+        assertThat(api.get("/api/v1/nodes/" + node + "/desired-config").json().get("usageReportIntervalSeconds").asInt())
+                .isEqualTo(10);
+
+        for (String bad : new String[] {"0", "3601", "-5"}) {
+            Response r = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],\"usageReportIntervalSeconds\":" + bad + "}", null);
+            assertThat(r.status()).as(bad).isEqualTo(400);
+            assertThat(r.contentType()).startsWith("application/problem+json");
+            assertThat(r.json().get("errors").findValuesAsString("field")).containsExactly("usageReportIntervalSeconds");
+        }
+        Response notANumber = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],\"usageReportIntervalSeconds\":\"10s\"}", null);
+        assertThat(notANumber.status()).isEqualTo(400);
+        assertThat(notANumber.json().get("errors").get(0).get("field").asString()).isEqualTo("usageReportIntervalSeconds");
+        assertThat(api.get(nodePath(node)).json().get("source").asString()).as("nothing created").isEqualTo("cluster-default");
+
+        long revision = revisions.current();
+        Response set = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],\"usageReportIntervalSeconds\":30}", null);
+        assertThat(set.status()).isEqualTo(200);
+        assertThat(set.json().get("usageReportIntervalSeconds").asInt()).isEqualTo(30);
+        assertThat(revisions.current()).isGreaterThan(revision);
+        JsonNode desired = api.get("/api/v1/nodes/" + node + "/desired-config").json();
+        assertThat(desired.get("usageReportIntervalSeconds").asInt()).isEqualTo(30);
+
+        // Only the interval changes: still a change, bumped and audited with the before and after.
+        long beforeChange = revisions.current();
+        Response changed = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],\"usageReportIntervalSeconds\":5}", set.etag());
+        assertThat(changed.status()).isEqualTo(200);
+        assertThat(changed.json().get("version").asLong()).isGreaterThan(set.json().get("version").asLong());
+        assertThat(revisions.current()).isGreaterThan(beforeChange);
+        assertThat(api.get("/api/v1/nodes/" + node + "/desired-config").json().get("usageReportIntervalSeconds").asInt())
+                .isEqualTo(5);
+        JsonNode audit = api.get("/api/v1/audit?resourceType=task-shares&resourceId=" + node).json().get("items");
+        assertThat(audit.findValuesAsString("action")).contains("task-shares.create", "task-shares.update");
+        assertThat(audit.toString()).contains("\"usageReportIntervalSeconds\":30", "\"usageReportIntervalSeconds\":5");
+    }
+
+    @Test
     void aNodeWithoutOverrideShowsTheClusterDefault() {
         String node = createNode();
         Response cluster = api.get(CLUSTER);

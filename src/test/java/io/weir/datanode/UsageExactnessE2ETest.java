@@ -1,0 +1,129 @@
+package io.weir.datanode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.agent.AgentListener;
+import io.weir.agent.QosAgent;
+import io.weir.agent.support.AgentFixture;
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.UsageReport;
+import io.weir.scheduler.Stats;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The exactness check of usage, end to end: fio's nbd engine runs a fixed number of IOs against
+ * a volume of a real data node, whose embedded agent reports usage over a real WebSocket to the
+ * control plane over real PostgreSQL; the ops the usage API reports for the volume over the run
+ * equal fio's own {@code total_ios} (reads plus writes), exactly.
+ */
+@Tag("e2e")
+class UsageExactnessE2ETest extends IntegrationTest {
+
+    /** Generous: the machine running the tests is shared and slow at times. */
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @TempDir
+    Path dir;
+
+    private AgentFixture fixture;
+    private DataNode node;
+    private QosAgent agent;
+
+    @AfterEach
+    void stop() {
+        if (agent != null) {
+            agent.close();
+        }
+        if (node != null) {
+            node.close();
+        }
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    @Test
+    void fiosTotalIosEqualTheOpsTheUsageApiReportsForTheVolumeOverTheRun() throws Exception {
+        fixture = new AgentFixture(api);
+        AgentFixture.Node placed = fixture.node("exact", 1_000_000);
+        String tenantName = api.get("/api/v1/tenants/" + placed.tenantId()).json().get("name").asString();
+        String volumeName = unique("fio");
+        HttpApi.Response created = api.post("/api/v1/tenants/" + placed.tenantId() + "/volumes", "{\"name\":\"" + volumeName
+                + "\",\"sizeBytes\":" + (32 << 20) + ",\"nodeIds\":[\"" + placed.nodeId() + "\"]}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(201);
+        String volumeId = created.json().get("id").asString();
+        HttpApi.Response interval = api.put("/api/v1/nodes/" + placed.nodeId() + "/task-shares",
+                "{\"tasks\":[{\"name\":\"foreground\",\"share\":700},{\"name\":\"scrub\",\"share\":50}],"
+                        + "\"usageReportIntervalSeconds\":1}", null);
+        assertThat(interval.status()).as(interval.toString()).isEqualTo(200);
+
+        node = DataNode.builder().dataDir(dir.resolve("data")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        agent = QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port)).token(placed.token())
+                .stateDir(dir.resolve("agent-state")).executor(node.executor()).check(node::validate)
+                .listener(new AgentListener() {
+                    @Override
+                    public void applied(DesiredConfig config) {
+                        try {
+                            node.applyExports(config);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    }
+                }).build();
+        agent.start();
+        String export = tenantName + "/" + volumeName;
+        await().atMost(PATIENCE).until(() -> node.exports().stream().anyMatch(e -> e.name().equals(export))
+                && agent.appliedConfig().usageReportIntervalSeconds() == 1);
+
+        Instant start = Instant.now();
+        String out = Programs.ok(300, "fio", "--name=exact", "--ioengine=nbd",
+                "--uri=nbd://127.0.0.1:" + node.listenAddress().getPort() + "/" + export, "--rw=randrw", "--bs=4k",
+                "--size=8m", "--iodepth=8", "--output-format=json");
+        JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).get("jobs").get(0);
+        long fioIos = job.get("read").get("total_ios").asLong() + job.get("write").get("total_ios").asLong();
+        assertThat(fioIos).as("8 MiB in 4 KiB IOs").isEqualTo(2048);
+
+        // The scheduler counts a completion on its worker's next pass; then the last report is closed and acked.
+        await().atMost(PATIENCE).until(() -> schedulerOps(volumeId) >= fioIos);
+        UsageReport last = agent.reportUsageNow();
+        await().atMost(PATIENCE).until(() -> agent.unacknowledgedUsage().stream().noneMatch(r -> r.sequence() <= last.sequence()));
+
+        assertThat(usageApiOps(volumeId, start)).isEqualTo(fioIos);
+    }
+
+    private long schedulerOps(String volumeId) {
+        Stats s = node.executor().snapshot(false).volumes().get(volumeId);
+        return s == null ? 0 : s.readOps() + s.writeOps();
+    }
+
+    /** Reads plus writes of the volume from a minute before the run to a minute after now, in 1-minute points. */
+    private long usageApiOps(String volumeId, Instant start) {
+        Instant from = start.truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(1));
+        Instant to = Instant.now().truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(2));
+        HttpApi.Response r = api.get("/api/v1/usage/volumes/" + volumeId + "?from=" + from + "&to=" + to + "&step=60s");
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        long ops = 0;
+        for (JsonNode p : r.json().get("points")) {
+            ops += p.get("readOps").asLong() + p.get("writeOps").asLong();
+        }
+        return ops;
+    }
+}
