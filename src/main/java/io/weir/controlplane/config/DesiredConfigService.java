@@ -5,8 +5,14 @@ import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.dao.DataIntegrityViolationException;
@@ -69,12 +75,29 @@ public class DesiredConfigService {
 
     /** The snapshot for {@code nodeId}, stamped with the node's desired revision; the caller has checked that the node exists. */
     public DesiredConfig forNode(UUID nodeId) {
-        DesiredConfig read = snapshotTx.execute(status -> read(nodeId));
-        String fingerprint = fingerprint(read);
-        long revision = stamp(nodeId, read.revision(), fingerprint);
-        return revision == read.revision() ? read
-                : new DesiredConfig(nodeId, revision, read.tasks(), read.tenants(), read.volumes(),
-                        read.usageReportIntervalSeconds());
+        return forNodes(List.of(nodeId)).get(nodeId);
+    }
+
+    /**
+     * The snapshots of {@code nodeIds} (existing nodes), each stamped with its node's desired
+     * revision, read together: a constant number of queries whatever the number of nodes, so a
+     * change that touches every node is pushed to all of them at the cost of one read.
+     */
+    public Map<UUID, DesiredConfig> forNodes(Collection<UUID> nodeIds) {
+        List<UUID> ids = List.copyOf(new LinkedHashSet<>(nodeIds));
+        Map<UUID, DesiredConfig> read = snapshotTx.execute(status -> read(ids));
+        Map<UUID, String> fingerprints = new HashMap<>();
+        read.forEach((id, config) -> fingerprints.put(id, fingerprint(config)));
+        long readRevision = read.isEmpty() ? 0 : read.values().iterator().next().revision();
+        Map<UUID, Long> stamped = stamp(fingerprints, readRevision);
+        Map<UUID, DesiredConfig> result = new LinkedHashMap<>();
+        for (UUID id : ids) {
+            DesiredConfig c = read.get(id);
+            long revision = stamped.getOrDefault(id, c.revision());
+            result.put(id, revision == c.revision() ? c
+                    : new DesiredConfig(id, revision, c.tasks(), c.tenants(), c.volumes(), c.usageReportIntervalSeconds()));
+        }
+        return result;
     }
 
     /** The node's desired revision as last stored, without reading a snapshot; empty before the first read. */
@@ -83,32 +106,60 @@ public class DesiredConfigService {
                 .query(Long.class).optional();
     }
 
-    private DesiredConfig read(UUID nodeId) {
+    private Map<UUID, DesiredConfig> read(List<UUID> nodeIds) {
         long revision = revisions.current();
-        List<VolumeConfig> placed = volumes.placedOn(nodeId);
+        Map<UUID, List<VolumeConfig>> placed = volumes.placedOnEach(nodeIds);
+        Map<UUID, EffectiveTaskShares.NodeTaskShares> shares = taskShares.effectiveForEach(nodeIds);
         // One query for all the tenants; the foreign key keeps every volume's tenant in place.
-        List<TenantConfig> tenantConfigs = tenants.tenants(placed.stream().map(VolumeConfig::tenantId).distinct().toList());
-        return new DesiredConfig(nodeId, revision, taskShares.effectiveFor(nodeId), tenantConfigs, placed,
-                taskShares.usageReportIntervalSecondsFor(nodeId));
+        Map<UUID, TenantConfig> tenantsById = new HashMap<>();
+        for (TenantConfig t : tenants.tenants(placed.values().stream().flatMap(List::stream).map(VolumeConfig::tenantId)
+                .distinct().toList())) {
+            tenantsById.put(t.id(), t);
+        }
+        Map<UUID, DesiredConfig> configs = new HashMap<>();
+        for (UUID node : nodeIds) {
+            List<VolumeConfig> vs = placed.get(node);
+            List<TenantConfig> ts = vs.stream().map(VolumeConfig::tenantId).distinct().map(tenantsById::get).toList();
+            EffectiveTaskShares.NodeTaskShares s = shares.get(node);
+            configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds()));
+        }
+        return configs;
     }
 
-    /** The node's desired revision for content {@code fingerprint} read at global revision {@code read}. */
-    private long stamp(UUID nodeId, long read, String fingerprint) {
+    /**
+     * The desired revision of each node for its content's fingerprint, read at global revision
+     * {@code read}: one conditional upsert for all (in node order, so concurrent stampers lock
+     * rows in the same order), then one read back.
+     */
+    private Map<UUID, Long> stamp(Map<UUID, String> fingerprints, long read) {
+        if (fingerprints.isEmpty()) {
+            return Map.of();
+        }
+        List<UUID> nodes = new ArrayList<>(fingerprints.keySet());
+        String[] prints = nodes.stream().map(fingerprints::get).toArray(String[]::new);
         try {
             return stampTx.execute(status -> {
                 jdbc.sql("""
-                                INSERT INTO node_desired_revision (node_id, revision, fingerprint) VALUES (?, ?, ?)
+                                INSERT INTO node_desired_revision (node_id, revision, fingerprint)
+                                SELECT r.n, :read, r.f FROM unnest(:nodes::uuid[], :prints::text[]) AS r(n, f)
+                                WHERE EXISTS (SELECT 1 FROM data_node d WHERE d.id = r.n)
+                                ORDER BY r.n
                                 ON CONFLICT (node_id) DO UPDATE SET revision = EXCLUDED.revision, fingerprint = EXCLUDED.fingerprint
                                 WHERE node_desired_revision.fingerprint <> EXCLUDED.fingerprint
                                   AND node_desired_revision.revision < EXCLUDED.revision""")
-                        .param(nodeId).param(read).param(fingerprint).update();
-                return jdbc.sql("SELECT revision, fingerprint FROM node_desired_revision WHERE node_id = ?")
-                        .param(nodeId)
-                        .query((rs, n) -> fingerprint.equals(rs.getString(2)) ? rs.getLong(1) : read)
-                        .optional().orElse(read);
+                        .param("read", read).param("nodes", nodes.toArray(UUID[]::new)).param("prints", prints).update();
+                Map<UUID, Long> revisionOf = new HashMap<>();
+                jdbc.sql("SELECT node_id, revision, fingerprint FROM node_desired_revision WHERE node_id = ANY(:nodes::uuid[])")
+                        .param("nodes", nodes.toArray(UUID[]::new))
+                        .query(rs -> {
+                            UUID node = rs.getObject(1, UUID.class);
+                            // a stored content other than ours is newer: keep the revision we read
+                            revisionOf.put(node, fingerprints.get(node).equals(rs.getString(3)) ? rs.getLong(2) : read);
+                        });
+                return revisionOf;
             });
         } catch (DataIntegrityViolationException nodeDeletedMeanwhile) {
-            return read;
+            return Map.of();
         }
     }
 

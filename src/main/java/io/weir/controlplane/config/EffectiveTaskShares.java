@@ -1,7 +1,9 @@
 package io.weir.controlplane.config;
 
 import io.weir.protocol.TaskShareConfig;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -9,6 +11,13 @@ import java.util.UUID;
  * override if it has one, else the cluster default. Implemented by the taskshare feature.
  */
 public interface EffectiveTaskShares {
+
+    /** What one node enforces: the tasks' shares and the seconds between its usage reports. */
+    record NodeTaskShares(List<TaskShareConfig> tasks, int usageReportIntervalSeconds) {
+    }
+
+    /** The effective set of each of {@code nodeIds}, read together. */
+    Map<UUID, NodeTaskShares> effectiveForEach(Collection<UUID> nodeIds);
 
     List<TaskShareConfig> effectiveFor(UUID nodeId);
 

@@ -7,7 +7,10 @@ import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.protocol.TaskShareConfig;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.context.event.EventListener;
@@ -139,7 +142,16 @@ public class TaskShareService {
         return sets.findByNodeId(nodeId).orElseGet(this::clusterDefault);
     }
 
-    private TaskShareSet clusterDefault() {
+    /** The overrides of those of {@code nodeIds} that have one, by node. */
+    Map<UUID, TaskShareSet> overrides(Collection<UUID> nodeIds) {
+        Map<UUID, TaskShareSet> byNode = new HashMap<>();
+        for (TaskShareSet set : sets.findByNodeIdIn(nodeIds)) {
+            byNode.put(set.getNodeId(), set);
+        }
+        return byNode;
+    }
+
+    TaskShareSet clusterDefault() {
         return sets.findByNodeIdIsNull()
                 .orElseThrow(() -> new IllegalStateException("The cluster-default task shares are missing; the schema seeds them"));
     }

@@ -1,5 +1,7 @@
 package io.weir.controlplane.taskshare;
 
+import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.data.jpa.repository.JpaRepository;
@@ -10,4 +12,6 @@ interface TaskShareSetRepository extends JpaRepository<TaskShareSet, UUID> {
     Optional<TaskShareSet> findByNodeIdIsNull();
 
     Optional<TaskShareSet> findByNodeId(UUID nodeId);
+
+    List<TaskShareSet> findByNodeIdIn(Collection<UUID> nodeIds);
 }

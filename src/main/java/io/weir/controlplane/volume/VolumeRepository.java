@@ -1,5 +1,6 @@
 package io.weir.controlplane.volume;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -36,7 +37,10 @@ interface VolumeRepository extends JpaRepository<Volume, UUID> {
 
     Page<Volume> findByTenantIdAndNodeIdsContaining(UUID tenantId, UUID nodeId, Pageable pageable);
 
-    List<Volume> findByNodeIdsContainingOrderByTenantIdAscNameAscIdAsc(UUID nodeId);
+    /** The volumes placed on any of {@code nodeIds}, ordered by tenant id, name and id. */
+    @Query("select v from Volume v where v.id in (select p.id from Volume p join p.nodeIds n where n in :nodeIds) "
+            + "order by v.tenantId, v.name, v.id")
+    List<Volume> findPlacedOnAny(Collection<UUID> nodeIds);
 
     // Blockers of deletes elsewhere: a bounded list of names plus the full count.
 
