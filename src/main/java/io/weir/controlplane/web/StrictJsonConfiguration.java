@@ -36,6 +36,8 @@ import tools.jackson.databind.type.LogicalType;
  *   <li>No scalar is coerced from another JSON type, and an empty or blank string is not null (or
  *       anything else) for any type but text.
  *   <li>Enums (and roles, through their {@code @JsonCreator}) match their wire names exactly.
+ *   <li>A UUID is a string in its canonical 8-4-4-4-12 hex form only, see {@link StrictUuids}
+ *       (Jackson would also take base64 and surrounding blanks).
  *   <li>An instant is an RFC 3339 string with an offset, from year 1 to 9999 (what PostgreSQL's
  *       {@code timestamptz} holds with room to spare), never a number.
  *   <li>Text (values and object keys) may not contain NUL or a lone surrogate, see
@@ -66,7 +68,8 @@ class StrictJsonConfiguration {
         SimpleModule strictText = new SimpleModule("weir-strict-text")
                 .addDeserializer(String.class, new StrictStringDeserializer())
                 .addKeyDeserializer(String.class, new StrictKeyDeserializer())
-                .addDeserializer(Instant.class, new StrictInstantDeserializer());
+                .addDeserializer(Instant.class, new StrictInstantDeserializer())
+                .addDeserializer(java.util.UUID.class, new StrictUuids.Deserializer());
         return builder -> builder
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .addModule(strictText)
