@@ -10,6 +10,9 @@
  *   <li>{@link io.weir.protocol.AgentMessage}, {@link io.weir.protocol.AgentMessages} and
  *       {@link io.weir.protocol.ProtocolException}: the agent channel's messages and their strict
  *       codec ({@code type}, {@code protocolVersion}, frame size).</li>
+ *   <li>{@link io.weir.protocol.ConfigDigest}: names a snapshot's content, for the agent's
+ *       {@code hello} (a revision alone may name another node's snapshot, or one from before a
+ *       database restore).</li>
  *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
  *       that the control plane's REST API and the data node's scheduler both check. It alone uses
  *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>
