@@ -4,13 +4,15 @@
  *
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
- *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, error).</li>
+ *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, error); a session
+ *       lives only as long as the token that opened it.</li>
  *   <li>{@link io.weir.controlplane.push.AgentSession}: one connection's bounded outbound queue,
  *       where a newer snapshot replaces an unsent older one, sent asynchronously so that a slow
  *       agent never holds up others.</li>
  *   <li>{@link io.weir.controlplane.push.RevisionWatcher}: learns of committed changes from any
  *       replica through {@code LISTEN/NOTIFY} on its own unpooled connection, with a periodic poll
- *       of the revision as the source of truth, and re-offers each connected node its snapshot.</li>
+ *       of the revision as the source of truth, and re-offers each connected node its snapshot;
+ *       on the same connection it hears of revoked tokens, whose sessions the channel closes.</li>
  *   <li>{@link io.weir.controlplane.push.AgentRegistry}: the shared state in PostgreSQL (which
  *       replica holds which node's connection, replica heartbeats, the data nodes' last status
  *       reports); it implements the node feature's {@code NodeConnections} port.</li>
@@ -18,6 +20,7 @@
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature
- * (snapshots) and security (the caller); none of them depends on this package.
+ * (snapshots) and security (the caller, and {@code BearerTokens} to learn whether a session's
+ * token still stands); none of them depends on this package.
  */
 package io.weir.controlplane.push;
