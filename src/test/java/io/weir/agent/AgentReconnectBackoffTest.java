@@ -17,8 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,22 +34,6 @@ class AgentReconnectBackoffTest {
     private static final int WAIT = 30;
     private static final Duration INITIAL = Duration.ofMillis(1);
     private static final Duration RESET_AFTER = Duration.ofMinutes(1);
-
-    /** Answers the largest value allowed, {@code bound - 1}, and records each bound (ceiling + 1, in ns). */
-    private static final class HighestDraw implements RandomGenerator {
-        final List<Long> bounds = new CopyOnWriteArrayList<>();
-
-        @Override
-        public long nextLong() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public long nextLong(long bound) {
-            bounds.add(bound);
-            return bound - 1;
-        }
-    }
 
     @TempDir
     Path stateDir;

@@ -5,12 +5,6 @@ import java.util.UUID;
 import org.springframework.web.bind.WebDataBinder;
 import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.InitBinder;
-import tools.jackson.core.JsonParser;
-import tools.jackson.core.JsonToken;
-import tools.jackson.databind.DeserializationContext;
-import tools.jackson.databind.deser.std.StdScalarDeserializer;
-import tools.jackson.databind.exc.InvalidFormatException;
-import tools.jackson.databind.type.LogicalType;
 
 /**
  * A UUID in a request is its canonical text only: 8-4-4-4-12 hexadecimal digits, in either case
@@ -19,7 +13,7 @@ import tools.jackson.databind.type.LogicalType;
  * Jackson's {@code UUIDDeserializer} (a base64 form of the 16 bytes, surrounding blanks); each
  * of those named a real id. Path variables, query parameters and body fields of type
  * {@link UUID} all go through {@link #parse}, and anything else is a 400 naming the parameter or
- * field.
+ * field (bodies through {@link StrictJsonConfiguration}'s deserializer for {@link UUID}).
  *
  * <h2>Implementation notes</h2>
  * Path variables and query parameters get a property editor, registered for every controller by
@@ -85,32 +79,6 @@ class StrictUuids {
                 throw new IllegalArgumentException("expected " + DESCRIPTION);
             }
             setValue(uuid);
-        }
-    }
-
-    /** Body fields of type {@link UUID}: a JSON string in canonical form, nothing else. */
-    static final class Deserializer extends StdScalarDeserializer<UUID> {
-
-        Deserializer() {
-            super(UUID.class);
-        }
-
-        @Override
-        public LogicalType logicalType() {
-            return LogicalType.OtherScalar;
-        }
-
-        @Override
-        public UUID deserialize(JsonParser p, DeserializationContext ctxt) {
-            if (p.currentToken() != JsonToken.VALUE_STRING) {
-                return (UUID) ctxt.handleUnexpectedToken(UUID.class, p);
-            }
-            String text = p.getString();
-            UUID uuid = parse(text);
-            if (uuid == null) {
-                throw InvalidFormatException.from(p, "expected " + DESCRIPTION, text, UUID.class);
-            }
-            return uuid;
         }
     }
 }
