@@ -7,7 +7,10 @@ import java.util.random.RandomGenerator;
 /**
  * Reconnect delays: exponential backoff with full jitter ("Exponential Backoff and Jitter",
  * AWS Architecture Blog, 2015). The n-th consecutive failure waits a uniformly random time in
- * {@code [0, min(max, initial * 2^n)]}; a success {@linkplain #reset() resets} n to 0.
+ * {@code [0, min(max, initial * 2^n)]}; a success {@linkplain #reset() resets} n to 0. What
+ * counts as a success is the caller's to say: {@link QosAgent} resets only once a connection has
+ * proven healthy (contact a while after it opened), not on the first message, so that a peer
+ * that accepts and drops at once does not hold the delay at its initial ceiling.
  *
  * <p>Full jitter spreads the reconnects of many agents that lost the same control plane at the
  * same moment over the whole window, so a restarted replica is not hit by all of them at once.

@@ -2,6 +2,7 @@ package io.weir.agent;
 
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
+import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
 import io.weir.protocol.UsageReport;
@@ -44,7 +45,7 @@ import java.util.random.RandomGenerator;
  *     │     (a corrupt file is set aside and reported; start-up goes on without it)
  *     ▼
  *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
- *     │  2. send hello{appliedRevision, nodeId if the builder named one}
+ *     │  2. send hello{appliedRevision, configDigest, nodeId if the builder named one}
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
  *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
@@ -105,7 +106,11 @@ import java.util.random.RandomGenerator;
  * {@code connected=false} and the reason in {@link #state()}, calls
  * {@link AgentListener#disconnected}, waits a random time in {@code [0, min(backoffMax,
  * backoffInitial * 2^failures)]} and connects again; on reconnecting its {@code hello} carries the
- * revision in force, and the control plane answers with the current snapshot if that one is newer.
+ * revision in force and the {@linkplain io.weir.protocol.ConfigDigest digest} of that snapshot, and
+ * the control plane answers with the node's current snapshot unless it is exactly that one.
+ * {@code failures} counts every lost connection until one has stayed up, with contact, for
+ * {@link Builder#backoffResetAfter} (a connection accepted and dropped at once is a failure,
+ * even if a config was exchanged on it).
  * A connection that stays silent (no message, no pong) longer than the heartbeat timeout is taken
  * as half-open and dropped, so a lost connection is noticed within the timeout plus one heartbeat
  * interval even when no TCP reset ever arrives.
@@ -153,6 +158,12 @@ public final class QosAgent implements AutoCloseable {
     /** Default ceiling that no reconnect delay exceeds. */
     public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(30);
 
+    /**
+     * Default time a connection must have been up, with contact (a message or a pong) after it,
+     * before the reconnect backoff starts over.
+     */
+    public static final Duration DEFAULT_BACKOFF_RESET_AFTER = Duration.ofSeconds(30);
+
     /** Default limit of the WebSocket's opening handshake. */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
@@ -174,6 +185,7 @@ public final class QosAgent implements AutoCloseable {
     private final Duration heartbeatInterval;
     private final Duration heartbeatTimeout;
     private final Duration connectTimeout;
+    private final Duration backoffResetAfter;
     private final Clock clock;
     private final StateStore store;
     private final HttpClient http;
@@ -216,6 +228,7 @@ public final class QosAgent implements AutoCloseable {
         this.heartbeatInterval = b.heartbeatInterval;
         this.heartbeatTimeout = b.heartbeatTimeout;
         this.connectTimeout = b.connectTimeout;
+        this.backoffResetAfter = b.backoffResetAfter;
         this.clock = b.clock;
         this.store = new StateStore(b.stateDir, b.clock);
         this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
@@ -463,8 +476,11 @@ public final class QosAgent implements AutoCloseable {
         }
         connected = true;
         lastContactMillis = clock.millis();
+        c.openedAtMillis = lastContactMillis;
         // Only a node the builder named: a learned one may be stale if the token now belongs to another node.
-        c.send(new AgentMessage.Hello(expectedNodeId, appliedRevision, AGENT_VERSION));
+        // The digest names the snapshot in force: its revision alone may be another node's or a pre-restore one's.
+        c.send(new AgentMessage.Hello(expectedNodeId, appliedRevision, AGENT_VERSION,
+                applied == null ? null : ConfigDigest.of(applied)));
         if (statusSupplier != null) {
             AgentMessage.NodeStatus status = statusSupplier.get();
             if (status != null) {
@@ -488,8 +504,7 @@ public final class QosAgent implements AutoCloseable {
         if (c != current || closed) {
             return;
         }
-        lastContactMillis = clock.millis();
-        backoff.reset();
+        contact(c);
         AgentMessage message;
         try {
             message = AgentMessages.decode(text);
@@ -511,6 +526,21 @@ public final class QosAgent implements AutoCloseable {
             LOG.log(Level.DEBUG, "ignoring {0}", message.getClass().getSimpleName());
         }
         c.ws.request(1);
+    }
+
+    /**
+     * Event thread: a message or pong arrived on {@code c}. The reconnect backoff starts over only
+     * once the connection has proven healthy: contact at least {@link #backoffResetAfter} after it
+     * opened. A control plane that accepts and drops the agent at once (even after a config/ack
+     * exchange) so keeps the delays growing instead of drawing a tight reconnect loop.
+     */
+    private void contact(Connection c) {
+        long now = clock.millis();
+        lastContactMillis = now;
+        if (!c.healthy && now - c.openedAtMillis >= backoffResetAfter.toMillis()) {
+            c.healthy = true;
+            backoff.reset();
+        }
     }
 
     private void apply(Connection c, DesiredConfig config) {
@@ -669,6 +699,10 @@ public final class QosAgent implements AutoCloseable {
         private volatile WebSocket ws;
         /** Event thread: a close frame is queued; the socket is dropped once it is sent. */
         private boolean closing;
+        /** Event thread: {@link Clock#millis()} when it opened. */
+        private long openedAtMillis;
+        /** Event thread: it had contact {@link QosAgent#backoffResetAfter} after it opened; the backoff was reset. */
+        private boolean healthy;
         /** Event thread: the tail of this connection's sends. */
         private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
 
@@ -717,8 +751,7 @@ public final class QosAgent implements AutoCloseable {
         public CompletionStage<?> onPong(WebSocket webSocket, ByteBuffer message) {
             events.execute(() -> {
                 if (this == current) {
-                    lastContactMillis = clock.millis();
-                    backoff.reset();
+                    contact(this);
                 }
             });
             webSocket.request(1);
@@ -818,6 +851,7 @@ public final class QosAgent implements AutoCloseable {
         private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
         private Duration backoffMax = DEFAULT_BACKOFF_MAX;
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration backoffResetAfter = DEFAULT_BACKOFF_RESET_AFTER;
         private Clock clock = Clock.systemUTC();
         private RandomGenerator random = new SplittableRandom();
         private HttpClient httpClient;
@@ -892,6 +926,18 @@ public final class QosAgent implements AutoCloseable {
         public Builder backoff(Duration initial, Duration max) {
             this.backoffInitial = positive(initial, "initial");
             this.backoffMax = positive(max, "max");
+            return this;
+        }
+
+        /**
+         * How long a connection must have been up, with a message or pong arriving after that
+         * time, before the reconnect backoff starts over from its initial ceiling; default
+         * {@link QosAgent#DEFAULT_BACKOFF_RESET_AFTER}. Until then every lost connection counts as
+         * a failure, so a control plane that accepts and drops the agent at once meets growing
+         * delays, not a tight reconnect loop.
+         */
+        public Builder backoffResetAfter(Duration time) {
+            this.backoffResetAfter = positive(time, "backoffResetAfter");
             return this;
         }
 

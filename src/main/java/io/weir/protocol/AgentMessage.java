@@ -14,8 +14,8 @@ import java.util.UUID;
  * <pre>
  *   agent                                   control plane
  *     ── upgrade, Authorization: Bearer &lt;node token&gt; ──►   (refused before the upgrade otherwise)
- *     ── {@link Hello} (applied revision) ─────────────────►
- *     ◄──────────────── {@link ConfigPush} (if the agent is behind)
+ *     ── {@link Hello} (applied revision and digest) ──────►
+ *     ◄──────────────── {@link ConfigPush} (unless the agent has exactly it)
  *     ── {@link Ack} / {@link Nack} (revision) ────────────►
  *     ◄──────────────── {@link ConfigPush} (whenever the node's desired config changes, and only then)
  *     ── {@link NodeStatus} (data nodes: on connect and on change) ►
@@ -37,12 +37,22 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      *     out of the frame when null
      * @param appliedRevision the revision of the config it enforces now; 0 = nothing applied yet
      * @param agentVersion the agent's software version, for people and logs
+     * @param configDigest {@link ConfigDigest#of} the config it enforces now, or {@code null} if
+     *     none (left out of the frame then; an agent that never sends it is judged by the revision
+     *     alone). The control plane sends the node's desired config unless both the revision and
+     *     the digest match it.
      */
-    record Hello(@JsonInclude(JsonInclude.Include.NON_NULL) UUID nodeId, long appliedRevision, String agentVersion) implements AgentMessage {
+    record Hello(@JsonInclude(JsonInclude.Include.NON_NULL) UUID nodeId, long appliedRevision, String agentVersion,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String configDigest) implements AgentMessage {
         public Hello {
             if (appliedRevision < 0) {
                 throw new IllegalArgumentException("appliedRevision must be >= 0: " + appliedRevision);
             }
+        }
+
+        /** A hello without a {@linkplain #configDigest digest}. */
+        public Hello(UUID nodeId, long appliedRevision, String agentVersion) {
+            this(nodeId, appliedRevision, agentVersion, null);
         }
     }
 

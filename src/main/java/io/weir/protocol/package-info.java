@@ -15,6 +15,9 @@
  *       {@link io.weir.protocol.AgentMessage.UsageAck}; its figures are checked like the other
  *       messages' fields (a report that breaks them is {@code malformed}). The interval itself
  *       travels in {@link io.weir.protocol.DesiredConfig#usageReportIntervalSeconds()}.</li>
+ *   <li>{@link io.weir.protocol.ConfigDigest}: names a snapshot's content, for the agent's
+ *       {@code hello} (a revision alone may name another node's snapshot, or one from before a
+ *       database restore).</li>
  *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
  *       that the control plane's REST API and the data node's scheduler both check. It alone uses
  *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>

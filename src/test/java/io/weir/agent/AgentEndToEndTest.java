@@ -89,6 +89,33 @@ class AgentEndToEndTest extends IntegrationTest {
     }
 
     @Test
+    void anAgentWhoseTokenIsReplacedByAnotherNodesGetsThatNodesConfigEvenAtTheSameRevision() {
+        Node first = fixture.node("moved-a", 1000);
+        Node second = fixture.node("moved-b", 2000);
+        // A volume of the second node under the first node's policy: one policy change stamps both snapshots alike.
+        HttpApi.Response shared = api.post("/api/v1/tenants/" + second.tenantId() + "/volumes", "{\"name\":\""
+                + unique("shared") + "\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + second.nodeId()
+                + "\"],\"policyId\":\"" + first.policyId() + "\"}");
+        assertThat(shared.status()).as(shared.toString()).isEqualTo(201);
+        fixture.setPolicyMaxIops(first, 1500);
+        long revision = desiredRevision(first);
+        assertThat(desiredRevision(second)).isEqualTo(revision);
+
+        RunningAgent a = fixture.startWithTokenOnly(first, port, stateDir);
+        await().atMost(PATIENCE).until(() -> a.agent().state().appliedRevision() == revision);
+        a.agent().close();
+
+        // The same state directory, now with the second node's token: the cache holds the first node's snapshot.
+        RunningAgent b = fixture.startWithTokenOnly(second, port, stateDir);
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(b.agent().state().nodeId()).isEqualTo(second.id());
+            assertThat(b.maxIops(second.volumeId())).contains(2000L);
+            assertThat(b.maxIops(first.volumeId())).isEmpty();
+        });
+        assertThat(b.agent().state().appliedRevision()).isEqualTo(revision);
+    }
+
+    @Test
     void aRefusedSnapshotIsNackedTheOldConfigStaysInForceAndTheNodeShowsTheReason() {
         Node node = fixture.node("nack", 1000);
         RunningAgent a = fixture.start(node, port, stateDir, b -> b.check(config -> {

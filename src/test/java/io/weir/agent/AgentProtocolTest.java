@@ -7,6 +7,7 @@ import io.weir.agent.support.ScriptedControlPlane;
 import io.weir.agent.support.ScriptedControlPlane.Peer;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
+import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.CostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
@@ -105,6 +106,7 @@ class AgentProtocolTest {
         assertThat(hello.get("nodeId").asString()).isEqualTo(nodeId.toString());
         assertThat(hello.get("appliedRevision").asLong()).isZero();
         assertThat(hello.get("agentVersion").asString()).isEqualTo(QosAgent.AGENT_VERSION);
+        assertThat(hello.has("configDigest")).as("nothing applied, nothing to name").isFalse();
     }
 
     @Test
@@ -125,6 +127,8 @@ class AgentProtocolTest {
         JsonNode hello = json(again.next(WAIT));
         assertThat(hello.get("type").asString()).isEqualTo("hello");
         assertThat(hello.get("appliedRevision").asLong()).isEqualTo(7);
+        // The digest names the content: a revision alone may name another node's snapshot, or one from before a restore.
+        assertThat(hello.get("configDigest").asString()).isEqualTo(ConfigDigest.of(agent.appliedConfig()));
     }
 
     @Test

@@ -12,22 +12,6 @@ import org.junit.jupiter.api.Test;
 /** Reconnect delays: exponential, capped, with full jitter, drawn from a random source the test controls. */
 class BackoffTest {
 
-    /** Answers the largest value allowed, {@code bound - 1}, and records each bound asked for. */
-    private static final class HighestDraw implements RandomGenerator {
-        final List<Long> bounds = new ArrayList<>();
-
-        @Override
-        public long nextLong() {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public long nextLong(long bound) {
-            bounds.add(bound);
-            return bound - 1;
-        }
-    }
-
     /** Answers 0 always: the low end of full jitter. */
     private static final class LowestDraw implements RandomGenerator {
         @Override

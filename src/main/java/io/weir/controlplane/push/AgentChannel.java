@@ -2,6 +2,7 @@ package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.node.NodeService;
+import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
@@ -10,8 +11,10 @@ import io.weir.protocol.UsageReport;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
@@ -30,14 +33,21 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       handler: only a node token passes, and its node is the session's node
  *       ({@link AgentHandshake}). A second connection of the same node on this replica replaces
  *       the first, which is closed.</li>
- *   <li>The agent's first message must be {@code hello} naming that node. The node's snapshot is
- *       read; if the agent's applied revision is below it, it is sent.</li>
+ *   <li>The agent's first message must be {@code hello} naming that node (or none). The node's
+ *       snapshot is read and sent unless the agent has exactly it: the same revision and, if the
+ *       hello carries one, the same {@code configDigest}. So an agent behind gets it, and so does
+ *       one ahead (the database was restored from a backup) or one holding another snapshot of
+ *       the same revision (another node's: its token was replaced).</li>
  *   <li>After that, {@link #refresh} (called by the {@link RevisionWatcher} whenever the revision
  *       moves) re-reads each connected node's snapshot and sends it only if its revision (the
  *       node's own, see {@code DesiredConfigService}) moved: a change that does not touch a node
  *       sends it nothing.</li>
- *   <li>{@code ack} and {@code nack} are recorded on the node ({@code appliedRevision},
- *       {@code lastAckAt}, {@code lastError}); {@code status} is stored as the data node's report.</li>
+ *   <li>{@code ack} and {@code nack} of a revision sent on this session are recorded on the node
+ *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}); of any other revision
+ *       they are ignored. {@code status} is stored as the data node's report.</li>
+ *   <li>The session lives as long as the token that opened it: when the token is revoked (also
+ *       through the delete of its node) or expires, the session is closed, on whichever replica
+ *       it is ({@link #closeRevoked}).</li>
  *   <li>{@code usage} reports go to the {@link UsageIntake}, which stores them off this thread, in
  *       batches, keeping only the volumes placed on the session's node, and answers each with
  *       {@code usageAck} once it is committed (or found stored before, or too old to store).</li>
@@ -60,6 +70,12 @@ class AgentChannel extends TextWebSocketHandler {
     /** Session attribute holding the node id, set by {@link AgentHandshake}. */
     static final String NODE_ID = "weir.nodeId";
 
+    /** Session attribute holding the id of the token that opened the session, set by {@link AgentHandshake}. */
+    static final String TOKEN_ID = "weir.tokenId";
+
+    /** The error code sent before closing the session of a revoked or expired token. */
+    static final String REVOKED_CODE = "unauthorized";
+
     private final Map<UUID, AgentSession> sessions = new ConcurrentHashMap<>();
     private final Map<String, AgentSession> byId = new ConcurrentHashMap<>();
     private final DesiredConfigService desiredConfigs;
@@ -67,9 +83,13 @@ class AgentChannel extends TextWebSocketHandler {
     private final AgentRegistry registry;
     private final PushMetrics metrics;
     private final UsageIntake usage;
+    private final BearerTokens tokens;
+    /** Set by {@link #closeAll()}. */
+    private volatile boolean shuttingDown;
 
     AgentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry, PushMetrics metrics,
-            UsageIntake usage) {
+            UsageIntake usage, BearerTokens tokens) {
+        this.tokens = tokens;
         this.desiredConfigs = desiredConfigs;
         this.nodes = nodes;
         this.registry = registry;
@@ -90,7 +110,7 @@ class AgentChannel extends TextWebSocketHandler {
     @Override
     public void afterConnectionEstablished(WebSocketSession session) {
         UUID nodeId = (UUID) session.getAttributes().get(NODE_ID);
-        AgentSession agent = new AgentSession(session, nodeId, metrics);
+        AgentSession agent = new AgentSession(session, nodeId, (UUID) session.getAttributes().get(TOKEN_ID), metrics);
         byId.put(session.getId(), agent);
         AgentSession previous = sessions.put(nodeId, agent);
         if (previous != null) {
@@ -133,12 +153,22 @@ class AgentChannel extends TextWebSocketHandler {
         if (message instanceof AgentMessage.Hello hello) {
             hello(agent, hello);
         } else if (message instanceof AgentMessage.Ack ack) {
+            if (!agent.wasSent(ack.revision())) {
+                log.debug("node {} acked revision {}, which was not sent to it on this session; ignored",
+                        agent.nodeId(), ack.revision());
+                return;
+            }
             long nanos = agent.acked(ack.revision());
             nodes.recordApplied(agent.nodeId(), ack.revision());
             if (nanos >= 0) {
                 metrics.acked(nanos);
             }
         } else if (message instanceof AgentMessage.Nack nack) {
+            if (!agent.wasSent(nack.revision())) {
+                log.debug("node {} nacked revision {}, which was not sent to it on this session; ignored",
+                        agent.nodeId(), nack.revision());
+                return;
+            }
             nodes.recordRejected(agent.nodeId(), nack.revision(), nack.reason());
         } else if (message instanceof UsageReport report) {
             usage.offer(agent, report);
@@ -161,9 +191,42 @@ class AgentChannel extends TextWebSocketHandler {
             throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
                     "hello names node " + hello.nodeId() + ", but the token is node " + agent.nodeId() + "'s");
         }
-        agent.greet(hello.appliedRevision());
+        // Closes the window between the upgrade's authentication and this session's registration,
+        // in which a revoke's notification would have found no session to close.
+        if (agent.tokenId() != null && tokens.unexpired(Set.of(agent.tokenId())).isEmpty()) {
+            revoke(agent);
+            return;
+        }
+        agent.greet(hello.appliedRevision(), hello.configDigest());
         registry.connected(agent.nodeId(), agent.id(), hello.agentVersion());
         offer(agent);
+    }
+
+    /**
+     * Closes every session whose token was revoked (deleted, also with its node or tenant) or
+     * has expired since the upgrade: an {@code error} message with code {@value #REVOKED_CODE},
+     * then a close with status 1008 (policy violation) and that reason. Called by the
+     * {@link RevisionWatcher} on a revoke's notification and every poll interval; one query for
+     * all sessions of this replica.
+     */
+    void closeRevoked() {
+        List<AgentSession> open = byId.values().stream().filter(a -> a.tokenId() != null && !a.closing()).toList();
+        if (open.isEmpty()) {
+            return;
+        }
+        Set<UUID> live = tokens.unexpired(open.stream().map(AgentSession::tokenId).collect(Collectors.toSet()));
+        for (AgentSession agent : open) {
+            if (!live.contains(agent.tokenId())) {
+                revoke(agent);
+            }
+        }
+    }
+
+    private void revoke(AgentSession agent) {
+        log.info("closing the agent session of node {}: its token {} was revoked or has expired", agent.nodeId(),
+                agent.tokenId());
+        agent.fail(new AgentMessage.ErrorMessage(REVOKED_CODE, "the node token was revoked or has expired"),
+                new CloseStatus(CloseStatus.POLICY_VIOLATION.getCode()));
     }
 
     /** Reads the node's snapshot and queues it if it is newer than what the agent has. */
@@ -204,8 +267,14 @@ class AgentChannel extends TextWebSocketHandler {
         return List.copyOf(sessions.keySet());
     }
 
-    /** Closes every session, for shutdown. */
+    /**
+     * Closes every session, for shutdown. The sessions' rows are left to
+     * {@link AgentRegistry#leave()}, which removes all of this replica's at once: removing each
+     * here, one statement per session on the closing thread, could hold the shutdown for the pool's
+     * connection timeout per session when the database is already gone.
+     */
     void closeAll() {
+        shuttingDown = true;
         for (AgentSession agent : List.copyOf(sessions.values())) {
             agent.close(new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "control-plane replica shutting down"));
         }
@@ -234,6 +303,9 @@ class AgentChannel extends TextWebSocketHandler {
         }
         agent.markClosed();
         sessions.remove(agent.nodeId(), agent);
+        if (shuttingDown) {
+            return;
+        }
         try {
             registry.disconnected(agent.nodeId(), agent.id());
         } catch (DataAccessException e) {

@@ -3,6 +3,7 @@ package io.weir.controlplane.push;
 import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.security.AccessScope;
+import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessages;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,8 +22,8 @@ class AgentChannelConfiguration {
 
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry,
-            PushMetrics metrics, UsageIntake usage) {
-        return new AgentChannel(desiredConfigs, nodes, registry, metrics, usage);
+            PushMetrics metrics, UsageIntake usage, BearerTokens tokens) {
+        return new AgentChannel(desiredConfigs, nodes, registry, metrics, usage, tokens);
     }
 
     @Bean

@@ -4,6 +4,7 @@ import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.Role;
 import io.weir.controlplane.security.WeirPrincipal;
 import java.util.Map;
+import java.util.UUID;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.ServerHttpRequest;
 import org.springframework.http.server.ServerHttpResponse;
@@ -13,8 +14,9 @@ import org.springframework.web.socket.server.HandshakeInterceptor;
 /**
  * Binds the upgrade to the node of its token. The security filter chain has already refused, with
  * 401 or 403 problem+json and before any upgrade, every request that is not a node token's; this
- * reads the caller's node into the session ({@link AgentChannel#NODE_ID}), and refuses (403) as a
- * second line should the chain ever let another caller through.
+ * reads the caller's node and token into the session ({@link AgentChannel#NODE_ID},
+ * {@link AgentChannel#TOKEN_ID}), and refuses (403) as a second line should the chain ever let
+ * another caller through.
  */
 class AgentHandshake implements HandshakeInterceptor {
 
@@ -33,6 +35,10 @@ class AgentHandshake implements HandshakeInterceptor {
             return false;
         }
         attributes.put(AgentChannel.NODE_ID, caller.nodeId());
+        if (caller.kind() == WeirPrincipal.Kind.TOKEN) {
+            // The session lasts only as long as this token: AgentChannel#closeRevoked.
+            attributes.put(AgentChannel.TOKEN_ID, UUID.fromString(caller.id()));
+        }
         return true;
     }
 

@@ -2,6 +2,7 @@ package io.weir.controlplane.push;
 
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
+import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.DesiredConfig;
 import jakarta.websocket.SendResult;
 import jakarta.websocket.Session;
@@ -42,11 +43,15 @@ final class AgentSession {
     /** Most usage acknowledgements queued: above an agent's default buffer (3,600 reports); more closes the connection. */
     static final int MAX_USAGE_ACKS = 8192;
 
+    /** How many revisions sent on this session are remembered, to tell a true ack from a made-up one. */
+    static final int REMEMBERED_SENDS = 16;
+
     /** Longest close reason the WebSocket protocol carries, in UTF-8 bytes. */
     static final int MAX_CLOSE_REASON_BYTES = 123;
 
     private final WebSocketSession session;
     private final UUID nodeId;
+    private final UUID tokenId;
     private final PushMetrics metrics;
 
     /** Text of a partial message received so far. */
@@ -61,16 +66,36 @@ final class AgentSession {
 
     /** Whether hello has been received. */
     private boolean greeted;
-    /** Highest revision the agent reported applied (hello or ack). */
+    /** The revision the agent enforces: its hello's, then that of each ack of a revision sent here. */
     private long applied;
-    /** Highest revision offered (queued) to the agent, and when. */
-    private long offered;
+    /** The hello's {@code configDigest}, or null. */
+    private String helloDigest;
+    /**
+     * Revision of the latest snapshot offered to the agent (queued, or found to be what it has
+     * already), and when it was queued; {@value #NONE_OFFERED} until the first offer after hello.
+     */
+    private long offered = NONE_OFFERED;
     private long offeredAtNanos;
+    /** The latest revisions actually sent on this session, oldest first; at most {@value #REMEMBERED_SENDS}. */
+    private final Deque<Long> sent = new ArrayDeque<>();
 
-    AgentSession(WebSocketSession session, UUID nodeId, PushMetrics metrics) {
+    /** {@link #offered} before the first offer after hello. */
+    private static final long NONE_OFFERED = -1;
+
+    /**
+     * @param tokenId the token that authenticated the upgrade, or null if it was no Weir token;
+     *     the session ends when that token is revoked or expires
+     */
+    AgentSession(WebSocketSession session, UUID nodeId, UUID tokenId, PushMetrics metrics) {
         this.session = session;
         this.nodeId = nodeId;
+        this.tokenId = tokenId;
         this.metrics = metrics;
+    }
+
+    /** The token the session was opened with, or null. */
+    UUID tokenId() {
+        return tokenId;
     }
 
     UUID nodeId() {
@@ -94,27 +119,44 @@ final class AgentSession {
         return greeted;
     }
 
-    /** Records the hello: the agent runs {@code appliedRevision}. */
-    synchronized void greet(long appliedRevision) {
+    /**
+     * Records the hello: the agent runs {@code appliedRevision}, whose content has the digest
+     * {@code configDigest} (null if it did not say).
+     */
+    synchronized void greet(long appliedRevision, String configDigest) {
         greeted = true;
         applied = appliedRevision;
-        offered = Math.max(offered, appliedRevision);
+        helloDigest = configDigest;
     }
 
-    /** Whether the agent has not acked the latest snapshot offered (or is behind its hello). */
+    /** Whether the agent has not acked the latest snapshot offered. */
     synchronized boolean behind() {
-        return greeted && applied < offered;
+        return greeted && offered != NONE_OFFERED && applied != offered;
     }
 
     /**
-     * Queues {@code config} if it is newer than anything offered or applied; replaces an unsent
-     * older snapshot.
+     * Queues {@code config}, replacing an unsent older snapshot, if the agent needs it. The first
+     * offer after hello (from the hello itself or from a refresh that came first) is sent unless
+     * the agent has exactly this snapshot: the same revision (not 0, which means nothing applied)
+     * and, if the hello named one, the same {@link ConfigDigest digest}. So an agent ahead of the control plane (its database was
+     * restored from a backup) or one holding another snapshot of the same revision (another
+     * node's) gets it. Every later offer is sent if its revision is newer than the last offered.
      *
      * @return whether it was queued
      */
     boolean offer(DesiredConfig config) {
         synchronized (this) {
-            if (closed || closeAfterDrain != null || !greeted || config.revision() <= offered) {
+            if (closed || closeAfterDrain != null || !greeted) {
+                return false;
+            }
+            if (offered == NONE_OFFERED) {
+                offered = config.revision();
+                // Revision 0 in a hello means nothing applied: even a snapshot of revision 0 is news.
+                if (applied != 0 && config.revision() == applied
+                        && (helloDigest == null || helloDigest.equals(ConfigDigest.of(config)))) {
+                    return false;
+                }
+            } else if (config.revision() <= offered) {
                 return false;
             }
             if (pendingConfig != null) {
@@ -128,9 +170,20 @@ final class AgentSession {
         return true;
     }
 
-    /** Records an ack; answers the nanoseconds since the acked revision was queued, or -1 if it was not queued here. */
+    /**
+     * Whether a snapshot of {@code revision} was sent on this session (among the last
+     * {@value #REMEMBERED_SENDS}): only then may the agent ack or nack it.
+     */
+    synchronized boolean wasSent(long revision) {
+        return sent.contains(revision);
+    }
+
+    /**
+     * Records an ack of a revision {@link #wasSent sent here}; answers the nanoseconds since it was
+     * queued, or -1 if it is not the latest offered.
+     */
     synchronized long acked(long revision) {
-        applied = Math.max(applied, revision);
+        applied = revision;
         return revision == offered && offeredAtNanos != 0 ? System.nanoTime() - offeredAtNanos : -1;
     }
 
@@ -222,6 +275,10 @@ final class AgentSession {
             next = control.poll();
             if (next == null && pendingConfig != null) {
                 next = AgentMessages.encode(new AgentMessage.ConfigPush(pendingConfig));
+                if (sent.size() == REMEMBERED_SENDS) {
+                    sent.removeFirst();
+                }
+                sent.addLast(pendingConfig.revision());
                 pendingConfig = null;
             }
             if (next == null && !usageAcks.isEmpty()) {

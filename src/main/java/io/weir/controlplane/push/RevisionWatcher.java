@@ -2,10 +2,13 @@ package io.weir.controlplane.push;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.security.BearerTokens;
 import java.sql.Connection;
+import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -13,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.postgresql.PGProperty;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -20,7 +25,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Learns that the config revision moved, on any replica, and has the {@link AgentChannel} re-offer
- * each connected node its snapshot.
+ * each connected node its snapshot; and learns that a token was revoked, on any replica, and has
+ * the channel close the sessions that token opened.
  *
  * <h2>Hint and truth</h2>
  * {@code ConfigRevisions.bump()} issues {@code pg_notify('weir_config_revision', N)}, which
@@ -29,12 +35,25 @@ import org.springframework.stereotype.Component;
  * connection would be handed to others and lose the {@code LISTEN}). A notification is only a
  * hint: after each one, and at least every {@link PushProperties#pollInterval()}, it reads the
  * revision ({@code ConfigRevisions.current()}) and refreshes when it moved. So a lost notification
- * delays a push by one poll interval at most.
+ * delays a push by one poll interval at most. Likewise a revoke is announced on
+ * {@link BearerTokens#REVOKED_CHANNEL}, and after each such notification, and every poll interval
+ * (which also catches expiries), the channel checks its sessions' tokens
+ * ({@link AgentChannel#closeRevoked}).
+ *
+ * <h2>The listening connection</h2>
+ * Opened by the pool's own JDBC driver with the pool's settings: its URL, user, password and
+ * driver properties ({@code spring.datasource.hikari.data-source-properties.*}: SSL, socket and
+ * keepalive options), plus, unless those say otherwise, TCP keepalive on (the connection idles by
+ * design, and keepalive is how a dead peer is noticed without traffic), the pool's connection
+ * timeout as login timeout, and the application name {@value #APPLICATION_NAME}. Every poll
+ * interval it is also checked ({@code isValid}), so that a connection that died silently is
+ * replaced.
  *
  * <h2>Failures</h2>
- * When the listening connection breaks (PostgreSQL restarted, network), the watcher closes it,
- * waits one poll interval, opens a new one, and polls at once, catching up on anything committed
- * meanwhile. A refresh that fails is retried on the next wake-up, because the revision is taken as
+ * When the listening connection breaks (PostgreSQL restarted, network), the watcher logs it
+ * (WARN), closes it, waits {@link #RETRY_DELAY} (or the poll interval if shorter; doubling, up to
+ * the poll interval, while it keeps failing), opens a new one, logs that (INFO), and polls at
+ * once, catching up on anything committed or revoked meanwhile. A refresh that fails is retried on the next wake-up, because the revision is taken as
  * seen only once a refresh succeeded. The same thread stamps this replica's heartbeat.
  *
  * <h2>Threads</h2>
@@ -48,6 +67,15 @@ class RevisionWatcher implements SmartLifecycle {
     /** Longest wait at shutdown for this replica's rows to be removed. */
     private static final long LEAVE_TIMEOUT_SECONDS = 3;
 
+    /** First wait before reopening a broken listening connection; doubles while it fails, up to the poll interval. */
+    static final Duration RETRY_DELAY = Duration.ofSeconds(1);
+
+    /** The listening connection's {@code ApplicationName} unless the pool's driver properties set one. */
+    static final String APPLICATION_NAME = "weir-revision-watcher";
+
+    /** Longest wait for the listening connection's validity check, in seconds. */
+    private static final int VALIDITY_TIMEOUT_SECONDS = 5;
+
     private final DataSource dataSource;
     private final ConfigRevisions revisions;
     private final AgentChannel channel;
@@ -59,6 +87,12 @@ class RevisionWatcher implements SmartLifecycle {
     private long seen = -1;
     private long nextHeartbeat;
     private long nextCleanup;
+    /** When tokens are checked next (and the listening connection's validity). */
+    private long nextTokenCheck;
+    /** Whether a revoke was announced since the last token check. */
+    private boolean revokeAnnounced;
+    /** The backend process id of the listening connection, or 0 while there is none. */
+    private volatile int listenerPid;
 
     RevisionWatcher(DataSource dataSource, ConfigRevisions revisions, AgentChannel channel, AgentRegistry registry,
             PushProperties properties) {
@@ -72,7 +106,15 @@ class RevisionWatcher implements SmartLifecycle {
     @Override
     public synchronized void start() {
         running = true;
-        thread = new Thread(this::run, "weir-revision-watcher");
+        // Listening before start() returns: nothing committed once the application is up goes unheard.
+        Connection first = null;
+        try {
+            first = listen();
+        } catch (SQLException | RuntimeException e) {
+            log.warn("revision watcher: {}; listening in the background once the database answers", e.getMessage());
+        }
+        Connection initial = first;
+        thread = new Thread(() -> run(initial), "weir-revision-watcher");
         thread.setDaemon(true);
         thread.start();
     }
@@ -104,50 +146,123 @@ class RevisionWatcher implements SmartLifecycle {
         return running;
     }
 
-    private void run() {
+    private void run(Connection initial) {
         nextHeartbeat = System.nanoTime();
         nextCleanup = nextHeartbeat;
-        Connection listening = null;
+        nextTokenCheck = nextHeartbeat;
+        Connection listening = initial;
+        Duration retry = firstRetryDelay();
+        boolean failing = false;
         while (running) {
             try {
                 if (listening == null) {
                     listening = listen();
+                    if (failing) {
+                        log.info("revision watcher: listening again (backend {}); catching up", listenerPid);
+                    }
+                    failing = false;
+                    retry = firstRetryDelay();
+                    // Catch up on revokes and expiries missed while not listening.
+                    nextTokenCheck = System.nanoTime();
                 }
                 heartbeatIfDue();
                 check();
+                checkTokensIfDue(listening);
                 PGConnection pg = listening.unwrap(PGConnection.class);
                 // Blocks until a notification arrives or the poll interval passes; either way, check.
-                pg.getNotifications((int) Math.max(1, Math.min(properties.pollInterval().toMillis(),
-                        properties.heartbeatInterval().toMillis())));
+                PGNotification[] notifications = pg.getNotifications((int) Math.max(1, Math.min(
+                        properties.pollInterval().toMillis(), properties.heartbeatInterval().toMillis())));
+                if (notifications != null) {
+                    for (PGNotification n : notifications) {
+                        revokeAnnounced |= BearerTokens.REVOKED_CHANNEL.equals(n.getName());
+                    }
+                }
             } catch (SQLException | RuntimeException e) {
                 if (!running) {
                     break;
                 }
-                log.warn("revision watcher: {}; retrying in {}", e.getMessage(), properties.pollInterval());
+                if (!failing) {
+                    log.warn("revision watcher: {}; listening again in {}", e.getMessage(), retry);
+                } else {
+                    log.debug("revision watcher: still failing: {}; next try in {}", e.getMessage(), retry);
+                }
+                failing = true;
                 closeQuietly(listening);
                 listening = null;
-                pause();
+                listenerPid = 0;
+                pause(retry);
+                retry = retry.multipliedBy(2).compareTo(properties.pollInterval()) > 0 ? properties.pollInterval()
+                        : retry.multipliedBy(2);
             }
         }
         closeQuietly(listening);
     }
 
-    /** Opens the dedicated connection and listens; the caller then polls once to catch up. */
+    private Duration firstRetryDelay() {
+        return RETRY_DELAY.compareTo(properties.pollInterval()) < 0 ? RETRY_DELAY : properties.pollInterval();
+    }
+
+    /**
+     * Opens the dedicated connection, with the pool's driver and settings (see the class comment),
+     * and listens; the caller then polls once to catch up.
+     */
     private Connection listen() throws SQLException {
         HikariDataSource pool = unwrapPool();
+        if (pool.getJdbcUrl() == null) {
+            throw new SQLException("the pool has no JDBC URL (a DataSource class is configured instead); cannot LISTEN");
+        }
         Properties info = new Properties();
+        info.putAll(pool.getDataSourceProperties());
         if (pool.getUsername() != null) {
             info.setProperty("user", pool.getUsername());
         }
         if (pool.getPassword() != null) {
             info.setProperty("password", pool.getPassword());
         }
-        Connection connection = DriverManager.getConnection(pool.getJdbcUrl(), info);
-        connection.setAutoCommit(true);
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("LISTEN " + ConfigRevisions.NOTIFY_CHANNEL);
+        info.putIfAbsent(PGProperty.TCP_KEEP_ALIVE.getName(), "true");
+        info.putIfAbsent(PGProperty.APPLICATION_NAME.getName(), APPLICATION_NAME);
+        info.putIfAbsent(PGProperty.LOGIN_TIMEOUT.getName(),
+                String.valueOf(Math.max(1, TimeUnit.MILLISECONDS.toSeconds(pool.getConnectionTimeout()))));
+        Driver driver = DriverManager.getDriver(pool.getJdbcUrl());
+        Connection connection = driver.connect(pool.getJdbcUrl(), info);
+        if (connection == null) {
+            throw new SQLException("the JDBC driver does not accept the pool's URL");
+        }
+        try {
+            connection.setAutoCommit(true);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("LISTEN " + ConfigRevisions.NOTIFY_CHANNEL);
+                statement.execute("LISTEN " + BearerTokens.REVOKED_CHANNEL);
+            }
+            listenerPid = connection.unwrap(PGConnection.class).getBackendPID();
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
         }
         return connection;
+    }
+
+    /** The backend process id of the listening connection, or 0 while there is none (for tests and diagnostics). */
+    int listenerPid() {
+        return listenerPid;
+    }
+
+    /**
+     * After a revoke's notification, and every poll interval: has the channel close the sessions
+     * of revoked or expired tokens, and (on the interval) checks that the listening connection is
+     * still alive.
+     */
+    private void checkTokensIfDue(Connection listening) throws SQLException {
+        long now = System.nanoTime();
+        boolean due = now - nextTokenCheck >= 0;
+        if (due && !listening.isValid(VALIDITY_TIMEOUT_SECONDS)) {
+            throw new SQLException("the listening connection is no longer valid");
+        }
+        if (due || revokeAnnounced) {
+            revokeAnnounced = false;
+            nextTokenCheck = now + properties.pollInterval().toNanos();
+            channel.closeRevoked();
+        }
     }
 
     private HikariDataSource unwrapPool() throws SQLException {
@@ -177,9 +292,9 @@ class RevisionWatcher implements SmartLifecycle {
         }
     }
 
-    private void pause() {
+    private void pause(Duration delay) {
         try {
-            Thread.sleep(properties.pollInterval().toMillis());
+            Thread.sleep(delay.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             running = false;

@@ -4,7 +4,8 @@
  *
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
- *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error).</li>
+ *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error); a
+ *       session lives only as long as the token that opened it.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
  *       WebSocket threads into a bounded queue, stores them in batches through the usage
  *       feature's {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after
@@ -15,7 +16,8 @@
  *       agent never holds up others.</li>
  *   <li>{@link io.weir.controlplane.push.RevisionWatcher}: learns of committed changes from any
  *       replica through {@code LISTEN/NOTIFY} on its own unpooled connection, with a periodic poll
- *       of the revision as the source of truth, and re-offers each connected node its snapshot.</li>
+ *       of the revision as the source of truth, and re-offers each connected node its snapshot;
+ *       on the same connection it hears of revoked tokens, whose sessions the channel closes.</li>
  *   <li>{@link io.weir.controlplane.push.AgentRegistry}: the shared state in PostgreSQL (which
  *       replica holds which node's connection, replica heartbeats, the data nodes' last status
  *       reports); it implements the node feature's {@code NodeConnections} port.</li>
@@ -25,7 +27,8 @@
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature
- * (snapshots), the usage feature (storing reports) and security (the caller); none of them
- * depends on this package.
+ * (snapshots), the usage feature (storing reports) and security (the caller, and
+ * {@code BearerTokens} to learn whether a session's token still stands); none of them depends on
+ * this package.
  */
 package io.weir.controlplane.push;

@@ -1,6 +1,9 @@
 package io.weir.controlplane.security;
 
+import java.util.Collection;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 
 /**
  * Verifies Weir's own bearer tokens: the port through which {@link BearerTokenFilter} asks the
@@ -16,4 +19,18 @@ public interface BearerTokens {
      * call and caches nothing, so a revoke is seen by the next request.
      */
     Optional<WeirPrincipal> authenticate(String credential);
+
+    /**
+     * The PostgreSQL {@code NOTIFY} channel on which a revoke (a delete, also through the delete
+     * of the token's tenant or node) is announced, with the token id as payload, when its
+     * transaction commits: for holders of long-lived connections authenticated by a token (the
+     * agent channel), on every replica. A hint only: {@link #unexpired} is the truth.
+     */
+    String REVOKED_CHANNEL = "weir_token_revoked";
+
+    /**
+     * Which of these token ids still name a stored, unexpired token: for long-lived connections
+     * that were authenticated once, at their start, and must end when their token does.
+     */
+    Set<UUID> unexpired(Collection<UUID> tokenIds);
 }

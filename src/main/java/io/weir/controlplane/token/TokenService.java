@@ -17,8 +17,11 @@ import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.RequestValidationException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
@@ -149,6 +152,22 @@ public class TokenService implements BearerTokens, NodeCredentials {
         tokens.flush();
         audit.record("token.delete", "token", token.getId(), token.getTenantId(), before, null);
         events.publishEvent(new TokenRevoked(token.getId(), token.getName()));
+        // Delivered when this transaction commits, to every replica holding a connection the token opened.
+        jdbc.sql("SELECT pg_notify(?, ?)").param(REVOKED_CHANNEL).param(token.getId().toString())
+                .query((rs, n) -> 1).list();
+    }
+
+    @Override
+    @Transactional(readOnly = true)
+    public Set<UUID> unexpired(Collection<UUID> tokenIds) {
+        if (tokenIds.isEmpty()) {
+            return Set.of();
+        }
+        return new HashSet<>(jdbc.sql("SELECT id FROM api_token WHERE id IN (:ids) AND (expires_at IS NULL OR expires_at > :now)")
+                .param("ids", List.copyOf(tokenIds))
+                .param("now", java.sql.Timestamp.from(clock.instant()))
+                .query(UUID.class)
+                .list());
     }
 
     /** Whether a token with this id exists (expired or not). */

@@ -132,7 +132,7 @@ final class JsonErrors {
             return StrictJsonConfiguration.INSTANT_DESCRIPTION;
         }
         if (java.util.UUID.class == type) {
-            return "a UUID string";
+            return StrictUuids.DESCRIPTION;
         }
         if (type.isEnum()) {
             // As the client writes them: the @JsonValue wire name, such as tenant-admin.

@@ -17,7 +17,8 @@ import org.springframework.web.bind.annotation.RestController;
  * servlet container (such as 405 for {@code TRACE}) or from a filter. Each becomes a problem
  * with the status the container chose, written whatever the client's {@code Accept} says.
  *
- * <p>Asked for directly, {@code /error} is no resource: 404.
+ * <p>Asked for directly (any method), {@code /error} is a client's mistake, not a missing
+ * resource: 400, saying that the path only reports the errors of other requests.
  */
 @RestController
 @Hidden
@@ -28,7 +29,7 @@ class ProblemErrorController implements ErrorController {
         Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
         HttpStatus status = code instanceof Integer i ? HttpStatus.resolve(i) : null;
         if (status == null || !status.isError()) {
-            status = code == null ? HttpStatus.NOT_FOUND : HttpStatus.INTERNAL_SERVER_ERROR;
+            status = code == null ? HttpStatus.BAD_REQUEST : HttpStatus.INTERNAL_SERVER_ERROR;
         }
         if (response.isCommitted()) {
             return;
@@ -44,7 +45,7 @@ class ProblemErrorController implements ErrorController {
 
     private static String detail(HttpStatus status, HttpServletRequest request, boolean direct) {
         if (direct) {
-            return "No resource at this path";
+            return Problems.bounded(request.getRequestURI()) + " is not a resource: it reports the errors of other requests";
         }
         Object method = request.getAttribute("jakarta.servlet.error.method");
         return switch (status) {

@@ -23,6 +23,11 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * lone surrogate. Without this, Tomcat's decoding failure surfaced as a 500 when a controller
  * first asked for a parameter, and a NUL reached the database as a 409.
  *
+ * <p>An empty or blank value ({@code ?actor=}, {@code ?tenantId=}, {@code ?label=}, a bare
+ * {@code ?actor}) is refused the same way, for every parameter of every endpoint: Spring binds an
+ * empty value as if the parameter were absent (a filter dropped, a default page used), so a
+ * client whose variable was unexpectedly empty got everything instead of an error.
+ *
  * <p>The query string is decoded here byte by byte, as {@code application/x-www-form-urlencoded}
  * (with {@code +} as a space), under the same rules Tomcat then applies; then Tomcat's own
  * parse is run once, so that its limits (such as the number of parameters) answer 400 too.
@@ -30,6 +35,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE + 20)
 class QueryParameterFilter extends OncePerRequestFilter {
+
+    /** The error of an empty or blank value. */
+    static final String EMPTY_VALUE = "must not be empty or blank: leave the parameter out to not filter by it";
 
     @Override
     protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
@@ -64,15 +72,16 @@ class QueryParameterFilter extends OncePerRequestFilter {
             if (nameProblem != null) {
                 return new FieldError(Problems.bounded(rawName), "the parameter name " + nameProblem);
             }
-            if (eq >= 0) {
-                String value = decode(pair.substring(eq + 1));
-                if (value == null) {
-                    return new FieldError(Problems.bounded(name), "not valid percent-encoded UTF-8");
-                }
-                String valueProblem = StrictText.problem(value);
-                if (valueProblem != null) {
-                    return new FieldError(Problems.bounded(name), valueProblem);
-                }
+            String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
+            if (value == null) {
+                return new FieldError(Problems.bounded(name), "not valid percent-encoded UTF-8");
+            }
+            if (value.isBlank()) {
+                return new FieldError(Problems.bounded(name), EMPTY_VALUE);
+            }
+            String valueProblem = StrictText.problem(value);
+            if (valueProblem != null) {
+                return new FieldError(Problems.bounded(name), valueProblem);
             }
         }
         return null;

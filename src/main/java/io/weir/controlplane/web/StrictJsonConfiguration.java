@@ -36,6 +36,8 @@ import tools.jackson.databind.type.LogicalType;
  *   <li>No scalar is coerced from another JSON type, and an empty or blank string is not null (or
  *       anything else) for any type but text.
  *   <li>Enums (and roles, through their {@code @JsonCreator}) match their wire names exactly.
+ *   <li>A UUID is a string in its canonical 8-4-4-4-12 hex form only, see {@link StrictUuids}
+ *       (Jackson would also take base64 and surrounding blanks).
  *   <li>An instant is an RFC 3339 string with an offset, from year 1 to 9999 (what PostgreSQL's
  *       {@code timestamptz} holds with room to spare), never a number.
  *   <li>Text (values and object keys) may not contain NUL or a lone surrogate, see
@@ -66,7 +68,10 @@ class StrictJsonConfiguration {
         SimpleModule strictText = new SimpleModule("weir-strict-text")
                 .addDeserializer(String.class, new StrictStringDeserializer())
                 .addKeyDeserializer(String.class, new StrictKeyDeserializer())
-                .addDeserializer(Instant.class, new StrictInstantDeserializer());
+                .addDeserializer(Instant.class, new StringFormDeserializer<>(Instant.class, LogicalType.DateTime,
+                        StrictJsonConfiguration::parseInstant, INSTANT_DESCRIPTION))
+                .addDeserializer(java.util.UUID.class, new StringFormDeserializer<>(java.util.UUID.class,
+                        LogicalType.OtherScalar, StrictUuids::parse, StrictUuids.DESCRIPTION));
         return builder -> builder
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .addModule(strictText)
@@ -174,29 +179,46 @@ class StrictJsonConfiguration {
         }
     }
 
-    /** An RFC 3339 string within {@link #MIN_INSTANT} .. {@link #MAX_INSTANT}; numbers refused. */
-    static final class StrictInstantDeserializer extends StdScalarDeserializer<Instant> {
+    /**
+     * A value that JSON carries as a string of one exact form, such as an instant (RFC 3339
+     * within {@link #MIN_INSTANT} .. {@link #MAX_INSTANT}) or a UUID (canonical form): any other
+     * JSON type, and any other text, is refused naming the field and the form expected.
+     */
+    static final class StringFormDeserializer<T> extends StdScalarDeserializer<T> {
 
-        StrictInstantDeserializer() {
-            super(Instant.class);
+        private final LogicalType logicalType;
+        private final java.util.function.Function<String, T> parse;
+        private final String description;
+
+        /**
+         * @param parse the value {@code text} names, or null if it is not of the form
+         * @param description the form, for the error ("an RFC 3339 date-time string ...")
+         */
+        StringFormDeserializer(Class<T> type, LogicalType logicalType, java.util.function.Function<String, T> parse,
+                String description) {
+            super(type);
+            this.logicalType = logicalType;
+            this.parse = parse;
+            this.description = description;
         }
 
         @Override
         public LogicalType logicalType() {
-            return LogicalType.DateTime;
+            return logicalType;
         }
 
         @Override
-        public Instant deserialize(JsonParser p, DeserializationContext ctxt) {
+        @SuppressWarnings("unchecked")
+        public T deserialize(JsonParser p, DeserializationContext ctxt) {
             if (p.currentToken() != JsonToken.VALUE_STRING) {
-                return (Instant) ctxt.handleUnexpectedToken(Instant.class, p);
+                return (T) ctxt.handleUnexpectedToken(handledType(), p);
             }
             String text = p.getString();
-            Instant instant = parseInstant(text);
-            if (instant == null) {
-                throw InvalidFormatException.from(p, "expected " + INSTANT_DESCRIPTION, text, Instant.class);
+            T value = parse.apply(text);
+            if (value == null) {
+                throw InvalidFormatException.from(p, "expected " + description, text, handledType());
             }
-            return instant;
+            return value;
         }
     }
 }

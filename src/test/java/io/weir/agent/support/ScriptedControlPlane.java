@@ -51,6 +51,15 @@ public final class ScriptedControlPlane implements AutoCloseable {
             }
         }
 
+        /** Closes this connection from the control plane's side (a normal close). */
+        public void close() {
+            try {
+                session.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
         /** The next frame the agent sent, waiting up to {@code seconds}; null if none came. */
         public String next(int seconds) throws InterruptedException {
             return received.poll(seconds, TimeUnit.SECONDS);

@@ -3,10 +3,12 @@ package io.weir.controlplane.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.weir.controlplane.security.TokenSecrets;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
+import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.DesiredConfig;
 import java.net.http.WebSocketHandshakeException;
 import java.util.List;
@@ -276,6 +278,116 @@ class AgentChannelTest extends IntegrationTest {
                 Map.of("If-None-Match", etag));
         assertThat(changed.status()).isEqualTo(200);
         assertThat(changed.etag()).isNotEqualTo(etag);
+    }
+
+    @Test
+    void revokingTheNodeTokenClosesItsAgentsLiveSession() {
+        Node node = node();
+        try (AgentClient agent = connected(node)) {
+            UUID tokenId = TokenSecrets.idOf(node.token());
+            assertThat(api.delete("/api/v1/tokens/" + tokenId, null).status()).isEqualTo(204);
+            assertThat(agent.next()).isInstanceOfSatisfying(AgentMessage.ErrorMessage.class,
+                    e -> assertThat(e.code()).isEqualTo("unauthorized"));
+            AgentClient.Closed closed = agent.awaitClose();
+            assertThat(closed.code()).isEqualTo(1008);
+            assertThat(closed.reason()).contains("revoked");
+        }
+        await().atMost(AgentClient.WAIT).until(() -> !status(node).get("connected").asBoolean());
+    }
+
+    @Test
+    void deletingTheNodeClosesItsAgentsLiveSession() {
+        Node node = node();
+        try (AgentClient agent = connected(node)) {
+            assertThat(api.delete("/api/v1/nodes/" + node.id(), null).status()).isEqualTo(204);
+            AgentClient.Closed closed = agent.awaitClose();
+            assertThat(closed.code()).isEqualTo(1008);
+            assertThat(closed.reason()).contains("revoked");
+        }
+    }
+
+    @Test
+    void anotherTokenOfTheSameNodeKeepsItsSessionWhenOneIsRevoked() {
+        Node node = node();
+        String second = mintToken("node", null, node.id());
+        try (AgentClient agent = connected(new Node(node.id(), second))) {
+            assertThat(api.delete("/api/v1/tokens/" + TokenSecrets.idOf(node.token()), null).status()).isEqualTo(204);
+            String volume = volumeOn(tenant(), node);
+            // Still connected: the next frame is the pushed change, not an error.
+            assertThat(agent.nextConfig().config().volumes()).extracting(v -> "/api/v1/volumes/" + v.id())
+                    .containsExactly(volume);
+        }
+    }
+
+    @Test
+    void anAgentAheadOfTheControlPlaneGetsTheDesiredConfig() {
+        Node node = node();
+        volumeOn(tenant(), node);
+        long desired = api.get("/api/v1/nodes/" + node.id() + "/desired-config").json().get("revision").asLong();
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            // As after the control plane's database was restored from an older backup.
+            agent.send(new AgentMessage.Hello(null, desired + 1_000, "test"));
+            DesiredConfig config = agent.nextConfig().config();
+            assertThat(config.revision()).isEqualTo(desired);
+            assertThat(config.volumes()).hasSize(1);
+        }
+    }
+
+    @Test
+    void anAgentWhoseCachedConfigIsAnotherNodesOfTheSameRevisionGetsItsOwn() {
+        Node node = node();
+        Node other = node();
+        String tenant = tenant();
+        volumeOn(tenant, node);
+        volumeOn(tenant, other);
+        // One change of a tenant on both nodes stamps both snapshots with the same revision.
+        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"weight\":321}", null).status()).isEqualTo(200);
+        DesiredConfig mine = desiredConfig(node);
+        DesiredConfig cached = desiredConfig(other);
+        assertThat(cached.revision()).isEqualTo(mine.revision());
+        // An agent without a node id whose state directory holds the other node's snapshot (its token was replaced).
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.send(new AgentMessage.Hello(null, cached.revision(), "test", ConfigDigest.of(cached)));
+            DesiredConfig config = agent.nextConfig().config();
+            assertThat(config.nodeId()).isEqualTo(node.id());
+            assertThat(config).isEqualTo(mine);
+        }
+    }
+
+    @Test
+    void anAgentThatHasTheDesiredConfigGetsNothingOnHello() {
+        Node node = node();
+        volumeOn(tenant(), node);
+        DesiredConfig desired = desiredConfig(node);
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.send(new AgentMessage.Hello(null, desired.revision(), "test", ConfigDigest.of(desired)));
+            String volume = volumeOn(tenant(), node);
+            DesiredConfig first = agent.nextConfig().config();
+            assertThat(first.revision()).isGreaterThan(desired.revision());
+            assertThat(first.volumes()).extracting(v -> "/api/v1/volumes/" + v.id()).contains(volume);
+        }
+    }
+
+    @Test
+    void anAckOrNackForARevisionNeverOfferedIsNotRecorded() {
+        Node node = node();
+        try (AgentClient agent = connected(node)) {
+            long applied = status(node).get("appliedRevision").asLong();
+            agent.send(new AgentMessage.Ack(applied + 1_000));
+            agent.send(new AgentMessage.Nack(applied + 1_001, "made up"));
+            // Frames of one session are handled in order: once the status report shows, the two were handled.
+            agent.send(new AgentMessage.NodeStatus("127.0.0.1:1", List.of()));
+            await().atMost(AgentClient.WAIT).until(() -> !status(node).get("dataNode").isNull());
+            JsonNode status = status(node);
+            assertThat(status.get("appliedRevision").asLong()).isEqualTo(applied);
+            assertThat(status.get("lastError").isNull()).isTrue();
+        }
+    }
+
+    private DesiredConfig desiredConfig(Node node) {
+        String json = apiAs(node.token()).get("/api/v1/nodes/" + node.id() + "/desired-config").body();
+        return ((AgentMessage.ConfigPush) AgentMessages.decode(
+                "{\"type\":\"config\",\"protocolVersion\":1,\"config\":" + json + "}")).config();
     }
 
     private double rejected(String code) {

@@ -10,6 +10,7 @@ import static org.mockito.Mockito.when;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
+import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.DesiredConfig;
 import jakarta.websocket.RemoteEndpoint;
 import jakarta.websocket.SendHandler;
@@ -35,6 +36,11 @@ class AgentSessionTest {
     private final UUID node = UUID.randomUUID();
 
     private AgentSession session() {
+        return session(0, null);
+    }
+
+    /** A session whose hello said {@code appliedRevision} and {@code digest}. */
+    private AgentSession session(long appliedRevision, String digest) {
         Session nativeSession = mock(Session.class);
         RemoteEndpoint.Async async = mock(RemoteEndpoint.Async.class);
         when(nativeSession.getAsyncRemote()).thenReturn(async);
@@ -46,8 +52,8 @@ class AgentSessionTest {
         }).when(async).sendText(anyString(), any(SendHandler.class));
         StandardWebSocketSession session = new StandardWebSocketSession(new HttpHeaders(), Map.of(), null, null);
         session.initializeNativeSession(nativeSession);
-        AgentSession agent = new AgentSession(session, node, new PushMetrics(registry));
-        agent.greet(0);
+        AgentSession agent = new AgentSession(session, node, null, new PushMetrics(registry));
+        agent.greet(appliedRevision, digest);
         return agent;
     }
 
@@ -86,6 +92,52 @@ class AgentSessionTest {
         assertThat(agent.offer(config(5))).isFalse();
         assertThat(agent.offer(config(4))).isFalse();
         assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void anAgentAheadOfTheControlPlaneIsSentItsSnapshot() {
+        AgentSession agent = session(1_000, null);
+        assertThat(agent.offer(config(5))).isTrue();
+        assertThat(revisionOf(sent.get(0))).isEqualTo(5);
+        assertThat(agent.behind()).isTrue();
+        agent.acked(5);
+        assertThat(agent.behind()).isFalse();
+    }
+
+    @Test
+    void anAgentWithTheSameRevisionAndDigestIsSentNothingUntilANewerOne() {
+        AgentSession agent = session(5, ConfigDigest.of(config(5)));
+        assertThat(agent.offer(config(5))).isFalse();
+        assertThat(agent.behind()).isFalse();
+        assertThat(agent.offer(config(6))).isTrue();
+        assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void anAgentWithTheSameRevisionButAnotherDigestIsSentTheSnapshot() {
+        AgentSession agent = session(5, ConfigDigest.of(new DesiredConfig(UUID.randomUUID(), 5, List.of(), List.of(), List.of())));
+        assertThat(agent.offer(config(5))).isTrue();
+    }
+
+    @Test
+    void anAgentThatAppliedNothingGetsEvenASnapshotOfRevisionZero() {
+        // A fresh database: nothing has bumped the revision yet, and the node's snapshot (default tasks) is revision 0.
+        AgentSession agent = session(0, null);
+        assertThat(agent.offer(config(0))).isTrue();
+    }
+
+    @Test
+    void onlyRevisionsSentOnTheSessionMayBeAcked() {
+        AgentSession agent = session(3, null);
+        agent.offer(config(4));
+        agent.offer(config(5)); // queued behind 4, then replaced by 6: never sent
+        agent.offer(config(6));
+        inFlight.get(0).onResult(new SendResult());
+        assertThat(agent.wasSent(4)).isTrue();
+        assertThat(agent.wasSent(5)).isFalse();
+        assertThat(agent.wasSent(6)).isTrue();
+        assertThat(agent.wasSent(3)).as("the hello's own revision was never sent").isFalse();
+        assertThat(agent.wasSent(1_000)).isFalse();
     }
 
     @Test

@@ -35,9 +35,14 @@ public final class ControlPlaneInstance implements AutoCloseable {
         properties.put("server.port", "0");
         properties.put("management.server.port", "");
         properties.putAll(extra);
+        // As command-line arguments, which outrank application.yml: as default properties
+        // (SpringApplicationBuilder.properties) server.port, weir.data-dir and the bootstrap token
+        // lost to application.yml's values, so a replica listened on 8080, kept its files in ./data
+        // and, started on a fresh database, generated an admin token of its own instead of ADMIN_TOKEN.
+        String[] args = properties.entrySet().stream().map(e -> "--" + e.getKey() + "=" + e.getValue())
+                .toArray(String[]::new);
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ControlPlaneApplication.class)
-                .properties(properties)
-                .run();
+                .run(args);
         return new ControlPlaneInstance(context);
     }
 

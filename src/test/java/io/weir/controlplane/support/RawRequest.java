@@ -7,12 +7,15 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
  * One HTTP/1.1 request over a plain socket, sent byte for byte as given: for what
  * {@code java.net.http} refuses or normalises (an encoded NUL or {@code ..} in a path, a
- * {@code TRACE}, oversized headers). The server is asked to close the connection, and the
+ * {@code TRACE}, oversized headers, header values with trailing blanks, raw non-UTF-8 bytes,
+ * several {@code Authorization} headers). The server is asked to close the connection, and the
  * response is read to its end.
  */
 public final class RawRequest {
@@ -40,23 +43,36 @@ public final class RawRequest {
         }
     }
 
+    private static final byte[] CRLF = {'\r', '\n'};
+
     private RawRequest() {
     }
 
     /**
-     * Sends {@code method target HTTP/1.1} with {@code headerLines} ("Name: value" each) and no body.
+     * Sends {@code method target HTTP/1.1} with {@code headerLines} ("Name: value" each, as UTF-8)
+     * and no body.
      */
     public static Response send(int port, String method, String target, String... headerLines) {
+        return sendBytes(port, method, target, Arrays.stream(headerLines)
+                .map(line -> line.getBytes(StandardCharsets.UTF_8))
+                .toList());
+    }
+
+    /**
+     * Sends {@code method target HTTP/1.1} with {@code headerLines} ("Name: value" each) as the
+     * bytes given, in any encoding or none, and no body.
+     */
+    public static Response sendBytes(int port, String method, String target, List<byte[]> headerLines) {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(30_000);
             OutputStream out = socket.getOutputStream();
-            StringBuilder request = new StringBuilder()
-                    .append(method).append(' ').append(target).append(" HTTP/1.1\r\n")
-                    .append("Host: 127.0.0.1:").append(port).append("\r\nConnection: close\r\n");
-            for (String line : headerLines) {
-                request.append(line).append("\r\n");
+            out.write((method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nConnection: close\r\n")
+                    .getBytes(StandardCharsets.UTF_8));
+            for (byte[] line : headerLines) {
+                out.write(line);
+                out.write(CRLF);
             }
-            out.write(request.append("\r\n").toString().getBytes(StandardCharsets.UTF_8));
+            out.write(CRLF);
             out.flush();
             String raw = new String(readAll(socket.getInputStream()), StandardCharsets.UTF_8);
             int split = raw.indexOf("\r\n\r\n");

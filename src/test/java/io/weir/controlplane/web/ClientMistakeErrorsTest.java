@@ -92,8 +92,13 @@ class ClientMistakeErrorsTest extends IntegrationTest {
     }
 
     @Test
-    void theErrorPathAskedForDirectlyIsA404Problem() {
-        assertProblem(api.get("/error"), 404);
+    void theErrorPathAskedForDirectlyIsA400Problem() {
+        for (String method : List.of("GET", "POST", "PUT", "DELETE", "PATCH")) {
+            Response r = api.send(method, "/error", null, null, java.util.Map.of());
+            assertProblem(r, 400);
+            assertThat(r.json().get("detail").asString()).as(method).contains("/error");
+        }
+        assertProblem(api.get("/error?x=1"), 400);
         assertProblem(anonymousApi().get("/error"), 401);
     }
 
