@@ -885,6 +885,8 @@ final class NbdConnection {
                     case Nbd.CMD_BLOCK_STATUS -> blockStatus(v);
                     default -> replyError(Nbd.EINVAL, "unknown command");
                 }
+            } catch (VolumeClosedException e) {
+                replyError(Nbd.ESHUTDOWN, "volume is being removed");
             } catch (IOException | RuntimeException e) {
                 replyError(Nbd.EIO, "IO error: " + e.getMessage());
             } finally {

@@ -1,0 +1,91 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.NbdServerTest.bytes;
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Volumes coming and going while IO and background work are under way, seen by real NBD clients:
+ * a closed volume's files are never touched through a descriptor number that another volume has
+ * since been given, and a volume re-added while it drains keeps its files.
+ */
+class VolumeLifecycleTest {
+
+    static final long MiB = 1 << 20;
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+    DataNode node;
+
+    @BeforeEach
+    void start() throws IOException {
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+    }
+
+    @AfterEach
+    void stop() {
+        node.close();
+    }
+
+    NbdTestClient client() throws IOException {
+        return new NbdTestClient(node.listenAddress());
+    }
+
+    Path file(String volume) {
+        return dir.resolve(TestConfigs.volumeId("acme", volume) + ".img");
+    }
+
+    @Test
+    void gcOfAVolumeClosedUnderItNeverPunchesTheFileOfAVolumeOpenedAfterIt() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "old", 16 * MiB).volume("acme", "new", 16 * MiB).build());
+        Volume old = node.volume("acme/old");
+        old.lockAll(); // gc takes the volume's files, then waits here for the stripes
+        boolean held = true;
+        try {
+            try (NbdTestClient c = client().open("acme/old")) {
+                assertThat(c.call(Nbd.CMD_TRIM, 0, 0, MiB, null).error()).isZero();
+            }
+            await().atMost(WAIT).until(old::writersWaiting);
+            // the old volume leaves the config: its files are closed and deleted while gc waits
+            node.apply(config().tenant("acme").volume("acme", "new", 16 * MiB).revision(2).build());
+            await().atMost(WAIT).until(() -> !Files.exists(file("old")));
+            // the new volume opens after it: the kernel hands out the descriptor numbers just freed
+            try (NbdTestClient c = client().open("acme/new")) {
+                c.write(0, bytes((int) MiB, 2));
+                c.flush();
+                old.unlockAll();
+                held = false;
+                await().atMost(WAIT).until(() -> !old.writersWaiting() && old.pendingTrimBytes() == 0);
+                old.lockAll(); // returns once the gc step has let go of the stripes: its punch is done
+                held = true;
+                await("the old volume's descriptors close after its last user").atMost(WAIT).until(old::filesClosed);
+                assertThat(sha256(c.read(0, (int) MiB))).as("the new volume's data after the old one's gc")
+                        .isEqualTo(sha256(bytes((int) MiB, 2)));
+            }
+        } finally {
+            if (held) {
+                old.unlockAll();
+            }
+        }
+    }
+
+    static String sha256(byte[] data) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
