@@ -35,7 +35,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *   <li>a volume that grew is extended (data kept); new connections see the new size, open ones
  *       keep the size they negotiated; a shrink is refused ({@link IllegalArgumentException});</li>
  *   <li>a removed volume's export disappears at once, its open connections answer what is in
- *       flight and close, and only then are its files deleted.</li>
+ *       flight and close, and only then are its files deleted. A volume that comes back (same id)
+ *       while its connections still drain is taken back with its files and data: new connections
+ *       are served at once, and its files are not deleted.</li>
  * </ul>
  * Weights, limits, reservations and task shares take effect at once through the executor; open
  * connections stay up.
@@ -149,6 +151,14 @@ public final class DataNode implements AutoCloseable {
             String name = tenants.get(vc.tenantId()) + "/" + vc.name();
             Volume v = current.get(id);
             if (v == null) {
+                v = draining(id);
+                if (v != null) {
+                    // back while its connections drain: the same files, so take the same Volume back
+                    removing.remove(v);
+                    v.removed = false;
+                }
+            }
+            if (v == null) {
                 v = Volume.create(dataDir, id, name, vc.sizeBytes());
             } else {
                 if (vc.sizeBytes() > v.size()) {
@@ -207,6 +217,9 @@ public final class DataNode implements AutoCloseable {
                 throw new IllegalArgumentException("two volumes are exported as '" + name + "'");
             }
             Volume v = current.get(vc.id().toString());
+            if (v == null) {
+                v = draining(vc.id().toString());
+            }
             if (v != null && vc.sizeBytes() < v.size()) {
                 throw new IllegalArgumentException("volume " + name + " cannot shrink from " + v.size() + " to "
                         + vc.sizeBytes() + " bytes");
@@ -215,8 +228,21 @@ public final class DataNode implements AutoCloseable {
         return tenants;
     }
 
-    /** Deletes the files of removed volumes whose last connection has closed. */
-    private void reapRemoved() {
+    /** The removed volume {@code id} whose connections are still closing, or null. */
+    private Volume draining(String id) {
+        for (Volume v : removing) {
+            if (v.id.equals(id)) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Deletes the files of removed volumes whose last connection has closed. Synchronized with
+     * {@link #applyExports}, which may take a draining volume back.
+     */
+    private synchronized void reapRemoved() {
         for (Volume v : removing) {
             if (v.clients.isEmpty()) {
                 removing.remove(v);

@@ -81,6 +81,42 @@ class VolumeLifecycleTest {
         }
     }
 
+    @Test
+    void aVolumeReAddedWhileItsConnectionsDrainKeepsItsFilesAndItsData() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).build());
+        Volume v = node.volume("acme/db");
+        try (NbdTestClient draining = client().open("acme/db")) {
+            draining.write(0, bytes((int) MiB, 1));
+            v.lockAll(); // holds the next write on its worker, so the connection has a request in flight
+            try {
+                draining.request(Nbd.CMD_WRITE, 0, 7, MiB, 4096, bytes(4096, 7));
+                draining.flushOut();
+                await().atMost(WAIT).until(v::writersWaiting);
+                node.apply(config().tenant("acme").revision(2).build()); // removed: its connection drains
+                node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).revision(3).build()); // and back
+            } finally {
+                v.unlockAll();
+            }
+            assertThat(draining.readReply().error()).isZero();
+            assertThat(draining.closedByServer()).as("the removal still closes the connection it drained").isTrue();
+        }
+        await().atMost(WAIT).until(() -> node.connectionCount() == 0);
+        node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).revision(4).build()); // reaps what drained
+        assertThat(Files.exists(file("db"))).as("the re-added volume's file").isTrue();
+        try (NbdTestClient c = client().open("acme/db")) {
+            c.write(2 * MiB, bytes(4096, 3));
+            c.flush();
+        }
+        node.close();
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).revision(4).build());
+        try (NbdTestClient c = client().open("acme/db")) {
+            assertThat(sha256(c.read(0, (int) MiB))).isEqualTo(sha256(bytes((int) MiB, 1)));
+            assertThat(c.read(MiB, 4096)).isEqualTo(bytes(4096, 7));
+            assertThat(c.read(2 * MiB, 4096)).isEqualTo(bytes(4096, 3));
+        }
+    }
+
     static String sha256(byte[] data) {
         try {
             return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
