@@ -49,8 +49,11 @@ final class NbdConnection {
 
     private static final System.Logger LOG = System.getLogger(NbdConnection.class.getName());
 
-    /** Largest READ or WRITE payload, also advertised as the maximum block size. */
-    static final int MAX_PAYLOAD = 32 << 20;
+    /**
+     * Largest READ or WRITE payload (32 MiB), also advertised as the maximum block size; a read
+     * reply (header and payload in one buffer) of this size takes the pool's jumbo class.
+     */
+    static final int MAX_PAYLOAD = 1 << BufferPool.MAX_SHIFT;
     /** Largest option payload read into memory; a larger option is skipped with NBD_REP_ERR_TOO_BIG. */
     static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */

@@ -32,7 +32,8 @@
  * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected.
  *
  * <h2>Buffers</h2>
- * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB), so the IO
+ * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB, and one
+ * class of 32 MiB + 64 B for a maximum read with its reply header), so the IO
  * path allocates no native memory per request and the JDK never copies through a temporary
  * direct buffer. A read reply is one buffer: the reply header followed by the data read into it
  * from the file, written to the socket in one call.

@@ -133,6 +133,33 @@ class NbdServerTest {
     }
 
     @Test
+    void readsAndWritesOfExactlyTheAdvertisedMaximumBlockSizeWorkWithStructuredAndSimpleReplies() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db1", 80 * MiB).volume("acme", "db2", 8 * MiB).revision(2).build());
+        int max;
+        byte[] data;
+        try (NbdTestClient c = client().open("acme/db1")) {
+            assertThat(c.blockSize).as("NBD_INFO_BLOCK_SIZE: minimum, preferred, maximum")
+                    .containsExactly(1, Volume.BLOCK, NbdConnection.MAX_PAYLOAD);
+            max = c.blockSize[2];
+            data = bytes(max, 32);
+            c.write(MiB, data);
+            Reply fua = c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, 40 * MiB, max, data);
+            assertThat(fua.error()).isZero();
+            Reply read = c.call(Nbd.CMD_READ, 0, MiB, max, null);
+            assertThat(read.error()).as(read.message()).isZero();
+            assertThat(same(read.data(), data)).as("structured read of " + max + " bytes").isTrue();
+            assertThat(c.call(Nbd.CMD_CACHE, 0, 0, max, null).error()).isZero();
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 40 * MiB, max, null).error()).isZero();
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            Reply read = c.call(Nbd.CMD_READ, 0, MiB, max, null);
+            assertThat(read.error()).isZero();
+            assertThat(same(read.data(), data)).as("simple read of " + max + " bytes").isTrue();
+            assertThat(same(c.read(40 * MiB, max), new byte[max])).as("zeroes written over the FUA write").isTrue();
+        }
+    }
+
+    @Test
     void outOfRangeAndMalformedRequestsGetTheProtocolsErrors() throws IOException {
         try (NbdTestClient c = client().open("acme/db1")) {
             long size = 16 * MiB;
