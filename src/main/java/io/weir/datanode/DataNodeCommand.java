@@ -5,6 +5,7 @@ import io.weir.agent.QosAgent;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -130,23 +131,12 @@ public final class DataNodeCommand {
     private static void startAgent(DataNode node, Map<String, String> v, PrintStream err) throws IOException {
         Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
                 : Path.of(v.get("data-dir")).resolve("agent-state");
-        java.util.function.Supplier<AgentMessage.NodeStatus> status = () -> status(node);
         QosAgent.Builder builder = QosAgent.builder();
         if (v.get("node-id") != null) {
             builder.nodeId(java.util.UUID.fromString(v.get("node-id").strip()));
         }
-        QosAgent agent = builder.controlPlane(java.net.URI.create(v.get("control-plane")))
-                .token(v.get("token")).stateDir(stateDir)
-                .executor(node.executor()).check(node::validate).status(status).listener(new AgentListener() {
-                    @Override
-                    public void applied(DesiredConfig config) {
-                        try {
-                            node.applyExports(config);
-                        } catch (IOException | RuntimeException e) {
-                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
-                        }
-                    }
-                }).build();
+        QosAgent agent = agent(node, builder.controlPlane(java.net.URI.create(v.get("control-plane")))
+                .token(v.get("token")).stateDir(stateDir), err);
         agent.start();
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
@@ -168,6 +158,29 @@ public final class DataNodeCommand {
         reporter.setDaemon(true);
         reporter.start();
         Runtime.getRuntime().addShutdownHook(new Thread(agent::close, "weir-agent-shutdown"));
+    }
+
+    /**
+     * Wires an agent to the node (not started): the agent applies each snapshot to the node's
+     * executor, the node checks it first ({@link DataNode#validate}) and applies its exports
+     * ({@link AgentListener#applying}: exports that cannot be applied refuse the snapshot, which
+     * the agent then nacks with the reason, and the previous one stays in force), and the agent
+     * sends the node's status on every connect. {@code builder} brings the control
+     * plane, the token and the state directory.
+     */
+    static QosAgent agent(DataNode node, QosAgent.Builder builder, PrintStream err) {
+        return builder.executor(node.executor()).check(node::validate).status(() -> status(node))
+                .listener(new AgentListener() {
+                    @Override
+                    public void applying(DesiredConfig config) {
+                        try {
+                            node.applyExports(config);
+                        } catch (IOException | RuntimeException e) {
+                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
+                            throw e instanceof RuntimeException r ? r : new UncheckedIOException("exports not applied: " + e, (IOException) e);
+                        }
+                    }
+                }).build();
     }
 
     static AgentMessage.NodeStatus status(DataNode node) {
