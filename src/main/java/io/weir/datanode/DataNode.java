@@ -265,6 +265,11 @@ public final class DataNode implements AutoCloseable {
         return revision;
     }
 
+    /** The NBD server (tests reach its selector thread through it). */
+    NbdServer server() {
+        return server;
+    }
+
     /** The address the NBD server listens on. */
     public InetSocketAddress listenAddress() {
         return server.localAddress();

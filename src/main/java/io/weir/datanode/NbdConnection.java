@@ -631,7 +631,7 @@ final class NbdConnection {
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
                 && n < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
             resumeQueued = true;
-            server.execute(this::resumeReading);
+            server.execute(this, this::resumeReading);
         }
     }
 
@@ -674,7 +674,7 @@ final class NbdConnection {
             if (server.inSelectorThread()) {
                 enableWrite();
             } else {
-                server.execute(this::enableWrite);
+                server.execute(this, this::enableWrite);
             }
         }
     }
@@ -763,7 +763,7 @@ final class NbdConnection {
         if (server.inSelectorThread()) {
             abort(why);
         } else {
-            server.execute(() -> abort(why));
+            server.execute(this, () -> abort(why));
         }
     }
 

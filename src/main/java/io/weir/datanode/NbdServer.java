@@ -24,9 +24,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <h2>Thread safety</h2>
  * Connections' decoding state is confined to the selector thread. Other threads hand work to it
- * with {@link #execute}, which queues a task and wakes the selector. {@link #close} may be called
- * from any thread; it closes the listening socket and every connection and joins the selector
- * thread.
+ * with {@link #execute}, which queues a task for one connection and wakes the selector. {@link #close}
+ * may be called from any thread; it closes the listening socket and every connection and joins the
+ * selector thread.
+ *
+ * <h2>Failures</h2>
+ * Everything the selector thread does is done for one connection (a queued task, a selected
+ * key, a stall check) or for the listener (accepting). An exception thrown while working for a
+ * connection is logged and closes that connection only; the loop goes on serving the others. Only
+ * a failing {@code select} itself stops the server.
  */
 final class NbdServer implements AutoCloseable {
 
@@ -61,7 +67,7 @@ final class NbdServer implements AutoCloseable {
     private final Selector selector;
     private final ServerSocketChannel listener;
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
@@ -104,9 +110,16 @@ final class NbdServer implements AutoCloseable {
         return connections.size();
     }
 
-    /** Runs {@code task} on the selector thread soon. */
-    void execute(Runnable task) {
-        tasks.add(task);
+    /** A task for the selector thread, done on behalf of one connection. */
+    private record Task(NbdConnection connection, Runnable work) {
+    }
+
+    /**
+     * Runs {@code task} for {@code connection} on the selector thread soon; if it throws, that
+     * connection is closed (see "Failures").
+     */
+    void execute(NbdConnection connection, Runnable task) {
+        tasks.add(new Task(connection, task));
         selector.wakeup();
     }
 
@@ -123,9 +136,9 @@ final class NbdServer implements AutoCloseable {
         try {
             while (running) {
                 selector.select(TICK_MILLIS);
-                Runnable t;
+                Task t;
                 while ((t = tasks.poll()) != null) {
-                    t.run();
+                    contained(t.connection(), t.work());
                 }
                 Set<SelectionKey> keys = selector.selectedKeys();
                 Iterator<SelectionKey> it = keys.iterator();
@@ -135,14 +148,15 @@ final class NbdServer implements AutoCloseable {
                     if (k.attachment() == null) {
                         accept();
                     } else {
-                        ((NbdConnection) k.attachment()).onSelected(k);
+                        NbdConnection c = (NbdConnection) k.attachment();
+                        contained(c, () -> c.onSelected(k));
                     }
                 }
                 long now = System.nanoTime();
                 if (now - nextTick >= 0) {
                     nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
                     for (NbdConnection c : connections) {
-                        c.checkStalled(now);
+                        contained(c, () -> c.checkStalled(now));
                     }
                 }
             }
@@ -150,7 +164,7 @@ final class NbdServer implements AutoCloseable {
             LOG.log(Level.ERROR, "NBD selector loop failed", e);
         } finally {
             for (NbdConnection c : connections) {
-                c.abort("server stopping");
+                contained(c, () -> c.abort("server stopping"));
             }
             try {
                 selector.close();
@@ -158,6 +172,21 @@ final class NbdServer implements AutoCloseable {
                 // nothing left to do
             }
             stopped.countDown();
+        }
+    }
+
+    /** Selector thread: runs {@code work} for {@code c}; if it throws, logs it and closes {@code c} only. */
+    private void contained(NbdConnection c, Runnable work) {
+        try {
+            work.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            try {
+                c.abort("internal error: " + e);
+            } catch (RuntimeException again) {
+                LOG.log(Level.ERROR, "closing the failed connection", again);
+                connections.remove(c);
+            }
         }
     }
 
@@ -184,7 +213,9 @@ final class NbdServer implements AutoCloseable {
 
     /** Closes every connection gracefully (in-flight requests answered first) on the selector thread. */
     void closeGracefully(Collection<NbdConnection> conns) {
-        execute(() -> conns.forEach(c -> c.shutdown("export removed")));
+        for (NbdConnection c : conns) {
+            execute(c, () -> c.shutdown("export removed"));
+        }
     }
 
     @Override
