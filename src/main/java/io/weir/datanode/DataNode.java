@@ -90,7 +90,8 @@ public final class DataNode implements AutoCloseable {
                 return byName.values();
             }
         };
-        NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos());
+        NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos(),
+                b.handshakeTimeout.toNanos(), b.maxConnections);
         this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
         try {
             this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
@@ -357,6 +358,8 @@ public final class DataNode implements AutoCloseable {
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
+        private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
+        private int maxConnections = NbdServer.Limits.defaults().maxConnections();
 
         private Builder() {
         }
@@ -397,6 +400,27 @@ public final class DataNode implements AutoCloseable {
         /** How long a client may leave its replies unread before it is disconnected. Default 30 s. */
         public Builder writeStallTimeout(Duration timeout) {
             this.writeStallTimeout = Objects.requireNonNull(timeout);
+            return this;
+        }
+
+        /**
+         * How long a client may take from connecting to entering transmission (NBD_OPT_GO or
+         * NBD_OPT_EXPORT_NAME) before it is disconnected. Default 30 s.
+         */
+        public Builder handshakeTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("handshakeTimeout must be positive");
+            }
+            this.handshakeTimeout = timeout;
+            return this;
+        }
+
+        /** Open connections (in handshake or transmission) beyond which new ones are refused. Default 1024. */
+        public Builder maxConnections(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxConnections must be >= 1");
+            }
+            this.maxConnections = n;
             return this;
         }
 

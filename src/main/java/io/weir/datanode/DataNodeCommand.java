@@ -47,6 +47,10 @@ public final class DataNodeCommand {
         new Opt("qos", "WEIR_QOS", "on", "on, or off: requests bypass the scheduler (for measuring what QoS costs)"),
         new Opt("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "PT30S",
                 "disconnect a client that leaves its replies unread this long (ISO-8601 duration)"),
+        new Opt("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "PT30S",
+                "disconnect a client that has not finished its NBD handshake this long after connecting (ISO-8601 duration)"),
+        new Opt("max-connections", "WEIR_MAX_CONNECTIONS", "1024",
+                "open NBD connections beyond which new ones are refused (closed before the greeting)"),
     };
 
     private DataNodeCommand() {
@@ -106,7 +110,9 @@ public final class DataNodeCommand {
         }
         DataNode node = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
                 .workers(workers).qos(!"off".equals(v.get("qos"))).scrubPeriod(duration("scrub-period", v.get("scrub-period")))
-                .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout"))).build();
+                .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout")))
+                .handshakeTimeout(duration("handshake-timeout", v.get("handshake-timeout")))
+                .maxConnections(number("max-connections", v.get("max-connections"))).build();
         try {
             String configFile = v.get("config-file");
             if (configFile != null) {
@@ -298,6 +304,14 @@ public final class DataNodeCommand {
             return new InetSocketAddress(host, Integer.parseInt(hostPort.substring(colon + 1)));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--listen must be host:port: " + hostPort);
+        }
+    }
+
+    private static int number(String name, String value) {
+        try {
+            return Integer.parseInt(value.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be a number: " + value);
         }
     }
 

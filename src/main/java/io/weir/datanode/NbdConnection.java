@@ -61,7 +61,11 @@ final class NbdConnection {
     /** Most extents one block status reply carries. */
     static final int MAX_EXTENTS = 1024;
 
-    private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
+    /**
+     * Where the connection is. OPENING: an NBD_OPT_GO or NBD_OPT_EXPORT_NAME waits for the
+     * volume's files to be opened off the selector thread; nothing more is read meanwhile.
+     */
+    private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, OPENING, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
 
     private final NbdServer server;
     private final SocketChannel channel;
@@ -78,6 +82,11 @@ final class NbdConnection {
     private int optionLength;
     private long discardRemaining;
     private Request discarded;
+
+    /** When the connection was accepted (the handshake timeout counts from here). */
+    private final long acceptedAt = System.nanoTime();
+    /** The volume attached while its files are opened (OPENING), else null. */
+    private Volume opening;
 
     // transmission state
     private volatile Volume volume;
@@ -168,7 +177,8 @@ final class NbdConnection {
     private void process() throws IOException {
         in.flip();
         try {
-            while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && !readPaused) {
+            while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && state != State.OPENING
+                    && !readPaused) {
                 if (!step()) {
                     break;
                 }
@@ -300,12 +310,22 @@ final class NbdConnection {
     private void exportName(ByteBuffer data) {
         String name = string(data, data.remaining());
         Volume v = name == null ? null : server.exports.lookup(name);
-        if (v == null || !enterTransmission(v)) {
+        if (v == null) {
             // NBD_OPT_EXPORT_NAME cannot fail politely: the document requires a disconnect
             abort("unknown export '" + name + "'");
             return;
         }
-        metaContext = metaContext && name.equals(metaContextExport);
+        enterTransmission(v, entered -> {
+            if (!entered) {
+                abort("export '" + name + "' cannot be opened");
+                return;
+            }
+            metaContext = metaContext && name.equals(metaContextExport);
+            exportNameReply();
+        });
+    }
+
+    private void exportNameReply() {
         ByteBuffer b = pool.acquire(10 + 124);
         b.putLong(exportSize).putShort((short) transmissionFlags());
         if (!noZeroes) {
@@ -364,17 +384,17 @@ final class NbdConnection {
         b.putShort((short) Nbd.INFO_EXPORT).putLong(size).putShort((short) transmissionFlags()).flip();
         send(b);
         if (opt == Nbd.OPT_GO) {
-            if (!enterTransmission(v)) {
-                optionReplyAfterInfo(opt);
-                return;
-            }
-            metaContext = meta;
+            enterTransmission(v, entered -> {
+                if (!entered) {
+                    optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export '" + name + "' is being removed or cannot be opened");
+                    return;
+                }
+                metaContext = meta;
+                optionReply(opt, Nbd.REP_ACK, null);
+            });
+            return;
         }
         optionReply(opt, Nbd.REP_ACK, null);
-    }
-
-    private void optionReplyAfterInfo(int opt) {
-        optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export is being removed");
     }
 
     private void metaContext(int opt, ByteBuffer data) throws IOException {
@@ -436,21 +456,47 @@ final class NbdConnection {
         optionReply(opt, Nbd.REP_ACK, null);
     }
 
-    private boolean enterTransmission(Volume v) {
+    /**
+     * Selector thread: attaches to {@code v} and enters transmission, then calls {@code then}
+     * (on the selector thread) with whether it did. If the volume's files are not open yet, they
+     * are opened on the server's opener thread, never here (a slow disk would hold up every
+     * client): the connection reads nothing meanwhile and {@code then} runs when the open is done.
+     */
+    private void enterTransmission(Volume v, java.util.function.Consumer<Boolean> then) {
         if (!v.attach(this)) {
-            return false;
+            then.accept(false);
+            return;
         }
-        try {
-            v.open();
-        } catch (IOException e) {
-            v.detach(this);
-            LOG.log(Level.WARNING, "opening volume " + v.exportName + ": " + e);
-            return false;
+        if (v.isOpen()) {
+            entered(v);
+            then.accept(true);
+            return;
         }
+        opening = v;
+        state = State.OPENING;
+        pauseReading();
+        server.openFiles(this, v, failure -> {
+            if (state != State.OPENING) {
+                return; // closed meanwhile; abort() has detached it
+            }
+            opening = null;
+            if (failure != null) {
+                v.detach(this);
+                LOG.log(Level.WARNING, "opening volume " + v.exportName + ": " + failure);
+                state = State.OPTION_HEADER;
+                then.accept(false);
+            } else {
+                entered(v);
+                then.accept(true);
+            }
+            resumeReading();
+        });
+    }
+
+    private void entered(Volume v) {
         volume = v;
         exportSize = v.size();
         state = State.REQUEST_HEADER;
-        return true;
     }
 
     private int transmissionFlags() {
@@ -719,8 +765,16 @@ final class NbdConnection {
         }
     }
 
-    /** Selector thread: drops a client that has not taken any reply bytes for too long. */
+    /**
+     * Selector thread: drops a client that has not taken any reply bytes for too long, or that
+     * has not entered transmission within the handshake timeout.
+     */
     void checkStalled(long now) {
+        if (volume == null && state != State.CLOSED && state != State.DRAINING
+                && now - acceptedAt > server.limits.handshakeNanos()) {
+            abort("handshake not finished within " + server.limits.handshakeNanos() / 1_000_000 + " ms");
+            return;
+        }
         boolean stalled;
         synchronized (out) {
             stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
@@ -798,6 +852,11 @@ final class NbdConnection {
         Volume v = volume;
         if (v != null) {
             v.detach(this);
+        }
+        Volume o = opening;
+        if (o != null) {
+            opening = null;
+            o.detach(this);
         }
         server.forget(this);
     }

@@ -40,6 +40,8 @@ final class NbdServer implements AutoCloseable {
 
     /** How often the selector wakes, at the least, to look for stalled connections. */
     static final long TICK_MILLIS = 250;
+    /** Threads that open volume files (blocking file system calls) for the selector thread. */
+    static final int OPENER_THREADS = 2;
 
     /** What the server serves: looked up on every option, so changes apply to new connections. */
     interface Exports {
@@ -51,10 +53,18 @@ final class NbdServer implements AutoCloseable {
     }
 
     /** Tunables of the IO path, per connection. */
-    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos) {
-        /** 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s is dropped. */
+    /**
+     * Tunables of the IO path: per connection, the requests in flight and bytes buffered before
+     * the server stops reading from it, how long its replies may stay unread and how long its
+     * handshake may take; and the open connections beyond which new ones are refused.
+     */
+    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos, long handshakeNanos, int maxConnections) {
+        /**
+         * 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s or has
+         * not finished its handshake after 30 s is dropped, 1024 connections.
+         */
         static Limits defaults() {
-            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30));
+            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), 1024);
         }
     }
 
@@ -71,6 +81,10 @@ final class NbdServer implements AutoCloseable {
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** Opens volume files for connections entering transmission, off the selector thread. */
+    private final java.util.concurrent.ThreadPoolExecutor opener;
+    /** Set while new connections are refused for {@link Limits#maxConnections} (selector thread). */
+    private boolean atCapacity;
 
     NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
             BufferPool pool, Limits limits) throws IOException {
@@ -79,6 +93,14 @@ final class NbdServer implements AutoCloseable {
         this.bypass = bypass;
         this.pool = pool;
         this.limits = limits;
+        java.util.concurrent.atomic.AtomicInteger openers = new java.util.concurrent.atomic.AtomicInteger();
+        this.opener = new java.util.concurrent.ThreadPoolExecutor(OPENER_THREADS, OPENER_THREADS, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "weir-nbd-open-" + openers.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        opener.allowCoreThreadTimeOut(true);
         this.selector = Selector.open();
         this.listener = ServerSocketChannel.open();
         try {
@@ -125,6 +147,25 @@ final class NbdServer implements AutoCloseable {
 
     boolean inSelectorThread() {
         return Thread.currentThread() == thread;
+    }
+
+    /**
+     * Opens {@code v}'s files on an opener thread, then runs {@code done} for {@code c} on the
+     * selector thread with the failure, or null if the files are open.
+     */
+    void openFiles(NbdConnection c, Volume v, java.util.function.Consumer<IOException> done) {
+        opener.execute(() -> {
+            IOException failure = null;
+            try {
+                v.open();
+            } catch (IOException e) {
+                failure = e;
+            } catch (RuntimeException e) {
+                failure = new IOException(e);
+            }
+            IOException f = failure;
+            execute(c, () -> done.accept(f));
+        });
     }
 
     void forget(NbdConnection c) {
@@ -194,9 +235,19 @@ final class NbdServer implements AutoCloseable {
         SocketChannel ch;
         try {
             while ((ch = listener.accept()) != null) {
+                if (connections.size() >= limits.maxConnections()) {
+                    if (!atCapacity) {
+                        atCapacity = true;
+                        LOG.log(Level.WARNING, "{0} NBD connections open, the maximum: refusing new ones", connections.size());
+                    }
+                    ch.close(); // before the greeting: the client sees the connection closed
+                    continue;
+                }
+                atCapacity = false;
                 try {
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
                     NbdConnection c = new NbdConnection(this, ch);
                     SelectionKey key = ch.register(selector, SelectionKey.OP_READ, c);
                     connections.add(c);
@@ -224,6 +275,7 @@ final class NbdServer implements AutoCloseable {
             return;
         }
         running = false;
+        opener.shutdownNow();
         try {
             listener.close();
         } catch (IOException ignored) {

@@ -79,8 +79,8 @@ final class Volume implements AutoCloseable {
     private final Path checksums;
     private volatile long size;
 
-    /** Guards opening and closing the files, and {@link #fd}. */
-    private final Object openLock = new Object();
+    /** Guards opening and closing the files, and {@link #fd} (tests hold it to make an open slow). */
+    final Object openLock = new Object();
     private volatile FileChannel channel;
     /** The raw descriptor for fallocate and lseek; written before {@link #channel}, read under a pin. */
     private int fd = -1;

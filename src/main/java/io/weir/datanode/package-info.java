@@ -29,7 +29,12 @@
  * scheduler is the socket: a connection stops being read at 128 requests in flight or 64 MiB of
  * payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
- * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected.
+ * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
+ * is one that has not finished its handshake 30 s (settable) after connecting; connections past a
+ * maximum (1024, settable) are closed before the greeting. A volume's files are opened on first
+ * use by an opener thread, never by the selector thread: the connection that waits for them reads
+ * nothing meanwhile, the others go on. A failure while the selector thread works for one
+ * connection closes that connection only.
  *
  * <h2>Buffers</h2>
  * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB, and one
