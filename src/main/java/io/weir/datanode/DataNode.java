@@ -42,6 +42,23 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Weights, limits, reservations and task shares take effect at once through the executor; open
  * connections stay up.
  *
+ * <h2>All or nothing</h2>
+ * A config is applied in two steps. First everything that can fail and that no client sees: new
+ * volumes' files are created, grown volumes' files are extended on disk. If that fails, the files
+ * this call created are removed, {@link #apply} puts the executor back on the previous config, and
+ * the exception is thrown: clients, the scheduler and {@link #revision()} still see the previous
+ * config. Then the step that cannot fail: sizes, names and the export table change at once.
+ *
+ * <h2>Files no config names</h2>
+ * After the first config a node applies (cached, from a file or pushed), and only then, the data
+ * dir is swept once: files named {@code <uuid>.img} or {@code <uuid>.crc} of volumes that this
+ * config does not name (a volume deleted while the node was down, or a crash while one drained)
+ * are moved to {@value #QUARANTINE_DIR}/ beside them, with a warning each; nothing else in the
+ * directory is touched. They are never deleted by the node: if a later config names the volume
+ * again, its files come back with their data; an operator deletes what is not wanted. Before the
+ * first config nothing is swept, since a volume not yet known may simply be in a config that has
+ * not arrived.
+ *
  * <h2>Example</h2>
  * <pre>{@code
  * try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 10809))
@@ -58,6 +75,9 @@ public final class DataNode implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(DataNode.class.getName());
 
+    /** Subdirectory of the data dir where files of volumes that no applied config names are set aside. */
+    public static final String QUARANTINE_DIR = "orphans";
+
     private final Path dataDir;
     private final QosExecutor executor;
     private final boolean ownsExecutor;
@@ -71,6 +91,8 @@ public final class DataNode implements AutoCloseable {
     private volatile Map<String, Volume> byName = Map.of();
     private final List<Volume> removing = new CopyOnWriteArrayList<>();
     private volatile long revision;
+    /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
+    private boolean swept;
 
     private DataNode(Builder b) throws IOException {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
@@ -132,8 +154,14 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void apply(DesiredConfig config) throws IOException {
         check(config);
+        SchedulerConfig previous = executor.config();
         executor.reconfigure(SchedulerConfigs.from(config));
-        applyExports(config);
+        try {
+            applyExports(config);
+        } catch (IOException | RuntimeException e) {
+            executor.reconfigure(previous);
+            throw e;
+        }
     }
 
     /**
@@ -144,31 +172,52 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
+        Map<String, Volume> current = byId;
+        // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
         Map<String, Volume> nextById = new HashMap<>();
         Map<String, Volume> nextByName = new HashMap<>();
-        Map<String, Volume> current = byId;
+        List<Volume> madeHere = new ArrayList<>();
+        try {
+            for (VolumeConfig vc : config.volumes()) {
+                String id = vc.id().toString();
+                String name = tenants.get(vc.tenantId()) + "/" + vc.name();
+                Volume v = current.get(id);
+                if (v == null) {
+                    v = draining(id); // back while its connections drain: the same files, the same Volume
+                }
+                if (v == null) {
+                    boolean existed = unquarantine(id);
+                    v = Volume.create(dataDir, id, name, vc.sizeBytes());
+                    if (!existed) {
+                        madeHere.add(v);
+                    }
+                } else if (vc.sizeBytes() > v.size()) {
+                    v.growFile(vc.sizeBytes());
+                }
+                nextById.put(id, v);
+                nextByName.put(name, v);
+            }
+        } catch (IOException | RuntimeException e) {
+            for (Volume v : madeHere) {
+                try {
+                    v.delete();
+                } catch (UncheckedIOException again) {
+                    LOG.log(Level.WARNING, "removing " + v.dataFile() + " of a config not applied: " + again.getMessage());
+                }
+            }
+            throw e;
+        }
+        // 2. commit: cannot fail
         for (VolumeConfig vc : config.volumes()) {
-            String id = vc.id().toString();
-            String name = tenants.get(vc.tenantId()) + "/" + vc.name();
-            Volume v = current.get(id);
-            if (v == null) {
-                v = draining(id);
-                if (v != null) {
-                    // back while its connections drain: the same files, so take the same Volume back
-                    removing.remove(v);
-                    v.removed = false;
-                }
+            Volume v = nextById.get(vc.id().toString());
+            if (vc.sizeBytes() > v.size()) {
+                v.commitSize(vc.sizeBytes());
             }
-            if (v == null) {
-                v = Volume.create(dataDir, id, name, vc.sizeBytes());
-            } else {
-                if (vc.sizeBytes() > v.size()) {
-                    v.resize(vc.sizeBytes());
-                }
-                v.exportName = name;
+            v.exportName = tenants.get(vc.tenantId()) + "/" + vc.name();
+            if (v.removed) {
+                removing.remove(v);
+                v.removed = false;
             }
-            nextById.put(id, v);
-            nextByName.put(name, v);
         }
         List<Volume> gone = new ArrayList<>();
         for (Volume v : current.values()) {
@@ -185,6 +234,70 @@ public final class DataNode implements AutoCloseable {
             server.closeGracefully(new ArrayList<>(v.clients));
         }
         reapRemoved();
+        if (!swept) {
+            swept = true;
+            sweepOrphans();
+        }
+    }
+
+    /**
+     * Sets aside the files in the data dir of volumes that the config just applied does not name
+     * (see "Files no config names"): moves them to {@link #QUARANTINE_DIR}, with a log line each.
+     * Caller holds {@code this}.
+     */
+    private void sweepOrphans() {
+        Path quarantine = dataDir.resolve(QUARANTINE_DIR);
+        try (java.util.stream.Stream<Path> files = Files.list(dataDir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                String id = volumeIdOf(f.getFileName().toString());
+                if (id == null || byId.containsKey(id) || draining(id) != null || !Files.isRegularFile(f)) {
+                    continue;
+                }
+                Files.createDirectories(quarantine);
+                Files.move(f, quarantine.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                LOG.log(Level.WARNING, "{0} belongs to volume {1}, which the config in force (revision {2}) does not name:"
+                        + " moved to {3} (it comes back if the volume does; delete it there once it is not wanted)",
+                        f.getFileName(), id, revision, quarantine);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(Level.WARNING, "sweeping the data dir for files of unknown volumes: " + e);
+        }
+    }
+
+    /** The volume id of a volume file name ({@code <uuid>.img} or {@code <uuid>.crc}), else null. */
+    private static String volumeIdOf(String fileName) {
+        if (!fileName.endsWith(".img") && !fileName.endsWith(".crc")) {
+            return null;
+        }
+        String id = fileName.substring(0, fileName.length() - 4);
+        try {
+            return UUID.fromString(id).toString().equals(id) ? id : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Moves volume {@code id}'s files back from {@link #QUARANTINE_DIR} if they were set aside and
+     * none are in the data dir; true if its data file exists in the data dir afterwards.
+     */
+    private boolean unquarantine(String id) throws IOException {
+        Path img = dataDir.resolve(id + ".img");
+        if (Files.exists(img)) {
+            return true;
+        }
+        Path quarantine = dataDir.resolve(QUARANTINE_DIR);
+        if (!Files.exists(quarantine.resolve(id + ".img"))) {
+            return false;
+        }
+        for (String ext : new String[] {".img", ".crc"}) {
+            Path q = quarantine.resolve(id + ext);
+            if (Files.exists(q)) {
+                Files.move(q, dataDir.resolve(id + ext));
+            }
+        }
+        LOG.log(Level.INFO, "volume {0} is configured again: its files are back from {1}", id, quarantine);
+        return true;
     }
 
     /**

@@ -143,6 +143,16 @@ final class Volume implements AutoCloseable {
 
     /** Grows the volume; growing keeps the data. Shrinking is refused. */
     void resize(long newSize) throws IOException {
+        growFile(newSize);
+        commitSize(newSize);
+    }
+
+    /**
+     * The fallible half of a resize: grows the data file on disk to at least {@code newSize}
+     * (sparse, data kept). Clients see no change: the volume still serves its old size. Shrinking is
+     * refused.
+     */
+    void growFile(long newSize) throws IOException {
         if (newSize < size) {
             throw new IllegalArgumentException("volume " + exportName + " cannot shrink from " + size + " to " + newSize);
         }
@@ -152,9 +162,24 @@ final class Volume implements AutoCloseable {
                     f.setLength(newSize);
                 }
             }
+        }
+    }
+
+    /**
+     * The half of a resize that cannot fail, after {@link #growFile}: new connections see
+     * {@code newSize}. If the checksum map cannot be extended, the blocks past the old end have no
+     * checksums (scrub skips them) and a warning is logged.
+     */
+    void commitSize(long newSize) {
+        synchronized (openLock) {
             size = newSize;
             if (channel != null && !filesClosed) {
-                mapChecksums();
+                try {
+                    mapChecksums();
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.WARNING, "volume " + exportName + ": checksums not extended to " + newSize
+                            + " bytes: " + e);
+                }
             }
         }
     }
