@@ -434,6 +434,19 @@ public final class DataNode implements AutoCloseable {
     }
 
     /**
+     * The first half of an orderly stop: refuses new clients (the listening socket is closed), lets
+     * every open connection answer what it has in flight and close, and waits up to
+     * {@code timeout} for that. Exports, the executor and the files stay as they are; call
+     * {@link #close} after.
+     *
+     * @return true if every connection closed in time (the rest are cut by {@link #close})
+     */
+    public boolean drain(Duration timeout) throws InterruptedException {
+        server.stopAccepting();
+        return server.drain(timeout.toNanos());
+    }
+
+    /**
      * Stops serving: closes the listener and every connection, stops the background tasks, drains
      * and stops the executor (if the node created it) and flushes and closes the volumes.
      */

@@ -12,7 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import tools.jackson.databind.json.JsonMapper;
@@ -49,6 +51,8 @@ public final class DataNodeCommand {
                 "disconnect a client that leaves its replies unread this long (ISO-8601 duration)"),
         new Opt("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "PT30S",
                 "disconnect a client that has not finished its NBD handshake this long after connecting (ISO-8601 duration)"),
+        new Opt("drain-timeout", "WEIR_DRAIN_TIMEOUT", "PT30S",
+                "on stop, how long open connections may take to answer what they have in flight (ISO-8601 duration)"),
         new Opt("max-connections", "WEIR_MAX_CONNECTIONS", "1024",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
     };
@@ -78,10 +82,12 @@ public final class DataNodeCommand {
             return 0;
         }
         try {
-            DataNode node = start(values, err);
+            Running running = start(values, err);
+            DataNode node = running.node();
             CountDownLatch stop = new CountDownLatch(1);
+            Duration drain = duration("drain-timeout", values.get("drain-timeout"));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                node.close();
+                running.stop(drain, err);
                 stop.countDown();
             }, "weir-datanode-shutdown"));
             out.println("weir datanode: serving NBD on " + node.listenAddress().getHostString() + ":"
@@ -101,7 +107,16 @@ public final class DataNodeCommand {
         }
     }
 
-    static DataNode start(Map<String, String> v, PrintStream err) throws IOException {
+    /** A started node, its agent (or null) and the command's helper threads (config file, status). */
+    record Running(DataNode node, QosAgent agent, List<Thread> helpers) {
+        /** Stops the helpers, then {@link DataNodeCommand#stop} (the one orderly stop). */
+        void stop(Duration drainTimeout, PrintStream err) {
+            helpers.forEach(Thread::interrupt);
+            DataNodeCommand.stop(node, agent, drainTimeout, err);
+        }
+    }
+
+    static Running start(Map<String, String> v, PrintStream err) throws IOException {
         int workers;
         try {
             workers = Integer.parseInt(v.get("workers"));
@@ -113,16 +128,22 @@ public final class DataNodeCommand {
                 .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout")))
                 .handshakeTimeout(duration("handshake-timeout", v.get("handshake-timeout")))
                 .maxConnections(number("max-connections", v.get("max-connections"))).build();
+        List<Thread> helpers = new ArrayList<>();
+        QosAgent agent = null;
         try {
             String configFile = v.get("config-file");
             if (configFile != null) {
-                watch(node, Path.of(configFile), err);
+                helpers.add(watch(node, Path.of(configFile), err));
             }
             if (v.get("control-plane") != null) {
-                startAgent(node, v, err);
+                agent = startAgent(node, v, err, helpers);
             }
-            return node;
+            return new Running(node, agent, helpers);
         } catch (IOException | RuntimeException e) {
+            helpers.forEach(Thread::interrupt);
+            if (agent != null) {
+                agent.close();
+            }
             node.close();
             throw e;
         }
@@ -134,7 +155,8 @@ public final class DataNodeCommand {
      * every connect and whenever it changes. With the control plane unreachable, the agent starts
      * from its cached snapshot, so the node serves at once.
      */
-    private static void startAgent(DataNode node, Map<String, String> v, PrintStream err) throws IOException {
+    private static QosAgent startAgent(DataNode node, Map<String, String> v, PrintStream err, List<Thread> helpers)
+            throws IOException {
         Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
                 : Path.of(v.get("data-dir")).resolve("agent-state");
         QosAgent.Builder builder = QosAgent.builder();
@@ -163,7 +185,8 @@ public final class DataNodeCommand {
         }, "weir-status");
         reporter.setDaemon(true);
         reporter.start();
-        Runtime.getRuntime().addShutdownHook(new Thread(agent::close, "weir-agent-shutdown"));
+        helpers.add(reporter);
+        return agent;
     }
 
     /**
@@ -189,6 +212,28 @@ public final class DataNodeCommand {
                 }).build();
     }
 
+    /**
+     * The one orderly stop of a data node and its agent (null without one), in this order: new
+     * clients are refused and open connections answer what they have in flight and close (up to
+     * {@code drainTimeout}; the rest are cut); then the agent closes its connection to the control
+     * plane (no config is applied to a node being stopped); then the node stops its threads and
+     * flushes and closes its files.
+     */
+    static void stop(DataNode node, QosAgent agent, Duration drainTimeout, PrintStream err) {
+        try {
+            if (!node.drain(drainTimeout)) {
+                err.println("weir datanode: " + node.connectionCount() + " connections still open after " + drainTimeout
+                        + "; closing them");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (agent != null) {
+            agent.close();
+        }
+        node.close();
+    }
+
     static AgentMessage.NodeStatus status(DataNode node) {
         InetSocketAddress a = node.listenAddress();
         return new AgentMessage.NodeStatus(a.getHostString() + ":" + a.getPort(), node.exports().stream()
@@ -196,7 +241,7 @@ public final class DataNodeCommand {
     }
 
     /** Applies the config file now and again whenever its modification time changes. */
-    private static void watch(DataNode node, Path file, PrintStream err) throws IOException {
+    private static Thread watch(DataNode node, Path file, PrintStream err) throws IOException {
         JsonMapper json = JsonMapper.builder().build();
         node.apply(json.readValue(file.toFile(), DesiredConfig.class));
         FileTime[] seen = {Files.getLastModifiedTime(file)};
@@ -218,6 +263,7 @@ public final class DataNodeCommand {
         }, "weir-config-file");
         t.setDaemon(true);
         t.start();
+        return t;
     }
 
     /** The settings, or null for --help. */

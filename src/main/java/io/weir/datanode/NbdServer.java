@@ -170,6 +170,43 @@ final class NbdServer implements AutoCloseable {
 
     void forget(NbdConnection c) {
         connections.remove(c);
+        if (connections.isEmpty()) {
+            synchronized (connections) {
+                connections.notifyAll();
+            }
+        }
+    }
+
+    /** Closes the listening socket: new clients are refused; open connections go on. */
+    void stopAccepting() {
+        try {
+            listener.close();
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "closing the NBD listener: " + e);
+        }
+    }
+
+    /**
+     * Asks every open connection to answer what it has in flight and close (as when its export is
+     * removed), and waits up to {@code timeoutNanos} for all to be closed.
+     *
+     * @return true if none is left open
+     */
+    boolean drain(long timeoutNanos) throws InterruptedException {
+        for (NbdConnection c : connections) {
+            execute(c, () -> c.shutdown("node stopping"));
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        synchronized (connections) {
+            while (!connections.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(connections, Math.min(left, TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS)));
+            }
+        }
+        return true;
     }
 
     private void loop() {

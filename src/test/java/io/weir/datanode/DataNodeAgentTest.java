@@ -112,4 +112,49 @@ class DataNodeAgentTest {
         assertThat(node.exports()).extracting(DataNode.ExportStatus::name).containsExactly("acme/db1", "acme/db2");
         assertThat(enforces("acme", "db2")).isTrue();
     }
+
+    @Test
+    void stoppingRefusesNewClientsDrainsInFlightRequestsThenClosesTheAgentThenTheFiles() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
+        Volume v = node.volume("acme/db1");
+        InetSocketAddress address = node.listenAddress();
+        try (NbdTestClient c = new NbdTestClient(address).open("acme/db1")) {
+            Thread stopper;
+            v.lockAll(); // holds a write on its worker: in flight when the node is told to stop
+            try {
+                c.request(Nbd.CMD_WRITE, 0, 9, 0, 4096, NbdServerTest.bytes(4096, 9));
+                c.flushOut();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(WAIT)).until(v::writersWaiting);
+                stopper = new Thread(() -> DataNodeCommand.stop(node, agent, java.time.Duration.ofSeconds(WAIT),
+                        new PrintStream(err, true, StandardCharsets.UTF_8)), "test-stop");
+                stopper.start();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(WAIT)).until(() -> refused(address));
+                assertThat(peer.closed).as("the agent stays connected while requests drain").isEmpty();
+                assertThat(v.filesClosed()).isFalse();
+            } finally {
+                v.unlockAll();
+            }
+            NbdTestClient.Reply reply = c.readReply();
+            assertThat(reply.cookie()).isEqualTo(9);
+            assertThat(reply.error()).as("the in-flight write is answered").isZero();
+            assertThat(c.closedByServer()).isTrue();
+            stopper.join(WAIT * 1000L);
+            assertThat(stopper.isAlive()).isFalse();
+        }
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).as("then the agent closes").isNotNull();
+        assertThat(v.filesClosed()).as("and last the files").isTrue();
+    }
+
+    /** True if a new connection is refused or closed before any greeting. */
+    static boolean refused(InetSocketAddress address) {
+        try (java.net.Socket s = new java.net.Socket(address.getAddress(), address.getPort())) {
+            s.setSoTimeout(WAIT * 1000);
+            return s.getInputStream().read() < 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
 }
