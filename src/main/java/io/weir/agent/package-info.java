@@ -4,9 +4,11 @@
  * with an acknowledgement, and keeps the last good snapshot on disk so that the node enforces its
  * policies while the control plane is away.
  *
- * <p>{@link io.weir.agent.QosAgent} is the whole public API (its class comment is the manual);
- * {@link io.weir.agent.AgentListener} hears what it does; {@link io.weir.agent.AgentCommand} runs
- * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.UsageReporter} makes
+ * <p>{@link io.weir.agent.QosAgent} is the agent's API (its class comment is the manual);
+ * {@link io.weir.agent.AgentListener} hears what it does and may veto a snapshot before it is
+ * acknowledged ({@code applying}); {@link io.weir.agent.AgentCommand} runs one standalone
+ * ({@code java -jar weir.jar agent}); {@link io.weir.agent.CommandLine} is the option parser of
+ * the node commands ({@code agent} and {@code datanode}: one precedence rule, one duration syntax). {@link io.weir.agent.UsageReporter} makes
  * the numbered, acknowledged usage reports from the scheduler's statistics. {@link io.weir.agent.ConfigTranslator} is
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.

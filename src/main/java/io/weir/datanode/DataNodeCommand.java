@@ -1,6 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.agent.AgentCommand;
 import io.weir.agent.AgentListener;
+import io.weir.agent.CommandLine;
+import io.weir.agent.CommandLine.Option;
 import io.weir.agent.QosAgent;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
@@ -22,40 +25,37 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code java -jar weir.jar datanode [options]}: runs a {@link DataNode} until stopped.
  *
- * <p>Every option can also be given as an environment variable (for containers); the option wins.
- * Run with {@code --help} for the list and the defaults.
+ * <p>Options are parsed by the agent's {@link CommandLine}, with the same precedence (option,
+ * environment variable, token file, default) and duration syntax ({@code 500ms}, {@code 30s},
+ * {@code PT30S}) as {@code agent}. Run with {@code --help} for the list and the defaults.
  */
 public final class DataNodeCommand {
 
-    /** Option name, environment variable, default, help. */
-    private record Opt(String name, String env, String def, String help) {
-    }
-
-    private static final Opt[] OPTIONS = {
-        new Opt("control-plane", "WEIR_CONTROL_PLANE", null, "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
-        new Opt("token", "WEIR_TOKEN", null, "node token for the control plane"),
-        new Opt("token-file", "WEIR_TOKEN_FILE", null, "file holding the node token (instead of --token)"),
-        new Opt("node-id", "WEIR_NODE_ID", null,
+    /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
+    static final CommandLine OPTIONS = new CommandLine(List.of(
+        new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
+        new Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN", "node token for the control plane (visible in ps; prefer --token-file)"),
+        new Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token"),
+        new Option("node-id", "WEIR_NODE_ID", null, "UUID",
                 "optional check: the node the token must belong to (the token alone decides the node)"),
-        new Opt("state-dir", "WEIR_STATE_DIR", null,
-                "where the agent keeps the last applied config (default: <data-dir>/agent-state)"),
-        new Opt("data-dir", "WEIR_DATA_DIR", "./weir-data", "directory of the volume files"),
-        new Opt("listen", "WEIR_LISTEN", "127.0.0.1:10809", "NBD listen address host:port (port 0: any free port)"),
-        new Opt("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()),
+        new Option("state-dir", "WEIR_STATE_DIR", null, "DIR",
+                "where the agent keeps the last applied config (none: <data-dir>/agent-state)"),
+        new Option("data-dir", "WEIR_DATA_DIR", "./weir-data", "DIR", "directory of the volume files"),
+        new Option("listen", "WEIR_LISTEN", "127.0.0.1:10809", "HOST:PORT", "NBD listen address (port 0: any free port)"),
+        new Option("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()), "N",
                 "scheduler worker threads (default: available processors)"),
-        new Opt("config-file", "WEIR_CONFIG_FILE", null,
+        new Option("config-file", "WEIR_CONFIG_FILE", null, "FILE",
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
-        new Opt("scrub-period", "WEIR_SCRUB_PERIOD", "PT1H", "how often a scrub pass starts (ISO-8601 duration; PT0S: continuously)"),
-        new Opt("qos", "WEIR_QOS", "on", "on, or off: requests bypass the scheduler (for measuring what QoS costs)"),
-        new Opt("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "PT30S",
-                "disconnect a client that leaves its replies unread this long (ISO-8601 duration)"),
-        new Opt("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "PT30S",
-                "disconnect a client that has not finished its NBD handshake this long after connecting (ISO-8601 duration)"),
-        new Opt("drain-timeout", "WEIR_DRAIN_TIMEOUT", "PT30S",
-                "on stop, how long open connections may take to answer what they have in flight (ISO-8601 duration)"),
-        new Opt("max-connections", "WEIR_MAX_CONNECTIONS", "1024",
+        new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
+        new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
+        new Option("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "30s", "DUR",
+                "disconnect a client that leaves its replies unread this long"),
+        new Option("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "30s", "DUR",
+                "disconnect a client that has not finished its NBD handshake this long after connecting"),
+        new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
-    };
+        new Option("drain-timeout", "WEIR_DRAIN_TIMEOUT", "30s", "DUR",
+                "on stop, how long open connections may take to answer what they have in flight")));
 
     private DataNodeCommand() {
     }
@@ -69,15 +69,17 @@ public final class DataNodeCommand {
 
     /** Parses, starts and (unless it fails) blocks until the JVM stops. Returns an exit code. */
     static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
-        Map<String, String> values;
+        CommandLine.Values values;
+        Duration drain;
         try {
             values = parse(args, env);
-        } catch (IllegalArgumentException e) {
+            drain = values.help() ? null : values.duration("drain-timeout", false);
+        } catch (CommandLine.UsageException e) {
             err.println("weir datanode: " + e.getMessage());
             err.println("Try 'weir datanode --help'.");
             return 2;
         }
-        if (values == null) {
+        if (values.help()) {
             usage(out);
             return 0;
         }
@@ -85,7 +87,6 @@ public final class DataNodeCommand {
             Running running = start(values, err);
             DataNode node = running.node();
             CountDownLatch stop = new CountDownLatch(1);
-            Duration drain = duration("drain-timeout", values.get("drain-timeout"));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 running.stop(drain, err);
                 stop.countDown();
@@ -95,7 +96,7 @@ public final class DataNodeCommand {
             out.flush();
             stop.await();
             return 0;
-        } catch (IllegalArgumentException e) {
+        } catch (CommandLine.UsageException | IllegalArgumentException e) {
             err.println("weir datanode: " + e.getMessage());
             return 2;
         } catch (IOException e) {
@@ -116,18 +117,18 @@ public final class DataNodeCommand {
         }
     }
 
-    static Running start(Map<String, String> v, PrintStream err) throws IOException {
-        int workers;
-        try {
-            workers = Integer.parseInt(v.get("workers"));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--workers must be a number: " + v.get("workers"));
+    static Running start(CommandLine.Values v, PrintStream err) throws IOException, CommandLine.UsageException {
+        if (!List.of("on", "off").contains(v.get("qos"))) {
+            throw new CommandLine.UsageException("--qos must be on or off: " + v.get("qos"));
         }
-        DataNode node = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(workers).qos(!"off".equals(v.get("qos"))).scrubPeriod(duration("scrub-period", v.get("scrub-period")))
-                .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout")))
-                .handshakeTimeout(duration("handshake-timeout", v.get("handshake-timeout")))
-                .maxConnections(number("max-connections", v.get("max-connections"))).build();
+        DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
+                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos")))
+                .scrubPeriod(v.duration("scrub-period", true))
+                .writeStallTimeout(v.duration("write-stall-timeout", false))
+                .handshakeTimeout(v.duration("handshake-timeout", false))
+                .maxConnections(v.integer("max-connections", 1));
+        String token = v.token();
+        DataNode node = builder.build();
         List<Thread> helpers = new ArrayList<>();
         QosAgent agent = null;
         try {
@@ -136,7 +137,7 @@ public final class DataNodeCommand {
                 helpers.add(watch(node, Path.of(configFile), err));
             }
             if (v.get("control-plane") != null) {
-                agent = startAgent(node, v, err, helpers);
+                agent = startAgent(node, v, token, err, helpers);
             }
             return new Running(node, agent, helpers);
         } catch (IOException | RuntimeException e) {
@@ -155,16 +156,17 @@ public final class DataNodeCommand {
      * every connect and whenever it changes. With the control plane unreachable, the agent starts
      * from its cached snapshot, so the node serves at once.
      */
-    private static QosAgent startAgent(DataNode node, Map<String, String> v, PrintStream err, List<Thread> helpers)
-            throws IOException {
+    private static QosAgent startAgent(DataNode node, CommandLine.Values v, String token, PrintStream err,
+            List<Thread> helpers) throws IOException, CommandLine.UsageException {
         Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
                 : Path.of(v.get("data-dir")).resolve("agent-state");
         QosAgent.Builder builder = QosAgent.builder();
-        if (v.get("node-id") != null) {
-            builder.nodeId(java.util.UUID.fromString(v.get("node-id").strip()));
+        java.util.UUID nodeId = AgentCommand.nodeId(v.get("node-id"));
+        if (nodeId != null) {
+            builder.nodeId(nodeId);
         }
-        QosAgent agent = agent(node, builder.controlPlane(java.net.URI.create(v.get("control-plane")))
-                .token(v.get("token")).stateDir(stateDir), err);
+        QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
+                .token(token).stateDir(stateDir), err);
         agent.start();
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
@@ -266,75 +268,36 @@ public final class DataNodeCommand {
         return t;
     }
 
-    /** The settings, or null for --help. */
-    static Map<String, String> parse(String[] args, Map<String, String> env) {
-        Map<String, String> values = new LinkedHashMap<>();
-        for (Opt o : OPTIONS) {
-            String e = env.get(o.env());
-            values.put(o.name(), e != null && !e.isEmpty() ? e : o.def());
+    /**
+     * The settings by the precedence rule of {@link CommandLine}, checked: a control plane needs a
+     * token, a node id is a UUID, and there is a control plane or a config file.
+     */
+    static CommandLine.Values parse(String[] args, Map<String, String> env) throws CommandLine.UsageException {
+        CommandLine.Values v = OPTIONS.parse(args, env);
+        if (v.help()) {
+            return v;
         }
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                return null;
-            }
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            String name = a.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            if (!values.containsKey(name)) {
-                throw new IllegalArgumentException("unknown option '--" + name + "'");
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new IllegalArgumentException("option '--" + name + "' needs a value");
-                }
-                value = args[++i];
-            }
-            values.put(name, value);
-        }
-        String tokenFile = values.get("token-file");
-        if (values.get("token") == null && tokenFile != null) {
-            try {
-                values.put("token", Files.readString(Path.of(tokenFile)).trim());
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage());
+        if (v.get("control-plane") != null) {
+            AgentCommand.controlPlane(v.get("control-plane"));
+            if (v.token() == null) {
+                throw new CommandLine.UsageException("--control-plane needs --token or --token-file");
             }
         }
-        if (values.get("control-plane") != null && values.get("token") == null) {
-            throw new IllegalArgumentException("--control-plane needs --token or --token-file");
+        AgentCommand.nodeId(v.get("node-id"));
+        if (v.get("control-plane") == null && v.get("config-file") == null) {
+            throw new CommandLine.UsageException("give --control-plane (with a token) or --config-file");
         }
-        String nodeId = values.get("node-id");
-        if (nodeId != null) {
-            try {
-                java.util.UUID.fromString(nodeId.strip());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--node-id is not a UUID: " + nodeId);
-            }
-        }
-        if (values.get("control-plane") == null && values.get("config-file") == null) {
-            throw new IllegalArgumentException("give --control-plane (with a token) or --config-file");
-        }
-        return values;
+        return v;
     }
 
     static void usage(PrintStream out) {
-        out.println("Usage: java -jar weir.jar datanode [options]");
+        out.println("Usage: java -jar weir.jar datanode (--control-plane URL --token-file FILE | --config-file FILE) [options]");
         out.println();
         out.println("Serves the volumes placed on this node over NBD (exports named tenant/volume), every request");
-        out.println("scheduled by Weir's QoS scheduler. Each option may also be set by the environment variable shown.");
+        out.println("scheduled by Weir's QoS scheduler.");
         out.println();
-        for (Opt o : OPTIONS) {
-            out.printf("  --%-22s %s%n", o.name() + " <value>", o.help());
-            out.printf("  %-24s env %s, default: %s%n", "", o.env(), o.def() == null ? "(none)" : o.def());
-        }
-        out.println("  --help                   this text");
+        out.println("Options:");
+        out.print(OPTIONS.help());
     }
 
     static InetSocketAddress address(String hostPort) {
@@ -353,19 +316,4 @@ public final class DataNodeCommand {
         }
     }
 
-    private static int number(String name, String value) {
-        try {
-            return Integer.parseInt(value.strip());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a number: " + value);
-        }
-    }
-
-    private static Duration duration(String name, String value) {
-        try {
-            return Duration.parse(value);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("--" + name + " must be an ISO-8601 duration such as PT30S: " + value);
-        }
-    }
 }

@@ -338,20 +338,13 @@ final class NbdConnection {
     }
 
     private void infoOrGo(int opt, ByteBuffer data) throws IOException {
-        if (data.remaining() < 6) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+        String name = exportNameField(opt, data, 2);
+        if (name == null) {
             return;
         }
-        long nameLen = Integer.toUnsignedLong(data.getInt());
-        if (nameLen > data.remaining() - 2) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
-            return;
-        }
-        String name = string(data, (int) nameLen);
         int requests = Short.toUnsignedInt(data.getShort());
-        if (name == null || data.remaining() != requests * 2) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, name == null ? "export name is not valid UTF-8"
-                    : "information request count does not match the option length");
+        if (data.remaining() != requests * 2) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "information request count does not match the option length");
             return;
         }
         boolean wantName = false;
@@ -402,16 +395,10 @@ final class NbdConnection {
             optionReply(opt, Nbd.REP_ERR_INVALID, "negotiate NBD_OPT_STRUCTURED_REPLY first");
             return;
         }
-        if (data.remaining() < 8) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+        String name = exportNameField(opt, data, 4);
+        if (name == null) {
             return;
         }
-        long nameLen = Integer.toUnsignedLong(data.getInt());
-        if (nameLen > data.remaining() - 4) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
-            return;
-        }
-        String name = string(data, (int) nameLen);
         long count = Integer.toUnsignedLong(data.getInt());
         List<String> queries = new ArrayList<>();
         for (long i = 0; i < count; i++) {
@@ -431,7 +418,7 @@ final class NbdConnection {
             }
             queries.add(q);
         }
-        if (name == null || data.hasRemaining()) {
+        if (data.hasRemaining()) {
             optionReply(opt, Nbd.REP_ERR_INVALID, "option length does not match its contents");
             return;
         }
@@ -516,6 +503,28 @@ final class NbdConnection {
         ByteBuffer b = optionReplyBuffer(opt, type, m.length);
         b.put(m).flip();
         send(b);
+    }
+
+    /**
+     * The one parser of the export name that NBD_OPT_INFO, NBD_OPT_GO and the meta context options
+     * start with: a 32-bit length and that many bytes of UTF-8, with at least {@code after} bytes
+     * of the option left behind it. Answers NBD_REP_ERR_INVALID and returns null if it is not.
+     */
+    private String exportNameField(int opt, ByteBuffer data, int after) {
+        if (data.remaining() < 4 + after) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+            return null;
+        }
+        long nameLen = Integer.toUnsignedLong(data.getInt());
+        if (nameLen > data.remaining() - after) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
+            return null;
+        }
+        String name = string(data, (int) nameLen);
+        if (name == null) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "export name is not valid UTF-8 or longer than 4096 bytes");
+        }
+        return name;
     }
 
     /** Reads {@code len} bytes of strict UTF-8; null if invalid or too long (the position moves on regardless). */

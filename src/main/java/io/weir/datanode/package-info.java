@@ -8,7 +8,11 @@
  *       ({@code DesiredConfig}) through {@code apply} (executor and exports) or {@code applyExports}
  *       (exports, when the embedded agent has applied the executor).</li>
  *   <li>{@link io.weir.datanode.DataNodeCommand}: {@code java -jar weir.jar datanode}; embeds the
- *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}).</li>
+ *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}). Its
+ *       options are parsed by the agent's {@link io.weir.agent.CommandLine} (one precedence rule and
+ *       duration syntax with {@code agent}); the agent's {@link io.weir.agent.AgentListener#applying}
+ *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
+ *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
  *       {@code LinuxFiles}: {@code fallocate} and {@code lseek(SEEK_DATA/SEEK_HOLE)} through JNA.</li>
@@ -63,7 +67,10 @@
  * {@code FLUSH} and {@code FUA} force it. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
  * block, which scrub verifies. Trims are recorded and punched later by gc; zeroes without
  * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
- * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's.
+ * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's. Every use of the files pins
+ * them; a closed volume's descriptors close after the last pin ({@code Volume}). A config is
+ * applied all or nothing, and after the first one the files of volumes it does not name are moved
+ * to {@code orphans/} ({@code DataNode}).
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson and JNA; never on Spring.
  */

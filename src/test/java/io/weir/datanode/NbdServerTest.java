@@ -107,6 +107,14 @@ class NbdServerTest {
             List<OptionReply> list = c.option(Nbd.OPT_LIST_META_CONTEXT, NbdTestClient.metaData("acme/db1"));
             assertThat(list.get(0).type()).isEqualTo(Nbd.REP_META_CONTEXT);
             assertThat(new String(list.get(0).data(), 4, list.get(0).data().length - 4)).isEqualTo("base:allocation");
+            // the export name field of GO and SET_META_CONTEXT is checked alike
+            byte[] badName = {0, 0, 0, 2, (byte) 0xc3, (byte) 0x28, 0, 0, 0, 0};
+            OptionReply badGo = c.option(Nbd.OPT_GO, java.util.Arrays.copyOf(badName, 8)).get(0);
+            OptionReply badMeta = c.option(Nbd.OPT_SET_META_CONTEXT, badName).get(0);
+            assertThat(List.of(badGo, badMeta)).allSatisfy(r -> {
+                assertThat(r.type()).isEqualTo(Nbd.REP_ERR_INVALID);
+                assertThat(r.message()).contains("export name is not valid UTF-8");
+            });
             // an option larger than the server reads is skipped with TOO_BIG
             assertThat(c.option(Nbd.OPT_INFO, new byte[NbdConnection.MAX_OPTION_BYTES + 1]).get(0).type())
                     .isEqualTo(Nbd.REP_ERR_TOO_BIG);
