@@ -57,7 +57,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * directory is touched. They are never deleted by the node: if a later config names the volume
  * again, its files come back with their data; an operator deletes what is not wanted. Before the
  * first config nothing is swept, since a volume not yet known may simply be in a config that has
- * not arrived.
+ * not arrived. A data dir belongs to one node: two nodes sharing one would set aside each other's
+ * files.
  *
  * <h2>Example</h2>
  * <pre>{@code
