@@ -98,8 +98,8 @@ import java.util.random.RandomGenerator;
  *         .stateDir(Path.of("/var/lib/weir/agent"))
  *         .executor(executor)
  *         .listener(new AgentListener() {
- *             public void applied(DesiredConfig config) {
- *                 exports.sync(config.volumes());          // open, resize, close NBD exports
+ *             public void applying(DesiredConfig config) {
+ *                 exports.sync(config.volumes());          // open, resize, close NBD exports; throw to refuse (nack)
  *             }
  *         })
  *         .build();
