@@ -54,7 +54,10 @@ wait_port() { for _ in $(seq 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null
 
 P_ON=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
   --listen 127.0.0.1:$P_ON --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
-P_OFF=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA" \
+# A data dir belongs to one node (each sweeps files its config does not name into orphans/):
+# the QoS-off node gets its own, whose volume file is a link to the same backing file.
+DATA_OFF=$WORK/data-off; mkdir -p "$DATA_OFF"; ln -s "$FILE" "$DATA_OFF/$VOL.img"
+P_OFF=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA_OFF" \
   --listen 127.0.0.1:$P_OFF --workers "$WORKERS" --qos off > "$WORK/off.log" 2>&1 & pids+=($!); PID_OFF=$!
 P_Q=$(port); qemu-nbd -f raw -x bench -b 127.0.0.1 -p $P_Q -t -e 64 "$FILE" > "$WORK/qemu.log" 2>&1 & pids+=($!); PID_Q=$!
 P_K=$(port); nbdkit -f -i 127.0.0.1 -p $P_K file file="$FILE" > "$WORK/nbdkit.log" 2>&1 & pids+=($!); PID_K=$!

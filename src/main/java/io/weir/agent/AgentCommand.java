@@ -5,14 +5,9 @@ import io.weir.scheduler.SchedulerConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -23,15 +18,33 @@ import java.util.concurrent.CountDownLatch;
  * scheduler holds the node's policies exactly as a data node's would, and the control plane sees
  * an ordinary node (connected, acknowledging revisions).
  *
- * <p>Each option may also come from an environment variable (the option wins). {@link #USAGE}
- * lists them; {@code --help} prints it.
+ * <p>Options are parsed by {@link CommandLine} (one precedence rule and one duration syntax with
+ * {@code datanode}); {@link #USAGE} lists them, {@code --help} prints it.
  */
 public final class AgentCommand {
 
     /** Exit status of a usage error. */
     static final int EXIT_USAGE = 2;
 
-    /** The options, their environment variables and defaults, as {@code --help} prints them. */
+    /** The options, their environment variables and defaults. */
+    static final CommandLine OPTIONS = new CommandLine(List.of(
+            new CommandLine.Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL",
+                    "control plane base URL, http(s)://host:port (required)"),
+            new CommandLine.Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token (trimmed)"),
+            new CommandLine.Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN",
+                    "the node token itself (visible in ps; prefer --token-file)"),
+            new CommandLine.Option("node-id", "WEIR_NODE_ID", null, "UUID",
+                    "optional check: the node the token must belong to (the control plane refuses another)"),
+            new CommandLine.Option("state-dir", "WEIR_STATE_DIR", "./weir-agent-state", "DIR", "last-known-good snapshot directory"),
+            new CommandLine.Option("heartbeat-interval", "WEIR_HEARTBEAT_INTERVAL", "10s", "DUR", "time between pings"),
+            new CommandLine.Option("heartbeat-timeout", "WEIR_HEARTBEAT_TIMEOUT", "30s", "DUR", "silence that drops the connection"),
+            new CommandLine.Option("backoff-initial", "WEIR_BACKOFF_INITIAL", "200ms", "DUR", "first reconnect delay's ceiling"),
+            new CommandLine.Option("backoff-max", "WEIR_BACKOFF_MAX", "30s", "DUR", "largest reconnect delay"),
+            new CommandLine.Option("usage-buffer", "WEIR_USAGE_BUFFER", "1h", "DUR",
+                    "oldest unacknowledged usage report kept; older ones are dropped as reported gaps"),
+            new CommandLine.Option("workers", "WEIR_WORKERS", "1", "N", "scheduler worker threads")));
+
+    /** What {@code --help} prints. */
     static final String USAGE = """
             Usage: java -jar weir.jar agent --control-plane URL (--token-file FILE | --token TOKEN) [options]
 
@@ -40,46 +53,8 @@ public final class AgentCommand {
             one in the state directory (applied again at start, before connecting). The node token
             decides the node; the agent learns the node's id from the first config it receives.
 
-            Options (each also read from the environment variable shown; the option wins):
-              --control-plane URL         control plane base URL, http(s)://host:port      WEIR_CONTROL_PLANE
-              --token-file FILE           file holding the node token (trimmed)             WEIR_TOKEN_FILE
-              --token TOKEN               the node token itself (visible in ps; prefer      WEIR_TOKEN
-                                          --token-file)
-              --node-id UUID              optional check: the node the token must belong to WEIR_NODE_ID
-                                          (the control plane refuses another; default: none)
-              --state-dir DIR             last-known-good snapshot directory                WEIR_STATE_DIR
-                                          (default: ./weir-agent-state)
-              --heartbeat-interval DUR    time between pings (default: 10s)                 WEIR_HEARTBEAT_INTERVAL
-              --heartbeat-timeout DUR     silence that drops the connection (default: 30s)  WEIR_HEARTBEAT_TIMEOUT
-              --backoff-initial DUR       first reconnect delay's ceiling (default: 200ms)  WEIR_BACKOFF_INITIAL
-              --backoff-max DUR           largest reconnect delay (default: 30s)            WEIR_BACKOFF_MAX
-              --usage-buffer DUR          oldest unacknowledged usage report kept; older    WEIR_USAGE_BUFFER
-                                          ones are dropped as reported gaps (default: 1h)
-              --workers N                 scheduler worker threads (default: 1)             WEIR_WORKERS
-              --help                      print this and exit
-
-            DUR is a number with a unit, ms, s, m or h (500ms, 10s, 2m), or an ISO-8601 duration (PT10S).
-            """;
-
-    /** Default age bound of the unacknowledged usage reports. */
-    static final Duration USAGE_BUFFER = Duration.ofHours(1);
-
-    /** Option name to environment variable. */
-    private static final Map<String, String> ENV = new LinkedHashMap<>();
-
-    static {
-        ENV.put("--control-plane", "WEIR_CONTROL_PLANE");
-        ENV.put("--node-id", "WEIR_NODE_ID");
-        ENV.put("--token-file", "WEIR_TOKEN_FILE");
-        ENV.put("--token", "WEIR_TOKEN");
-        ENV.put("--state-dir", "WEIR_STATE_DIR");
-        ENV.put("--heartbeat-interval", "WEIR_HEARTBEAT_INTERVAL");
-        ENV.put("--heartbeat-timeout", "WEIR_HEARTBEAT_TIMEOUT");
-        ENV.put("--backoff-initial", "WEIR_BACKOFF_INITIAL");
-        ENV.put("--backoff-max", "WEIR_BACKOFF_MAX");
-        ENV.put("--usage-buffer", "WEIR_USAGE_BUFFER");
-        ENV.put("--workers", "WEIR_WORKERS");
-    }
+            Options:
+            """ + OPTIONS.help();
 
     private AgentCommand() {
     }
@@ -88,13 +63,6 @@ public final class AgentCommand {
     record Options(URI controlPlane, UUID nodeId, String token, Path stateDir, Duration heartbeatInterval,
             Duration heartbeatTimeout, Duration backoffInitial, Duration backoffMax, Duration usageBuffer, int workers,
             boolean help) {
-    }
-
-    /** A command line that cannot be run; its message says why. */
-    static final class UsageException extends Exception {
-        UsageException(String message) {
-            super(message);
-        }
     }
 
     /** Runs the agent until the JVM is stopped (SIGTERM, Ctrl-C). */
@@ -110,7 +78,7 @@ public final class AgentCommand {
         Options options;
         try {
             options = parse(args, env);
-        } catch (UsageException e) {
+        } catch (CommandLine.UsageException e) {
             err.println("weir agent: " + e.getMessage());
             err.println("Run 'java -jar weir.jar agent --help' for the options.");
             return EXIT_USAGE;
@@ -189,141 +157,55 @@ public final class AgentCommand {
                 .build();
     }
 
-    /** Parses {@code args}, falling back on {@code env} for each option missing from them. */
-    static Options parse(String[] args, Map<String, String> env) throws UsageException {
-        Map<String, String> given = new LinkedHashMap<>();
-        boolean help = false;
-        List<String> list = new ArrayList<>(List.of(args));
-        for (int i = 0; i < list.size(); i++) {
-            String arg = list.get(i);
-            if (arg.equals("--help") || arg.equals("-h")) {
-                help = true;
-                continue;
-            }
-            String name = arg;
-            String value = null;
-            int eq = arg.indexOf('=');
-            if (arg.startsWith("--") && eq > 0) {
-                name = arg.substring(0, eq);
-                value = arg.substring(eq + 1);
-            }
-            if (!ENV.containsKey(name)) {
-                throw new UsageException("unknown option '" + arg + "'");
-            }
-            if (value == null) {
-                if (i + 1 >= list.size()) {
-                    throw new UsageException(name + " needs a value");
-                }
-                value = list.get(++i);
-            }
-            if (given.put(name, value) != null) {
-                throw new UsageException(name + " given twice");
-            }
-        }
-        if (help) {
+    /** Parses {@code args} and {@code env} by {@link CommandLine}'s precedence rule. */
+    static Options parse(String[] args, Map<String, String> env) throws CommandLine.UsageException {
+        CommandLine.Values v = OPTIONS.parse(args, env);
+        if (v.help()) {
             return new Options(null, null, null, null, null, null, null, null, null, 0, true);
         }
-        ENV.forEach((option, variable) -> {
-            String fromEnv = env.get(variable);
-            if (!given.containsKey(option) && fromEnv != null && !fromEnv.isBlank()) {
-                given.put(option, fromEnv);
-            }
-        });
-        String url = given.get("--control-plane");
+        return new Options(controlPlane(v.get("control-plane")), nodeId(v.get("node-id")), requiredToken(v),
+                Path.of(v.get("state-dir")).normalize(), v.duration("heartbeat-interval", false), v.duration("heartbeat-timeout", false),
+                v.duration("backoff-initial", false), v.duration("backoff-max", false), v.duration("usage-buffer", false),
+                v.integer("workers", 1), false);
+    }
+
+    /** The control plane URL, checked: http(s) or ws(s), with a host. */
+    public static URI controlPlane(String url) throws CommandLine.UsageException {
         if (url == null) {
-            throw new UsageException("--control-plane is required (or WEIR_CONTROL_PLANE)");
+            throw new CommandLine.UsageException("--control-plane is required (or WEIR_CONTROL_PLANE)");
         }
         URI controlPlane;
         try {
             controlPlane = URI.create(url);
         } catch (IllegalArgumentException e) {
-            throw new UsageException("--control-plane is not a URL: " + url);
+            throw new CommandLine.UsageException("--control-plane is not a URL: " + url);
         }
         if (controlPlane.getScheme() == null || controlPlane.getHost() == null
                 || !List.of("http", "https", "ws", "wss").contains(controlPlane.getScheme())) {
-            throw new UsageException("--control-plane must be an http(s):// URL with a host: " + url);
+            throw new CommandLine.UsageException("--control-plane must be an http(s):// URL with a host: " + url);
         }
-        String id = given.get("--node-id");
-        UUID nodeId = null;
-        if (id != null) {
-            try {
-                nodeId = UUID.fromString(id.strip());
-            } catch (IllegalArgumentException e) {
-                throw new UsageException("--node-id is not a UUID: " + id);
-            }
-        }
-        String token = token(given);
-        return new Options(controlPlane, nodeId, token,
-                Path.of(given.getOrDefault("--state-dir", "weir-agent-state")),
-                duration(given, "--heartbeat-interval", QosAgent.DEFAULT_HEARTBEAT_INTERVAL),
-                duration(given, "--heartbeat-timeout", QosAgent.DEFAULT_HEARTBEAT_TIMEOUT),
-                duration(given, "--backoff-initial", QosAgent.DEFAULT_BACKOFF_INITIAL),
-                duration(given, "--backoff-max", QosAgent.DEFAULT_BACKOFF_MAX),
-                duration(given, "--usage-buffer", USAGE_BUFFER),
-                workers(given.get("--workers")), false);
+        return controlPlane;
     }
 
-    private static String token(Map<String, String> given) throws UsageException {
-        String inline = given.get("--token");
-        String file = given.get("--token-file");
-        if (inline != null && file != null) {
-            throw new UsageException("give either --token or --token-file, not both");
+    /** The optional node id, checked; null if not given. */
+    public static UUID nodeId(String id) throws CommandLine.UsageException {
+        if (id == null) {
+            return null;
         }
-        if (file != null) {
-            try {
-                inline = Files.readString(Path.of(file));
-            } catch (IOException e) {
-                throw new UsageException("cannot read the token file " + file + ": " + e.getMessage());
-            }
+        try {
+            return UUID.fromString(id.strip());
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.UsageException("--node-id is not a UUID: " + id);
         }
-        if (inline == null || inline.isBlank()) {
-            throw new UsageException("a node token is required: --token-file FILE or --token TOKEN"
+    }
+
+    /** The node token by the precedence rule; a usage error if there is none. */
+    public static String requiredToken(CommandLine.Values v) throws CommandLine.UsageException {
+        String token = v.token();
+        if (token == null) {
+            throw new CommandLine.UsageException("a node token is required: --token-file FILE or --token TOKEN"
                     + " (or WEIR_TOKEN_FILE / WEIR_TOKEN)");
         }
-        return inline.strip();
-    }
-
-    private static int workers(String value) throws UsageException {
-        if (value == null) {
-            return 1;
-        }
-        try {
-            int n = Integer.parseInt(value.strip());
-            if (n >= 1) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new UsageException("--workers must be a whole number >= 1: " + value);
-    }
-
-    /** Parses {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT10S}). */
-    static Duration duration(Map<String, String> given, String option, Duration fallback) throws UsageException {
-        String value = given.get(option);
-        if (value == null) {
-            return fallback;
-        }
-        String v = value.strip().toLowerCase(Locale.ROOT);
-        Duration d = null;
-        try {
-            if (v.startsWith("pt") || v.startsWith("p")) {
-                d = Duration.parse(v.toUpperCase(Locale.ROOT));
-            } else if (v.endsWith("ms")) {
-                d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            } else if (v.endsWith("s")) {
-                d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-            } else if (v.endsWith("m")) {
-                d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-            } else if (v.endsWith("h")) {
-                d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-        } catch (NumberFormatException | DateTimeParseException e) {
-            d = null;
-        }
-        if (d == null || d.isNegative() || d.isZero()) {
-            throw new UsageException(option + " must be a positive duration such as 500ms, 10s or 2m: " + value);
-        }
-        return d;
+        return token;
     }
 }

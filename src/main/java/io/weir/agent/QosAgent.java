@@ -46,8 +46,8 @@ import java.util.random.RandomGenerator;
  *     ▼
  *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
  *     │  2. send hello{appliedRevision, configDigest, nodeId if the builder named one}
- *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► save to disk ─► listener.applied ─► ack
- *     │                               (refused by any of the first three: keep the previous config, send nack{reason})
+ *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► listener.applying ─► save to disk ─► listener.applied ─► ack
+ *     │                               (refused by any of the first four: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
  *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
  *     ▼
@@ -125,8 +125,8 @@ import java.util.random.RandomGenerator;
  *         .stateDir(Path.of("/var/lib/weir/agent"))
  *         .executor(executor)
  *         .listener(new AgentListener() {
- *             public void applied(DesiredConfig config) {
- *                 exports.sync(config.volumes());          // open, resize, close NBD exports
+ *             public void applying(DesiredConfig config) {
+ *                 exports.sync(config.volumes());          // open, resize, close NBD exports; throw to refuse (nack)
  *             }
  *         })
  *         .build();
@@ -350,6 +350,7 @@ public final class QosAgent implements AutoCloseable {
 
     /** Event thread: the start-up half before connecting. */
     private void loadCached() throws IOException {
+        SchedulerConfig previousConfig = executor.config();
         StateStore.Loaded loaded = store.load();
         if (loaded.problem() != null) {
             lastError = loaded.problem();
@@ -369,6 +370,12 @@ public final class QosAgent implements AutoCloseable {
         } catch (RuntimeException e) {
             // Saved only after it was applied once, so this means a scheduler that has become stricter.
             lastError = "the cached config (revision " + cached.revision() + ") is no longer valid: " + e.getMessage();
+            LOG.log(Level.WARNING, lastError);
+            return;
+        }
+        String vetoed = applying(cached, previousConfig);
+        if (vetoed != null) {
+            lastError = "the cached config (revision " + cached.revision() + ") was not applied: " + vetoed;
             LOG.log(Level.WARNING, lastError);
             return;
         }
@@ -549,17 +556,20 @@ public final class QosAgent implements AutoCloseable {
             c.send(new AgentMessage.Ack(revision));
             return;
         }
-        SchedulerConfig translated;
+        SchedulerConfig previousConfig = executor.config();
+        String reason;
         try {
             if (expectedNodeId != null && !expectedNodeId.equals(config.nodeId())) {
                 throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node "
                         + expectedNodeId);
             }
             check.accept(config);
-            translated = ConfigTranslator.translate(config);
-            executor.reconfigure(translated);
+            executor.reconfigure(ConfigTranslator.translate(config));
+            reason = applying(config, previousConfig);
         } catch (RuntimeException e) {
-            String reason = e.getMessage() == null ? e.toString() : e.getMessage();
+            reason = e.getMessage() == null ? e.toString() : e.getMessage();
+        }
+        if (reason != null) {
             lastError = "refused revision " + revision + ": " + reason;
             LOG.log(Level.WARNING, lastError);
             c.send(new AgentMessage.Nack(revision, reason));
@@ -583,6 +593,24 @@ public final class QosAgent implements AutoCloseable {
         }
         notifyApplied(config);
         c.send(new AgentMessage.Ack(revision));
+    }
+
+    /**
+     * Lets the listener veto a snapshot that is in force in the executor; on a veto, puts the
+     * executor back on {@code previous} and returns the reason, else null.
+     */
+    private String applying(DesiredConfig config, SchedulerConfig previous) {
+        try {
+            listener.applying(config);
+            return null;
+        } catch (RuntimeException e) {
+            try {
+                executor.reconfigure(previous);
+            } catch (RuntimeException again) {
+                LOG.log(Level.ERROR, "cannot restore the previous scheduler config", again);
+            }
+            return e.getMessage() == null ? e.toString() : e.getMessage();
+        }
     }
 
     private void notifyApplied(DesiredConfig config) {

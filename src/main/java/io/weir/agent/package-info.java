@@ -6,12 +6,15 @@
  * reporting interval (part of the pushed config) a numbered report of what the scheduler did,
  * kept until acknowledged and sent again after a reconnect.
  *
- * <p>{@link io.weir.agent.QosAgent} is the whole public API (its class comment is the manual);
- * {@link io.weir.agent.AgentListener} hears what it does; {@link io.weir.agent.AgentCommand} runs
- * one standalone ({@code java -jar weir.jar agent}). {@link io.weir.agent.UsageReporter} makes
- * the numbered usage reports from the scheduler's statistics and buffers them until acknowledged
- * (bounded; what overflows becomes a gap the next reports announce); {@code UsageSequences}
- * numbers them so that a restarted agent never reuses a number. {@link io.weir.agent.ConfigTranslator} is
+ * <p>{@link io.weir.agent.QosAgent} is the agent's API (its class comment is the manual);
+ * {@link io.weir.agent.AgentListener} hears what it does and may veto a snapshot before it is
+ * acknowledged ({@code applying}); {@link io.weir.agent.AgentCommand} runs one standalone
+ * ({@code java -jar weir.jar agent}); {@link io.weir.agent.CommandLine} is the option parser of
+ * the node commands ({@code agent} and {@code datanode}: one precedence rule, one duration
+ * syntax). {@link io.weir.agent.UsageReporter} makes the numbered usage reports from the
+ * scheduler's statistics and buffers them until acknowledged (bounded; what overflows becomes a
+ * gap the next reports announce); {@code UsageSequences} numbers them so that a restarted agent
+ * never reuses a number. {@link io.weir.agent.ConfigTranslator} is
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.
  *

@@ -145,14 +145,22 @@ final class BackgroundTasks implements AutoCloseable {
             from = scrubBlock;
             scrubBlock += Volume.SCRUB_STEP_BLOCKS;
         }
-        v.scrub(from, from + Volume.SCRUB_STEP_BLOCKS);
+        try {
+            v.scrub(from, from + Volume.SCRUB_STEP_BLOCKS);
+        } catch (VolumeClosedException e) {
+            // removed meanwhile: the next step moves on
+        }
         return true;
     }
 
     private boolean gcStep() throws Exception {
         for (Volume v : volumes.get()) {
             if (v.pendingTrimBytes() > 0) {
-                v.gcStep();
+                try {
+                    v.gcStep();
+                } catch (VolumeClosedException e) {
+                    continue; // removed meanwhile: its trims go with its files
+                }
                 return true;
             }
         }
@@ -164,7 +172,11 @@ final class BackgroundTasks implements AutoCloseable {
         for (Volume v : volumes.get()) {
             long d = v.dirtyBytes.get();
             if (d > 0 && v.isOpen()) {
-                v.flush();
+                try {
+                    v.flush();
+                } catch (VolumeClosedException e) {
+                    continue; // closed meanwhile: closing flushed it
+                }
                 return true;
             }
         }

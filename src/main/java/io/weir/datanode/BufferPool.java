@@ -14,6 +14,10 @@ import java.nio.ByteOrder;
  * bytes (and at least {@link #MIN_POOLED_PER_CLASS} buffers); buffers past that are left to the
  * garbage collector.
  *
+ * <p>Above the largest power-of-two class there is one more class, {@link #JUMBO_BYTES}: the
+ * largest payload plus {@link #HEADROOM} bytes, so that a reply header and a maximum-size read
+ * fit in one buffer (a power-of-two class for them would be 64 MiB, half of it never used).
+ *
  * <h2>Thread safety</h2>
  * Safe for any number of threads: each class is a small stack behind its own monitor, held only
  * for a push or a pop.
@@ -22,32 +26,39 @@ final class BufferPool {
 
     /** Smallest class: 2^6 = 64 bytes, enough for any reply header. */
     static final int MIN_SHIFT = 6;
-    /** Largest class: 2^25 = 32 MiB, the largest request payload this server accepts. */
+    /** Largest power-of-two class: 2^25 = 32 MiB, the largest request payload this server accepts. */
     static final int MAX_SHIFT = 25;
+    /** Room for a reply header in front of a largest payload (a structured read's is 28 bytes). */
+    static final int HEADROOM = 64;
+    /** Capacity of the one class above {@code 2^MAX_SHIFT}, and the largest buffer the pool gives. */
+    static final int JUMBO_BYTES = (1 << MAX_SHIFT) + HEADROOM;
+    /** Index of the jumbo class. */
+    private static final int JUMBO = MAX_SHIFT + 1;
     /** Bytes each class may keep for reuse. */
     static final long MAX_POOLED_BYTES_PER_CLASS = 16L << 20;
     /** Buffers each class may keep even where that exceeds the byte cap. */
     static final int MIN_POOLED_PER_CLASS = 4;
 
-    private final Stack[] classes = new Stack[MAX_SHIFT + 1];
+    private final Stack[] classes = new Stack[JUMBO + 1];
 
     BufferPool() {
         for (int s = MIN_SHIFT; s <= MAX_SHIFT; s++) {
             int cap = (int) Math.max(MIN_POOLED_PER_CLASS, Math.min(4096, MAX_POOLED_BYTES_PER_CLASS >> s));
             classes[s] = new Stack(cap);
         }
+        classes[JUMBO] = new Stack(MIN_POOLED_PER_CLASS);
     }
 
     /**
      * A big-endian direct buffer with position 0 and limit {@code size}.
      *
-     * @throws IllegalArgumentException if {@code size} exceeds the largest class
+     * @throws IllegalArgumentException if {@code size} exceeds {@link #JUMBO_BYTES}
      */
     ByteBuffer acquire(int size) {
         int shift = shiftFor(size);
         ByteBuffer b = classes[shift].pop();
         if (b == null) {
-            b = ByteBuffer.allocateDirect(1 << shift).order(ByteOrder.BIG_ENDIAN);
+            b = ByteBuffer.allocateDirect(shift == JUMBO ? JUMBO_BYTES : 1 << shift).order(ByteOrder.BIG_ENDIAN);
         }
         b.clear().limit(size);
         return b;
@@ -56,6 +67,10 @@ final class BufferPool {
     /** Returns a buffer obtained from {@link #acquire}; the caller must not touch it afterwards. */
     void release(ByteBuffer b) {
         int cap = b.capacity();
+        if (cap == JUMBO_BYTES) {
+            classes[JUMBO].push(b);
+            return;
+        }
         if (Integer.bitCount(cap) != 1) {
             return; // not one of ours (a slice); let the GC have it
         }
@@ -65,9 +80,13 @@ final class BufferPool {
         }
     }
 
+    /** The class of {@code size}: its power of two, or {@link #JUMBO}. */
     static int shiftFor(int size) {
-        if (size < 0 || size > (1 << MAX_SHIFT)) {
+        if (size < 0 || size > JUMBO_BYTES) {
             throw new IllegalArgumentException("buffer size out of range: " + size);
+        }
+        if (size > (1 << MAX_SHIFT)) {
+            return JUMBO;
         }
         int shift = size <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(size - 1);
         return Math.max(MIN_SHIFT, shift);

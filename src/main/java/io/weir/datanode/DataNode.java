@@ -35,10 +35,30 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *   <li>a volume that grew is extended (data kept); new connections see the new size, open ones
  *       keep the size they negotiated; a shrink is refused ({@link IllegalArgumentException});</li>
  *   <li>a removed volume's export disappears at once, its open connections answer what is in
- *       flight and close, and only then are its files deleted.</li>
+ *       flight and close, and only then are its files deleted. A volume that comes back (same id)
+ *       while its connections still drain is taken back with its files and data: new connections
+ *       are served at once, and its files are not deleted.</li>
  * </ul>
  * Weights, limits, reservations and task shares take effect at once through the executor; open
  * connections stay up.
+ *
+ * <h2>All or nothing</h2>
+ * A config is applied in two steps. First everything that can fail and that no client sees: new
+ * volumes' files are created, grown volumes' files are extended on disk. If that fails, the files
+ * this call created are removed, {@link #apply} puts the executor back on the previous config, and
+ * the exception is thrown: clients, the scheduler and {@link #revision()} still see the previous
+ * config. Then the step that cannot fail: sizes, names and the export table change at once.
+ *
+ * <h2>Files no config names</h2>
+ * After the first config a node applies (cached, from a file or pushed), and only then, the data
+ * dir is swept once: files named {@code <uuid>.img} or {@code <uuid>.crc} of volumes that this
+ * config does not name (a volume deleted while the node was down, or a crash while one drained)
+ * are moved to {@value #QUARANTINE_DIR}/ beside them, with a warning each; nothing else in the
+ * directory is touched. They are never deleted by the node: if a later config names the volume
+ * again, its files come back with their data; an operator deletes what is not wanted. Before the
+ * first config nothing is swept, since a volume not yet known may simply be in a config that has
+ * not arrived. A data dir belongs to one node: two nodes sharing one would set aside each other's
+ * files.
  *
  * <h2>Example</h2>
  * <pre>{@code
@@ -56,6 +76,9 @@ public final class DataNode implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(DataNode.class.getName());
 
+    /** Subdirectory of the data dir where files of volumes that no applied config names are set aside. */
+    public static final String QUARANTINE_DIR = "orphans";
+
     private final Path dataDir;
     private final QosExecutor executor;
     private final boolean ownsExecutor;
@@ -69,6 +92,8 @@ public final class DataNode implements AutoCloseable {
     private volatile Map<String, Volume> byName = Map.of();
     private final List<Volume> removing = new CopyOnWriteArrayList<>();
     private volatile long revision;
+    /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
+    private boolean swept;
 
     private DataNode(Builder b) throws IOException {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
@@ -88,7 +113,8 @@ public final class DataNode implements AutoCloseable {
                 return byName.values();
             }
         };
-        NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos());
+        NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos(),
+                b.handshakeTimeout.toNanos(), b.maxConnections);
         this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
         try {
             this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
@@ -129,8 +155,14 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void apply(DesiredConfig config) throws IOException {
         check(config);
+        SchedulerConfig previous = executor.config();
         executor.reconfigure(SchedulerConfigs.from(config));
-        applyExports(config);
+        try {
+            applyExports(config);
+        } catch (IOException | RuntimeException e) {
+            executor.reconfigure(previous);
+            throw e;
+        }
     }
 
     /**
@@ -141,23 +173,52 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
+        Map<String, Volume> current = byId;
+        // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
         Map<String, Volume> nextById = new HashMap<>();
         Map<String, Volume> nextByName = new HashMap<>();
-        Map<String, Volume> current = byId;
-        for (VolumeConfig vc : config.volumes()) {
-            String id = vc.id().toString();
-            String name = tenants.get(vc.tenantId()) + "/" + vc.name();
-            Volume v = current.get(id);
-            if (v == null) {
-                v = Volume.create(dataDir, id, name, vc.sizeBytes());
-            } else {
-                if (vc.sizeBytes() > v.size()) {
-                    v.resize(vc.sizeBytes());
+        List<Volume> madeHere = new ArrayList<>();
+        try {
+            for (VolumeConfig vc : config.volumes()) {
+                String id = vc.id().toString();
+                String name = tenants.get(vc.tenantId()) + "/" + vc.name();
+                Volume v = current.get(id);
+                if (v == null) {
+                    v = draining(id); // back while its connections drain: the same files, the same Volume
                 }
-                v.exportName = name;
+                if (v == null) {
+                    boolean existed = unquarantine(id);
+                    v = Volume.create(dataDir, id, name, vc.sizeBytes());
+                    if (!existed) {
+                        madeHere.add(v);
+                    }
+                } else if (vc.sizeBytes() > v.size()) {
+                    v.growFile(vc.sizeBytes());
+                }
+                nextById.put(id, v);
+                nextByName.put(name, v);
             }
-            nextById.put(id, v);
-            nextByName.put(name, v);
+        } catch (IOException | RuntimeException e) {
+            for (Volume v : madeHere) {
+                try {
+                    v.delete();
+                } catch (UncheckedIOException again) {
+                    LOG.log(Level.WARNING, "removing " + v.dataFile() + " of a config not applied: " + again.getMessage());
+                }
+            }
+            throw e;
+        }
+        // 2. commit: cannot fail
+        for (VolumeConfig vc : config.volumes()) {
+            Volume v = nextById.get(vc.id().toString());
+            if (vc.sizeBytes() > v.size()) {
+                v.commitSize(vc.sizeBytes());
+            }
+            v.exportName = tenants.get(vc.tenantId()) + "/" + vc.name();
+            if (v.removed) {
+                removing.remove(v);
+                v.removed = false;
+            }
         }
         List<Volume> gone = new ArrayList<>();
         for (Volume v : current.values()) {
@@ -174,6 +235,70 @@ public final class DataNode implements AutoCloseable {
             server.closeGracefully(new ArrayList<>(v.clients));
         }
         reapRemoved();
+        if (!swept) {
+            swept = true;
+            sweepOrphans();
+        }
+    }
+
+    /**
+     * Sets aside the files in the data dir of volumes that the config just applied does not name
+     * (see "Files no config names"): moves them to {@link #QUARANTINE_DIR}, with a log line each.
+     * Caller holds {@code this}.
+     */
+    private void sweepOrphans() {
+        Path quarantine = dataDir.resolve(QUARANTINE_DIR);
+        try (java.util.stream.Stream<Path> files = Files.list(dataDir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                String id = volumeIdOf(f.getFileName().toString());
+                if (id == null || byId.containsKey(id) || draining(id) != null || !Files.isRegularFile(f)) {
+                    continue;
+                }
+                Files.createDirectories(quarantine);
+                Files.move(f, quarantine.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                LOG.log(Level.WARNING, "{0} belongs to volume {1}, which the config in force (revision {2}) does not name:"
+                        + " moved to {3} (it comes back if the volume does; delete it there once it is not wanted)",
+                        f.getFileName(), id, revision, quarantine);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(Level.WARNING, "sweeping the data dir for files of unknown volumes: " + e);
+        }
+    }
+
+    /** The volume id of a volume file name ({@code <uuid>.img} or {@code <uuid>.crc}), else null. */
+    private static String volumeIdOf(String fileName) {
+        if (!fileName.endsWith(".img") && !fileName.endsWith(".crc")) {
+            return null;
+        }
+        String id = fileName.substring(0, fileName.length() - 4);
+        try {
+            return UUID.fromString(id).toString().equals(id) ? id : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Moves volume {@code id}'s files back from {@link #QUARANTINE_DIR} if they were set aside and
+     * none are in the data dir; true if its data file exists in the data dir afterwards.
+     */
+    private boolean unquarantine(String id) throws IOException {
+        Path img = dataDir.resolve(id + ".img");
+        if (Files.exists(img)) {
+            return true;
+        }
+        Path quarantine = dataDir.resolve(QUARANTINE_DIR);
+        if (!Files.exists(quarantine.resolve(id + ".img"))) {
+            return false;
+        }
+        for (String ext : new String[] {".img", ".crc"}) {
+            Path q = quarantine.resolve(id + ext);
+            if (Files.exists(q)) {
+                Files.move(q, dataDir.resolve(id + ext));
+            }
+        }
+        LOG.log(Level.INFO, "volume {0} is configured again: its files are back from {1}", id, quarantine);
+        return true;
     }
 
     /**
@@ -207,6 +332,9 @@ public final class DataNode implements AutoCloseable {
                 throw new IllegalArgumentException("two volumes are exported as '" + name + "'");
             }
             Volume v = current.get(vc.id().toString());
+            if (v == null) {
+                v = draining(vc.id().toString());
+            }
             if (v != null && vc.sizeBytes() < v.size()) {
                 throw new IllegalArgumentException("volume " + name + " cannot shrink from " + v.size() + " to "
                         + vc.sizeBytes() + " bytes");
@@ -215,8 +343,21 @@ public final class DataNode implements AutoCloseable {
         return tenants;
     }
 
-    /** Deletes the files of removed volumes whose last connection has closed. */
-    private void reapRemoved() {
+    /** The removed volume {@code id} whose connections are still closing, or null. */
+    private Volume draining(String id) {
+        for (Volume v : removing) {
+            if (v.id.equals(id)) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Deletes the files of removed volumes whose last connection has closed. Synchronized with
+     * {@link #applyExports}, which may take a draining volume back.
+     */
+    private synchronized void reapRemoved() {
         for (Volume v : removing) {
             if (v.clients.isEmpty()) {
                 removing.remove(v);
@@ -237,6 +378,11 @@ public final class DataNode implements AutoCloseable {
     /** The revision of the config applied last (0 before any). */
     public long revision() {
         return revision;
+    }
+
+    /** The NBD server (tests reach its selector thread through it). */
+    NbdServer server() {
+        return server;
     }
 
     /** The address the NBD server listens on. */
@@ -289,6 +435,19 @@ public final class DataNode implements AutoCloseable {
     }
 
     /**
+     * The first half of an orderly stop: refuses new clients (the listening socket is closed), lets
+     * every open connection answer what it has in flight and close, and waits up to
+     * {@code timeout} for that. Exports, the executor and the files stay as they are; call
+     * {@link #close} after.
+     *
+     * @return true if every connection closed in time (the rest are cut by {@link #close})
+     */
+    public boolean drain(Duration timeout) throws InterruptedException {
+        server.stopAccepting();
+        return server.drain(timeout.toNanos());
+    }
+
+    /**
      * Stops serving: closes the listener and every connection, stops the background tasks, drains
      * and stops the executor (if the node created it) and flushes and closes the volumes.
      */
@@ -326,6 +485,8 @@ public final class DataNode implements AutoCloseable {
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
+        private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
+        private int maxConnections = NbdServer.Limits.defaults().maxConnections();
 
         private Builder() {
         }
@@ -366,6 +527,27 @@ public final class DataNode implements AutoCloseable {
         /** How long a client may leave its replies unread before it is disconnected. Default 30 s. */
         public Builder writeStallTimeout(Duration timeout) {
             this.writeStallTimeout = Objects.requireNonNull(timeout);
+            return this;
+        }
+
+        /**
+         * How long a client may take from connecting to entering transmission (NBD_OPT_GO or
+         * NBD_OPT_EXPORT_NAME) before it is disconnected. Default 30 s.
+         */
+        public Builder handshakeTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("handshakeTimeout must be positive");
+            }
+            this.handshakeTimeout = timeout;
+            return this;
+        }
+
+        /** Open connections (in handshake or transmission) beyond which new ones are refused. Default 1024. */
+        public Builder maxConnections(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxConnections must be >= 1");
+            }
+            this.maxConnections = n;
             return this;
         }
 

@@ -1,17 +1,23 @@
 package io.weir.datanode;
 
+import io.weir.agent.AgentCommand;
 import io.weir.agent.AgentListener;
+import io.weir.agent.CommandLine;
+import io.weir.agent.CommandLine.Option;
 import io.weir.agent.QosAgent;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import tools.jackson.databind.json.JsonMapper;
@@ -19,34 +25,37 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code java -jar weir.jar datanode [options]}: runs a {@link DataNode} until stopped.
  *
- * <p>Every option can also be given as an environment variable (for containers); the option wins.
- * Run with {@code --help} for the list and the defaults.
+ * <p>Options are parsed by the agent's {@link CommandLine}, with the same precedence (option,
+ * environment variable, token file, default) and duration syntax ({@code 500ms}, {@code 30s},
+ * {@code PT30S}) as {@code agent}. Run with {@code --help} for the list and the defaults.
  */
 public final class DataNodeCommand {
 
-    /** Option name, environment variable, default, help. */
-    private record Opt(String name, String env, String def, String help) {
-    }
-
-    private static final Opt[] OPTIONS = {
-        new Opt("control-plane", "WEIR_CONTROL_PLANE", null, "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
-        new Opt("token", "WEIR_TOKEN", null, "node token for the control plane"),
-        new Opt("token-file", "WEIR_TOKEN_FILE", null, "file holding the node token (instead of --token)"),
-        new Opt("node-id", "WEIR_NODE_ID", null,
+    /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
+    static final CommandLine OPTIONS = new CommandLine(List.of(
+        new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
+        new Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN", "node token for the control plane (visible in ps; prefer --token-file)"),
+        new Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token"),
+        new Option("node-id", "WEIR_NODE_ID", null, "UUID",
                 "optional check: the node the token must belong to (the token alone decides the node)"),
-        new Opt("state-dir", "WEIR_STATE_DIR", null,
-                "where the agent keeps the last applied config (default: <data-dir>/agent-state)"),
-        new Opt("data-dir", "WEIR_DATA_DIR", "./weir-data", "directory of the volume files"),
-        new Opt("listen", "WEIR_LISTEN", "127.0.0.1:10809", "NBD listen address host:port (port 0: any free port)"),
-        new Opt("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()),
+        new Option("state-dir", "WEIR_STATE_DIR", null, "DIR",
+                "where the agent keeps the last applied config (none: <data-dir>/agent-state)"),
+        new Option("data-dir", "WEIR_DATA_DIR", "./weir-data", "DIR", "directory of the volume files"),
+        new Option("listen", "WEIR_LISTEN", "127.0.0.1:10809", "HOST:PORT", "NBD listen address (port 0: any free port)"),
+        new Option("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()), "N",
                 "scheduler worker threads (default: available processors)"),
-        new Opt("config-file", "WEIR_CONFIG_FILE", null,
+        new Option("config-file", "WEIR_CONFIG_FILE", null, "FILE",
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
-        new Opt("scrub-period", "WEIR_SCRUB_PERIOD", "PT1H", "how often a scrub pass starts (ISO-8601 duration; PT0S: continuously)"),
-        new Opt("qos", "WEIR_QOS", "on", "on, or off: requests bypass the scheduler (for measuring what QoS costs)"),
-        new Opt("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "PT30S",
-                "disconnect a client that leaves its replies unread this long (ISO-8601 duration)"),
-    };
+        new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
+        new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
+        new Option("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "30s", "DUR",
+                "disconnect a client that leaves its replies unread this long"),
+        new Option("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "30s", "DUR",
+                "disconnect a client that has not finished its NBD handshake this long after connecting"),
+        new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
+                "open NBD connections beyond which new ones are refused (closed before the greeting)"),
+        new Option("drain-timeout", "WEIR_DRAIN_TIMEOUT", "30s", "DUR",
+                "on stop, how long open connections may take to answer what they have in flight")));
 
     private DataNodeCommand() {
     }
@@ -60,23 +69,26 @@ public final class DataNodeCommand {
 
     /** Parses, starts and (unless it fails) blocks until the JVM stops. Returns an exit code. */
     static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
-        Map<String, String> values;
+        CommandLine.Values values;
+        Duration drain;
         try {
             values = parse(args, env);
-        } catch (IllegalArgumentException e) {
+            drain = values.help() ? null : values.duration("drain-timeout", false);
+        } catch (CommandLine.UsageException e) {
             err.println("weir datanode: " + e.getMessage());
             err.println("Try 'weir datanode --help'.");
             return 2;
         }
-        if (values == null) {
+        if (values.help()) {
             usage(out);
             return 0;
         }
         try {
-            DataNode node = start(values, err);
+            Running running = start(values, err);
+            DataNode node = running.node();
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                node.close();
+                running.stop(drain, err);
                 stop.countDown();
             }, "weir-datanode-shutdown"));
             out.println("weir datanode: serving NBD on " + node.listenAddress().getHostString() + ":"
@@ -84,7 +96,7 @@ public final class DataNodeCommand {
             out.flush();
             stop.await();
             return 0;
-        } catch (IllegalArgumentException e) {
+        } catch (CommandLine.UsageException | IllegalArgumentException e) {
             err.println("weir datanode: " + e.getMessage());
             return 2;
         } catch (IOException e) {
@@ -96,26 +108,43 @@ public final class DataNodeCommand {
         }
     }
 
-    static DataNode start(Map<String, String> v, PrintStream err) throws IOException {
-        int workers;
-        try {
-            workers = Integer.parseInt(v.get("workers"));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--workers must be a number: " + v.get("workers"));
+    /** A started node, its agent (or null) and the command's helper threads (config file, status). */
+    record Running(DataNode node, QosAgent agent, List<Thread> helpers) {
+        /** Stops the helpers, then {@link DataNodeCommand#stop} (the one orderly stop). */
+        void stop(Duration drainTimeout, PrintStream err) {
+            helpers.forEach(Thread::interrupt);
+            DataNodeCommand.stop(node, agent, drainTimeout, err);
         }
-        DataNode node = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(workers).qos(!"off".equals(v.get("qos"))).scrubPeriod(duration("scrub-period", v.get("scrub-period")))
-                .writeStallTimeout(duration("write-stall-timeout", v.get("write-stall-timeout"))).build();
+    }
+
+    static Running start(CommandLine.Values v, PrintStream err) throws IOException, CommandLine.UsageException {
+        if (!List.of("on", "off").contains(v.get("qos"))) {
+            throw new CommandLine.UsageException("--qos must be on or off: " + v.get("qos"));
+        }
+        DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
+                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos")))
+                .scrubPeriod(v.duration("scrub-period", true))
+                .writeStallTimeout(v.duration("write-stall-timeout", false))
+                .handshakeTimeout(v.duration("handshake-timeout", false))
+                .maxConnections(v.integer("max-connections", 1));
+        String token = v.token();
+        DataNode node = builder.build();
+        List<Thread> helpers = new ArrayList<>();
+        QosAgent agent = null;
         try {
             String configFile = v.get("config-file");
             if (configFile != null) {
-                watch(node, Path.of(configFile), err);
+                helpers.add(watch(node, Path.of(configFile), err));
             }
             if (v.get("control-plane") != null) {
-                startAgent(node, v, err);
+                agent = startAgent(node, v, token, err, helpers);
             }
-            return node;
+            return new Running(node, agent, helpers);
         } catch (IOException | RuntimeException e) {
+            helpers.forEach(Thread::interrupt);
+            if (agent != null) {
+                agent.close();
+            }
             node.close();
             throw e;
         }
@@ -127,26 +156,17 @@ public final class DataNodeCommand {
      * every connect and whenever it changes. With the control plane unreachable, the agent starts
      * from its cached snapshot, so the node serves at once.
      */
-    private static void startAgent(DataNode node, Map<String, String> v, PrintStream err) throws IOException {
+    private static QosAgent startAgent(DataNode node, CommandLine.Values v, String token, PrintStream err,
+            List<Thread> helpers) throws IOException, CommandLine.UsageException {
         Path stateDir = v.get("state-dir") != null ? Path.of(v.get("state-dir"))
                 : Path.of(v.get("data-dir")).resolve("agent-state");
-        java.util.function.Supplier<AgentMessage.NodeStatus> status = () -> status(node);
         QosAgent.Builder builder = QosAgent.builder();
-        if (v.get("node-id") != null) {
-            builder.nodeId(java.util.UUID.fromString(v.get("node-id").strip()));
+        java.util.UUID nodeId = AgentCommand.nodeId(v.get("node-id"));
+        if (nodeId != null) {
+            builder.nodeId(nodeId);
         }
-        QosAgent agent = builder.controlPlane(java.net.URI.create(v.get("control-plane")))
-                .token(v.get("token")).stateDir(stateDir)
-                .executor(node.executor()).check(node::validate).status(status).listener(new AgentListener() {
-                    @Override
-                    public void applied(DesiredConfig config) {
-                        try {
-                            node.applyExports(config);
-                        } catch (IOException | RuntimeException e) {
-                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
-                        }
-                    }
-                }).build();
+        QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
+                .token(token).stateDir(stateDir), err);
         agent.start();
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
@@ -167,7 +187,53 @@ public final class DataNodeCommand {
         }, "weir-status");
         reporter.setDaemon(true);
         reporter.start();
-        Runtime.getRuntime().addShutdownHook(new Thread(agent::close, "weir-agent-shutdown"));
+        helpers.add(reporter);
+        return agent;
+    }
+
+    /**
+     * Wires an agent to the node (not started): the agent applies each snapshot to the node's
+     * executor, the node checks it first ({@link DataNode#validate}) and applies its exports
+     * ({@link AgentListener#applying}: exports that cannot be applied refuse the snapshot, which
+     * the agent then nacks with the reason, and the previous one stays in force), and the agent
+     * sends the node's status on every connect. {@code builder} brings the control
+     * plane, the token and the state directory.
+     */
+    static QosAgent agent(DataNode node, QosAgent.Builder builder, PrintStream err) {
+        return builder.executor(node.executor()).check(node::validate).status(() -> status(node))
+                .listener(new AgentListener() {
+                    @Override
+                    public void applying(DesiredConfig config) {
+                        try {
+                            node.applyExports(config);
+                        } catch (IOException | RuntimeException e) {
+                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
+                            throw e instanceof RuntimeException r ? r : new UncheckedIOException("exports not applied: " + e, (IOException) e);
+                        }
+                    }
+                }).build();
+    }
+
+    /**
+     * The one orderly stop of a data node and its agent (null without one), in this order: new
+     * clients are refused and open connections answer what they have in flight and close (up to
+     * {@code drainTimeout}; the rest are cut); then the agent closes its connection to the control
+     * plane (no config is applied to a node being stopped); then the node stops its threads and
+     * flushes and closes its files.
+     */
+    static void stop(DataNode node, QosAgent agent, Duration drainTimeout, PrintStream err) {
+        try {
+            if (!node.drain(drainTimeout)) {
+                err.println("weir datanode: " + node.connectionCount() + " connections still open after " + drainTimeout
+                        + "; closing them");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (agent != null) {
+            agent.close();
+        }
+        node.close();
     }
 
     static AgentMessage.NodeStatus status(DataNode node) {
@@ -177,7 +243,7 @@ public final class DataNodeCommand {
     }
 
     /** Applies the config file now and again whenever its modification time changes. */
-    private static void watch(DataNode node, Path file, PrintStream err) throws IOException {
+    private static Thread watch(DataNode node, Path file, PrintStream err) throws IOException {
         JsonMapper json = JsonMapper.builder().build();
         node.apply(json.readValue(file.toFile(), DesiredConfig.class));
         FileTime[] seen = {Files.getLastModifiedTime(file)};
@@ -199,77 +265,39 @@ public final class DataNodeCommand {
         }, "weir-config-file");
         t.setDaemon(true);
         t.start();
+        return t;
     }
 
-    /** The settings, or null for --help. */
-    static Map<String, String> parse(String[] args, Map<String, String> env) {
-        Map<String, String> values = new LinkedHashMap<>();
-        for (Opt o : OPTIONS) {
-            String e = env.get(o.env());
-            values.put(o.name(), e != null && !e.isEmpty() ? e : o.def());
+    /**
+     * The settings by the precedence rule of {@link CommandLine}, checked: a control plane needs a
+     * token, a node id is a UUID, and there is a control plane or a config file.
+     */
+    static CommandLine.Values parse(String[] args, Map<String, String> env) throws CommandLine.UsageException {
+        CommandLine.Values v = OPTIONS.parse(args, env);
+        if (v.help()) {
+            return v;
         }
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("--help") || a.equals("-h")) {
-                return null;
-            }
-            if (!a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            String name = a.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            if (!values.containsKey(name)) {
-                throw new IllegalArgumentException("unknown option '--" + name + "'");
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new IllegalArgumentException("option '--" + name + "' needs a value");
-                }
-                value = args[++i];
-            }
-            values.put(name, value);
-        }
-        String tokenFile = values.get("token-file");
-        if (values.get("token") == null && tokenFile != null) {
-            try {
-                values.put("token", Files.readString(Path.of(tokenFile)).trim());
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read --token-file " + tokenFile + ": " + e.getMessage());
+        if (v.get("control-plane") != null) {
+            AgentCommand.controlPlane(v.get("control-plane"));
+            if (v.token() == null) {
+                throw new CommandLine.UsageException("--control-plane needs --token or --token-file");
             }
         }
-        if (values.get("control-plane") != null && values.get("token") == null) {
-            throw new IllegalArgumentException("--control-plane needs --token or --token-file");
+        AgentCommand.nodeId(v.get("node-id"));
+        if (v.get("control-plane") == null && v.get("config-file") == null) {
+            throw new CommandLine.UsageException("give --control-plane (with a token) or --config-file");
         }
-        String nodeId = values.get("node-id");
-        if (nodeId != null) {
-            try {
-                java.util.UUID.fromString(nodeId.strip());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--node-id is not a UUID: " + nodeId);
-            }
-        }
-        if (values.get("control-plane") == null && values.get("config-file") == null) {
-            throw new IllegalArgumentException("give --control-plane (with a token) or --config-file");
-        }
-        return values;
+        return v;
     }
 
     static void usage(PrintStream out) {
-        out.println("Usage: java -jar weir.jar datanode [options]");
+        out.println("Usage: java -jar weir.jar datanode (--control-plane URL --token-file FILE | --config-file FILE) [options]");
         out.println();
         out.println("Serves the volumes placed on this node over NBD (exports named tenant/volume), every request");
-        out.println("scheduled by Weir's QoS scheduler. Each option may also be set by the environment variable shown.");
+        out.println("scheduled by Weir's QoS scheduler.");
         out.println();
-        for (Opt o : OPTIONS) {
-            out.printf("  --%-22s %s%n", o.name() + " <value>", o.help());
-            out.printf("  %-24s env %s, default: %s%n", "", o.env(), o.def() == null ? "(none)" : o.def());
-        }
-        out.println("  --help                   this text");
+        out.println("Options:");
+        out.print(OPTIONS.help());
     }
 
     static InetSocketAddress address(String hostPort) {
@@ -288,11 +316,4 @@ public final class DataNodeCommand {
         }
     }
 
-    private static Duration duration(String name, String value) {
-        try {
-            return Duration.parse(value);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("--" + name + " must be an ISO-8601 duration such as PT30S: " + value);
-        }
-    }
 }

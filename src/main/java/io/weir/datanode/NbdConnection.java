@@ -49,8 +49,11 @@ final class NbdConnection {
 
     private static final System.Logger LOG = System.getLogger(NbdConnection.class.getName());
 
-    /** Largest READ or WRITE payload, also advertised as the maximum block size. */
-    static final int MAX_PAYLOAD = 32 << 20;
+    /**
+     * Largest READ or WRITE payload (32 MiB), also advertised as the maximum block size; a read
+     * reply (header and payload in one buffer) of this size takes the pool's jumbo class.
+     */
+    static final int MAX_PAYLOAD = 1 << BufferPool.MAX_SHIFT;
     /** Largest option payload read into memory; a larger option is skipped with NBD_REP_ERR_TOO_BIG. */
     static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */
@@ -58,7 +61,11 @@ final class NbdConnection {
     /** Most extents one block status reply carries. */
     static final int MAX_EXTENTS = 1024;
 
-    private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
+    /**
+     * Where the connection is. OPENING: an NBD_OPT_GO or NBD_OPT_EXPORT_NAME waits for the
+     * volume's files to be opened off the selector thread; nothing more is read meanwhile.
+     */
+    private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, OPENING, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
 
     private final NbdServer server;
     private final SocketChannel channel;
@@ -75,6 +82,11 @@ final class NbdConnection {
     private int optionLength;
     private long discardRemaining;
     private Request discarded;
+
+    /** When the connection was accepted (the handshake timeout counts from here). */
+    private final long acceptedAt = System.nanoTime();
+    /** The volume attached while its files are opened (OPENING), else null. */
+    private Volume opening;
 
     // transmission state
     private volatile Volume volume;
@@ -165,7 +177,8 @@ final class NbdConnection {
     private void process() throws IOException {
         in.flip();
         try {
-            while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && !readPaused) {
+            while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && state != State.OPENING
+                    && !readPaused) {
                 if (!step()) {
                     break;
                 }
@@ -297,12 +310,22 @@ final class NbdConnection {
     private void exportName(ByteBuffer data) {
         String name = string(data, data.remaining());
         Volume v = name == null ? null : server.exports.lookup(name);
-        if (v == null || !enterTransmission(v)) {
+        if (v == null) {
             // NBD_OPT_EXPORT_NAME cannot fail politely: the document requires a disconnect
             abort("unknown export '" + name + "'");
             return;
         }
-        metaContext = metaContext && name.equals(metaContextExport);
+        enterTransmission(v, entered -> {
+            if (!entered) {
+                abort("export '" + name + "' cannot be opened");
+                return;
+            }
+            metaContext = metaContext && name.equals(metaContextExport);
+            exportNameReply();
+        });
+    }
+
+    private void exportNameReply() {
         ByteBuffer b = pool.acquire(10 + 124);
         b.putLong(exportSize).putShort((short) transmissionFlags());
         if (!noZeroes) {
@@ -315,20 +338,13 @@ final class NbdConnection {
     }
 
     private void infoOrGo(int opt, ByteBuffer data) throws IOException {
-        if (data.remaining() < 6) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+        String name = exportNameField(opt, data, 2);
+        if (name == null) {
             return;
         }
-        long nameLen = Integer.toUnsignedLong(data.getInt());
-        if (nameLen > data.remaining() - 2) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
-            return;
-        }
-        String name = string(data, (int) nameLen);
         int requests = Short.toUnsignedInt(data.getShort());
-        if (name == null || data.remaining() != requests * 2) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, name == null ? "export name is not valid UTF-8"
-                    : "information request count does not match the option length");
+        if (data.remaining() != requests * 2) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "information request count does not match the option length");
             return;
         }
         boolean wantName = false;
@@ -361,17 +377,17 @@ final class NbdConnection {
         b.putShort((short) Nbd.INFO_EXPORT).putLong(size).putShort((short) transmissionFlags()).flip();
         send(b);
         if (opt == Nbd.OPT_GO) {
-            if (!enterTransmission(v)) {
-                optionReplyAfterInfo(opt);
-                return;
-            }
-            metaContext = meta;
+            enterTransmission(v, entered -> {
+                if (!entered) {
+                    optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export '" + name + "' is being removed or cannot be opened");
+                    return;
+                }
+                metaContext = meta;
+                optionReply(opt, Nbd.REP_ACK, null);
+            });
+            return;
         }
         optionReply(opt, Nbd.REP_ACK, null);
-    }
-
-    private void optionReplyAfterInfo(int opt) {
-        optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export is being removed");
     }
 
     private void metaContext(int opt, ByteBuffer data) throws IOException {
@@ -379,16 +395,10 @@ final class NbdConnection {
             optionReply(opt, Nbd.REP_ERR_INVALID, "negotiate NBD_OPT_STRUCTURED_REPLY first");
             return;
         }
-        if (data.remaining() < 8) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+        String name = exportNameField(opt, data, 4);
+        if (name == null) {
             return;
         }
-        long nameLen = Integer.toUnsignedLong(data.getInt());
-        if (nameLen > data.remaining() - 4) {
-            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
-            return;
-        }
-        String name = string(data, (int) nameLen);
         long count = Integer.toUnsignedLong(data.getInt());
         List<String> queries = new ArrayList<>();
         for (long i = 0; i < count; i++) {
@@ -408,7 +418,7 @@ final class NbdConnection {
             }
             queries.add(q);
         }
-        if (name == null || data.hasRemaining()) {
+        if (data.hasRemaining()) {
             optionReply(opt, Nbd.REP_ERR_INVALID, "option length does not match its contents");
             return;
         }
@@ -433,21 +443,47 @@ final class NbdConnection {
         optionReply(opt, Nbd.REP_ACK, null);
     }
 
-    private boolean enterTransmission(Volume v) {
+    /**
+     * Selector thread: attaches to {@code v} and enters transmission, then calls {@code then}
+     * (on the selector thread) with whether it did. If the volume's files are not open yet, they
+     * are opened on the server's opener thread, never here (a slow disk would hold up every
+     * client): the connection reads nothing meanwhile and {@code then} runs when the open is done.
+     */
+    private void enterTransmission(Volume v, java.util.function.Consumer<Boolean> then) {
         if (!v.attach(this)) {
-            return false;
+            then.accept(false);
+            return;
         }
-        try {
-            v.open();
-        } catch (IOException e) {
-            v.detach(this);
-            LOG.log(Level.WARNING, "opening volume " + v.exportName + ": " + e);
-            return false;
+        if (v.isOpen()) {
+            entered(v);
+            then.accept(true);
+            return;
         }
+        opening = v;
+        state = State.OPENING;
+        pauseReading();
+        server.openFiles(this, v, failure -> {
+            if (state != State.OPENING) {
+                return; // closed meanwhile; abort() has detached it
+            }
+            opening = null;
+            if (failure != null) {
+                v.detach(this);
+                LOG.log(Level.WARNING, "opening volume " + v.exportName + ": " + failure);
+                state = State.OPTION_HEADER;
+                then.accept(false);
+            } else {
+                entered(v);
+                then.accept(true);
+            }
+            resumeReading();
+        });
+    }
+
+    private void entered(Volume v) {
         volume = v;
         exportSize = v.size();
         state = State.REQUEST_HEADER;
-        return true;
     }
 
     private int transmissionFlags() {
@@ -467,6 +503,28 @@ final class NbdConnection {
         ByteBuffer b = optionReplyBuffer(opt, type, m.length);
         b.put(m).flip();
         send(b);
+    }
+
+    /**
+     * The one parser of the export name that NBD_OPT_INFO, NBD_OPT_GO and the meta context options
+     * start with: a 32-bit length and that many bytes of UTF-8, with at least {@code after} bytes
+     * of the option left behind it. Answers NBD_REP_ERR_INVALID and returns null if it is not.
+     */
+    private String exportNameField(int opt, ByteBuffer data, int after) {
+        if (data.remaining() < 4 + after) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+            return null;
+        }
+        long nameLen = Integer.toUnsignedLong(data.getInt());
+        if (nameLen > data.remaining() - after) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
+            return null;
+        }
+        String name = string(data, (int) nameLen);
+        if (name == null) {
+            optionReply(opt, Nbd.REP_ERR_INVALID, "export name is not valid UTF-8 or longer than 4096 bytes");
+        }
+        return name;
     }
 
     /** Reads {@code len} bytes of strict UTF-8; null if invalid or too long (the position moves on regardless). */
@@ -628,7 +686,7 @@ final class NbdConnection {
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
                 && n < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
             resumeQueued = true;
-            server.execute(this::resumeReading);
+            server.execute(this, this::resumeReading);
         }
     }
 
@@ -671,7 +729,7 @@ final class NbdConnection {
             if (server.inSelectorThread()) {
                 enableWrite();
             } else {
-                server.execute(this::enableWrite);
+                server.execute(this, this::enableWrite);
             }
         }
     }
@@ -716,8 +774,16 @@ final class NbdConnection {
         }
     }
 
-    /** Selector thread: drops a client that has not taken any reply bytes for too long. */
+    /**
+     * Selector thread: drops a client that has not taken any reply bytes for too long, or that
+     * has not entered transmission within the handshake timeout.
+     */
     void checkStalled(long now) {
+        if (volume == null && state != State.CLOSED && state != State.DRAINING
+                && now - acceptedAt > server.limits.handshakeNanos()) {
+            abort("handshake not finished within " + server.limits.handshakeNanos() / 1_000_000 + " ms");
+            return;
+        }
         boolean stalled;
         synchronized (out) {
             stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
@@ -760,7 +826,7 @@ final class NbdConnection {
         if (server.inSelectorThread()) {
             abort(why);
         } else {
-            server.execute(() -> abort(why));
+            server.execute(this, () -> abort(why));
         }
     }
 
@@ -795,6 +861,11 @@ final class NbdConnection {
         Volume v = volume;
         if (v != null) {
             v.detach(this);
+        }
+        Volume o = opening;
+        if (o != null) {
+            opening = null;
+            o.detach(this);
         }
         server.forget(this);
     }
@@ -885,6 +956,8 @@ final class NbdConnection {
                     case Nbd.CMD_BLOCK_STATUS -> blockStatus(v);
                     default -> replyError(Nbd.EINVAL, "unknown command");
                 }
+            } catch (VolumeClosedException e) {
+                replyError(Nbd.ESHUTDOWN, "volume is being removed");
             } catch (IOException | RuntimeException e) {
                 replyError(Nbd.EIO, "IO error: " + e.getMessage());
             } finally {

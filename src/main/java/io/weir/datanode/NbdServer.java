@@ -24,9 +24,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <h2>Thread safety</h2>
  * Connections' decoding state is confined to the selector thread. Other threads hand work to it
- * with {@link #execute}, which queues a task and wakes the selector. {@link #close} may be called
- * from any thread; it closes the listening socket and every connection and joins the selector
- * thread.
+ * with {@link #execute}, which queues a task for one connection and wakes the selector. {@link #close}
+ * may be called from any thread; it closes the listening socket and every connection and joins the
+ * selector thread.
+ *
+ * <h2>Failures</h2>
+ * Everything the selector thread does is done for one connection (a queued task, a selected
+ * key, a stall check) or for the listener (accepting). An exception thrown while working for a
+ * connection is logged and closes that connection only; the loop goes on serving the others. Only
+ * a failing {@code select} itself stops the server.
  */
 final class NbdServer implements AutoCloseable {
 
@@ -34,6 +40,8 @@ final class NbdServer implements AutoCloseable {
 
     /** How often the selector wakes, at the least, to look for stalled connections. */
     static final long TICK_MILLIS = 250;
+    /** Threads that open volume files (blocking file system calls) for the selector thread. */
+    static final int OPENER_THREADS = 2;
 
     /** What the server serves: looked up on every option, so changes apply to new connections. */
     interface Exports {
@@ -45,10 +53,18 @@ final class NbdServer implements AutoCloseable {
     }
 
     /** Tunables of the IO path, per connection. */
-    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos) {
-        /** 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s is dropped. */
+    /**
+     * Tunables of the IO path: per connection, the requests in flight and bytes buffered before
+     * the server stops reading from it, how long its replies may stay unread and how long its
+     * handshake may take; and the open connections beyond which new ones are refused.
+     */
+    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos, long handshakeNanos, int maxConnections) {
+        /**
+         * 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s or has
+         * not finished its handshake after 30 s is dropped, 1024 connections.
+         */
         static Limits defaults() {
-            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30));
+            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), 1024);
         }
     }
 
@@ -61,10 +77,14 @@ final class NbdServer implements AutoCloseable {
     private final Selector selector;
     private final ServerSocketChannel listener;
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Task> tasks = new ConcurrentLinkedQueue<>();
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** Opens volume files for connections entering transmission, off the selector thread. */
+    private final java.util.concurrent.ThreadPoolExecutor opener;
+    /** Set while new connections are refused for {@link Limits#maxConnections} (selector thread). */
+    private boolean atCapacity;
 
     NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
             BufferPool pool, Limits limits) throws IOException {
@@ -73,6 +93,14 @@ final class NbdServer implements AutoCloseable {
         this.bypass = bypass;
         this.pool = pool;
         this.limits = limits;
+        java.util.concurrent.atomic.AtomicInteger openers = new java.util.concurrent.atomic.AtomicInteger();
+        this.opener = new java.util.concurrent.ThreadPoolExecutor(OPENER_THREADS, OPENER_THREADS, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "weir-nbd-open-" + openers.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        opener.allowCoreThreadTimeOut(true);
         this.selector = Selector.open();
         this.listener = ServerSocketChannel.open();
         try {
@@ -104,9 +132,16 @@ final class NbdServer implements AutoCloseable {
         return connections.size();
     }
 
-    /** Runs {@code task} on the selector thread soon. */
-    void execute(Runnable task) {
-        tasks.add(task);
+    /** A task for the selector thread, done on behalf of one connection. */
+    private record Task(NbdConnection connection, Runnable work) {
+    }
+
+    /**
+     * Runs {@code task} for {@code connection} on the selector thread soon; if it throws, that
+     * connection is closed (see "Failures").
+     */
+    void execute(NbdConnection connection, Runnable task) {
+        tasks.add(new Task(connection, task));
         selector.wakeup();
     }
 
@@ -114,8 +149,64 @@ final class NbdServer implements AutoCloseable {
         return Thread.currentThread() == thread;
     }
 
+    /**
+     * Opens {@code v}'s files on an opener thread, then runs {@code done} for {@code c} on the
+     * selector thread with the failure, or null if the files are open.
+     */
+    void openFiles(NbdConnection c, Volume v, java.util.function.Consumer<IOException> done) {
+        opener.execute(() -> {
+            IOException failure = null;
+            try {
+                v.open();
+            } catch (IOException e) {
+                failure = e;
+            } catch (RuntimeException e) {
+                failure = new IOException(e);
+            }
+            IOException f = failure;
+            execute(c, () -> done.accept(f));
+        });
+    }
+
     void forget(NbdConnection c) {
         connections.remove(c);
+        if (connections.isEmpty()) {
+            synchronized (connections) {
+                connections.notifyAll();
+            }
+        }
+    }
+
+    /** Closes the listening socket: new clients are refused; open connections go on. */
+    void stopAccepting() {
+        try {
+            listener.close();
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "closing the NBD listener: " + e);
+        }
+    }
+
+    /**
+     * Asks every open connection to answer what it has in flight and close (as when its export is
+     * removed), and waits up to {@code timeoutNanos} for all to be closed.
+     *
+     * @return true if none is left open
+     */
+    boolean drain(long timeoutNanos) throws InterruptedException {
+        for (NbdConnection c : connections) {
+            execute(c, () -> c.shutdown("node stopping"));
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        synchronized (connections) {
+            while (!connections.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(connections, Math.min(left, TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS)));
+            }
+        }
+        return true;
     }
 
     private void loop() {
@@ -123,9 +214,9 @@ final class NbdServer implements AutoCloseable {
         try {
             while (running) {
                 selector.select(TICK_MILLIS);
-                Runnable t;
+                Task t;
                 while ((t = tasks.poll()) != null) {
-                    t.run();
+                    contained(t.connection(), t.work());
                 }
                 Set<SelectionKey> keys = selector.selectedKeys();
                 Iterator<SelectionKey> it = keys.iterator();
@@ -135,14 +226,15 @@ final class NbdServer implements AutoCloseable {
                     if (k.attachment() == null) {
                         accept();
                     } else {
-                        ((NbdConnection) k.attachment()).onSelected(k);
+                        NbdConnection c = (NbdConnection) k.attachment();
+                        contained(c, () -> c.onSelected(k));
                     }
                 }
                 long now = System.nanoTime();
                 if (now - nextTick >= 0) {
                     nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
                     for (NbdConnection c : connections) {
-                        c.checkStalled(now);
+                        contained(c, () -> c.checkStalled(now));
                     }
                 }
             }
@@ -150,7 +242,7 @@ final class NbdServer implements AutoCloseable {
             LOG.log(Level.ERROR, "NBD selector loop failed", e);
         } finally {
             for (NbdConnection c : connections) {
-                c.abort("server stopping");
+                contained(c, () -> c.abort("server stopping"));
             }
             try {
                 selector.close();
@@ -161,13 +253,38 @@ final class NbdServer implements AutoCloseable {
         }
     }
 
+    /** Selector thread: runs {@code work} for {@code c}; if it throws, logs it and closes {@code c} only. */
+    private void contained(NbdConnection c, Runnable work) {
+        try {
+            work.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            try {
+                c.abort("internal error: " + e);
+            } catch (RuntimeException again) {
+                LOG.log(Level.ERROR, "closing the failed connection", again);
+                connections.remove(c);
+            }
+        }
+    }
+
     private void accept() {
         SocketChannel ch;
         try {
             while ((ch = listener.accept()) != null) {
+                if (connections.size() >= limits.maxConnections()) {
+                    if (!atCapacity) {
+                        atCapacity = true;
+                        LOG.log(Level.WARNING, "{0} NBD connections open, the maximum: refusing new ones", connections.size());
+                    }
+                    ch.close(); // before the greeting: the client sees the connection closed
+                    continue;
+                }
+                atCapacity = false;
                 try {
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
                     NbdConnection c = new NbdConnection(this, ch);
                     SelectionKey key = ch.register(selector, SelectionKey.OP_READ, c);
                     connections.add(c);
@@ -184,7 +301,9 @@ final class NbdServer implements AutoCloseable {
 
     /** Closes every connection gracefully (in-flight requests answered first) on the selector thread. */
     void closeGracefully(Collection<NbdConnection> conns) {
-        execute(() -> conns.forEach(c -> c.shutdown("export removed")));
+        for (NbdConnection c : conns) {
+            execute(c, () -> c.shutdown("export removed"));
+        }
     }
 
     @Override
@@ -193,6 +312,7 @@ final class NbdServer implements AutoCloseable {
             return;
         }
         running = false;
+        opener.shutdownNow();
         try {
             listener.close();
         } catch (IOException ignored) {

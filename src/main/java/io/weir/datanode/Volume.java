@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
@@ -36,6 +37,15 @@ import java.util.zip.CRC32C;
  * Files are created by {@link #create} and opened lazily on first use, so that a node can hold
  * many thousands of configured volumes without as many open descriptors.
  *
+ * <h2>Closing while the files are in use</h2>
+ * Every operation on the files (client IO, scrub, gc, flush) holds a <em>pin</em> on them for its
+ * whole length: it pins before it looks at the channel or the raw descriptor and unpins when it
+ * is done. {@link #close} only marks the volume closed; the descriptors are closed when the last
+ * pin is released (at once if there is none). So a descriptor number is never used after it is
+ * closed, when the kernel may already have given it to another volume's file, and an operation
+ * that starts after {@code close} fails with {@link VolumeClosedException} before it touches
+ * anything.
+ *
  * <h2>Trims are reclaimed by gc</h2>
  * {@link #trim} only records the range; the {@code gc} background task punches it later
  * ({@link #gcStep}). NBD lets a trimmed range read back anything until it is written again, so
@@ -48,7 +58,7 @@ import java.util.zip.CRC32C;
  * data and checksums, so that a block's checksum always describes its last write; scrub holds a
  * block's stripe while it verifies it; gc holds every stripe while it punches. Reads take no lock
  * (NBD does not order overlapping requests in flight). Lock order: stripes in ascending index,
- * then {@code trims}.
+ * then {@code trims}, then {@code openLock}.
  */
 final class Volume implements AutoCloseable {
 
@@ -69,9 +79,15 @@ final class Volume implements AutoCloseable {
     private final Path checksums;
     private volatile long size;
 
-    private final Object openLock = new Object();
+    /** Guards opening and closing the files, and {@link #fd} (tests hold it to make an open slow). */
+    final Object openLock = new Object();
     private volatile FileChannel channel;
+    /** The raw descriptor for fallocate and lseek; written before {@link #channel}, read under a pin. */
     private int fd = -1;
+    /** Operations using the files now; see "Closing while the files are in use". */
+    private final AtomicInteger pins = new AtomicInteger();
+    /** Set once the descriptors are closed (guarded by {@code openLock}). */
+    private boolean filesClosed;
     private volatile MappedByteBuffer crc;
     private volatile long crcBlocks;
 
@@ -84,6 +100,7 @@ final class Volume implements AutoCloseable {
     /** Blocks verified by scrub, and those that did not match their checksum. */
     final AtomicLong scrubbedBlocks = new AtomicLong();
     final AtomicLong checksumMismatches = new AtomicLong();
+    /** Set by {@link #close}: no new pin is granted; the files close with the last pin. */
     private volatile boolean closed;
     /** Connections in the transmission phase on this volume. */
     final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
@@ -126,6 +143,16 @@ final class Volume implements AutoCloseable {
 
     /** Grows the volume; growing keeps the data. Shrinking is refused. */
     void resize(long newSize) throws IOException {
+        growFile(newSize);
+        commitSize(newSize);
+    }
+
+    /**
+     * The fallible half of a resize: grows the data file on disk to at least {@code newSize}
+     * (sparse, data kept). Clients see no change: the volume still serves its old size. Shrinking is
+     * refused.
+     */
+    void growFile(long newSize) throws IOException {
         if (newSize < size) {
             throw new IllegalArgumentException("volume " + exportName + " cannot shrink from " + size + " to " + newSize);
         }
@@ -135,13 +162,56 @@ final class Volume implements AutoCloseable {
                     f.setLength(newSize);
                 }
             }
+        }
+    }
+
+    /**
+     * The half of a resize that cannot fail, after {@link #growFile}: new connections see
+     * {@code newSize}. If the checksum map cannot be extended, the blocks past the old end have no
+     * checksums (scrub skips them) and a warning is logged.
+     */
+    void commitSize(long newSize) {
+        synchronized (openLock) {
             size = newSize;
-            if (channel != null) {
-                mapChecksums();
+            if (channel != null && !filesClosed) {
+                try {
+                    mapChecksums();
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(Level.WARNING, "volume " + exportName + ": checksums not extended to " + newSize
+                            + " bytes: " + e);
+                }
             }
         }
     }
 
+    /**
+     * Pins the files (opening them on first use) and returns the channel; the caller must
+     * {@link #unpin} exactly once, in a {@code finally}.
+     *
+     * @throws VolumeClosedException if the volume is closed (then nothing is pinned)
+     */
+    private FileChannel pin() throws IOException {
+        pins.incrementAndGet();
+        if (closed) {
+            unpin();
+            throw new VolumeClosedException(exportName);
+        }
+        try {
+            return channel();
+        } catch (IOException | RuntimeException e) {
+            unpin();
+            throw e;
+        }
+    }
+
+    /** Releases a pin; the last one after {@link #close} closes the files. */
+    private void unpin() {
+        if (pins.decrementAndGet() == 0 && closed) {
+            closeFiles();
+        }
+    }
+
+    /** Caller holds a pin. */
     private FileChannel channel() throws IOException {
         FileChannel c = channel;
         if (c != null) {
@@ -149,7 +219,7 @@ final class Volume implements AutoCloseable {
         }
         synchronized (openLock) {
             if (closed) {
-                throw new IOException("volume " + exportName + " is closed");
+                throw new VolumeClosedException(exportName);
             }
             if (channel == null) {
                 FileChannel ch = FileChannel.open(data, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -176,68 +246,90 @@ final class Volume implements AutoCloseable {
         crcBlocks = blocks;
     }
 
+    /** The raw descriptor; caller holds a pin. */
     private int fd() throws IOException {
         channel();
         return fd;
     }
 
-    /** True once the files are open (after the first connection or {@link #open}). */
+    /** True once the files are open (after the first connection or {@link #open}) and until closed. */
     boolean isOpen() {
         return channel != null && !closed;
     }
 
-    /** Opens the files now (they are otherwise opened at first use). */
+    /** True once the volume is closed and its descriptors too (no operation holds them any more). */
+    boolean filesClosed() {
+        synchronized (openLock) {
+            return filesClosed || closed && channel == null;
+        }
+    }
+
+    /**
+     * Opens the files now (they are otherwise opened at first use).
+     *
+     * @throws VolumeClosedException if the volume is closed
+     */
     void open() throws IOException {
-        channel();
+        pin();
+        unpin();
     }
 
     // --- IO -------------------------------------------------------------------------------------
 
     /** Reads {@code dst.remaining()} bytes at {@code offset}; past the file's end reads zeroes. */
     void read(long offset, ByteBuffer dst) throws IOException {
-        FileChannel c = channel();
-        long p = offset;
-        while (dst.hasRemaining()) {
-            int n = c.read(dst, p);
-            if (n < 0) {
-                while (dst.hasRemaining()) {
-                    dst.put((byte) 0);
+        FileChannel c = pin();
+        try {
+            long p = offset;
+            while (dst.hasRemaining()) {
+                int n = c.read(dst, p);
+                if (n < 0) {
+                    while (dst.hasRemaining()) {
+                        dst.put((byte) 0);
+                    }
+                    return;
                 }
-                return;
+                p += n;
             }
-            p += n;
+        } finally {
+            unpin();
         }
     }
 
     /** Writes {@code src} (position to limit) at {@code offset}, with checksums; forces if {@code fua}. */
     void write(long offset, ByteBuffer src, boolean fua) throws IOException {
-        FileChannel c = channel();
         int len = src.remaining();
         if (len == 0) {
             return;
         }
-        long first = offset / BLOCK;
-        long last = (offset + len - 1) / BLOCK;
-        lock(first, last);
+        FileChannel c = pin();
         try {
-            if (pendingTrimBytes > 0) {
-                cancelTrims(offset, offset + len);
+            long first = offset / BLOCK;
+            long last = (offset + len - 1) / BLOCK;
+            lock(first, last);
+            try {
+                if (pendingTrimBytes > 0) {
+                    cancelTrims(offset, offset + len);
+                }
+                int start = src.position();
+                long p = offset;
+                while (src.hasRemaining()) {
+                    p += c.write(src, p);
+                }
+                updateChecksums(offset, src, start, len);
+            } finally {
+                unlock(first, last);
             }
-            int start = src.position();
-            long p = offset;
-            while (src.hasRemaining()) {
-                p += c.write(src, p);
+            dirtyBytes.addAndGet(len);
+            if (fua) {
+                flush();
             }
-            updateChecksums(offset, src, start, len);
         } finally {
-            unlock(first, last);
-        }
-        dirtyBytes.addAndGet(len);
-        if (fua) {
-            flush();
+            unpin();
         }
     }
 
+    /** Caller holds a pin and the stripes of the blocks. */
     private void updateChecksums(long offset, ByteBuffer src, int start, int len) throws IOException {
         MappedByteBuffer m = crc;
         long end = offset + len;
@@ -275,32 +367,38 @@ final class Volume implements AutoCloseable {
         if (length == 0) {
             return;
         }
-        int f = fd();
-        long first = offset / BLOCK;
-        long last = (offset + length - 1) / BLOCK;
-        lock(first, last);
+        pin();
         try {
-            if (pendingTrimBytes > 0) {
-                cancelTrims(offset, offset + length);
+            int f = fd();
+            long first = offset / BLOCK;
+            long last = (offset + length - 1) / BLOCK;
+            lock(first, last);
+            try {
+                if (pendingTrimBytes > 0) {
+                    cancelTrims(offset, offset + length);
+                }
+                if (noHole) {
+                    writeZeroBuffers(offset, length);
+                } else {
+                    LinuxFiles.punchHole(f, offset, length);
+                }
+                clearChecksums(offset, offset + length);
+            } finally {
+                unlock(first, last);
             }
-            if (noHole) {
-                writeZeroBuffers(offset, length);
-            } else {
-                LinuxFiles.punchHole(f, offset, length);
+            dirtyBytes.addAndGet(Math.min(length, BLOCK));
+            if (fua) {
+                flush();
             }
-            clearChecksums(offset, offset + length);
         } finally {
-            unlock(first, last);
-        }
-        dirtyBytes.addAndGet(Math.min(length, BLOCK));
-        if (fua) {
-            flush();
+            unpin();
         }
     }
 
     /** Zeroes written for real (unwritten extents from fallocate would report as holes on ext4). */
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(1 << 20).asReadOnlyBuffer();
 
+    /** Caller holds a pin. */
     private void writeZeroBuffers(long offset, long length) throws IOException {
         FileChannel c = channel();
         long p = offset;
@@ -390,9 +488,15 @@ final class Volume implements AutoCloseable {
 
     /** Makes everything written so far durable: data and checksums. */
     void flush() throws IOException {
-        force(channel());
+        FileChannel c = pin();
+        try {
+            force(c);
+        } finally {
+            unpin();
+        }
     }
 
+    /** Caller holds a pin or {@code openLock} with the files open. */
     private void force(FileChannel c) throws IOException {
         dirtyBytes.set(0);
         c.force(false);
@@ -410,7 +514,15 @@ final class Volume implements AutoCloseable {
      * @return the number of descriptors written (at least one when {@code length > 0})
      */
     int blockStatus(long offset, long length, boolean reqOne, ByteBuffer out) throws IOException {
-        int f = fd();
+        pin();
+        try {
+            return blockStatus(fd(), offset, length, reqOne, out);
+        } finally {
+            unpin();
+        }
+    }
+
+    private int blockStatus(int f, long offset, long length, boolean reqOne, ByteBuffer out) {
         long end = Math.min(offset + length, size);
         long pos = offset;
         int n = 0;
@@ -455,7 +567,15 @@ final class Volume implements AutoCloseable {
      * @return the number of blocks verified
      */
     int scrub(long fromBlock, long toBlock) throws IOException {
-        int f = fd();
+        pin();
+        try {
+            return scrub(fd(), fromBlock, toBlock);
+        } finally {
+            unpin();
+        }
+    }
+
+    private int scrub(int f, long fromBlock, long toBlock) throws IOException {
         ByteBuffer buf = SCRATCH.get();
         CRC32C c = new CRC32C();
         long end = Math.min(toBlock, Math.min(blocks(), crcBlocks));
@@ -499,7 +619,15 @@ final class Volume implements AutoCloseable {
         if (pendingTrimBytes == 0) {
             return 0;
         }
-        int f = fd();
+        pin();
+        try {
+            return gcStep(fd());
+        } finally {
+            unpin();
+        }
+    }
+
+    private long gcStep(int f) {
         lockAll();
         try {
             synchronized (trims) {
@@ -602,7 +730,11 @@ final class Volume implements AutoCloseable {
 
     // --- lifecycle ------------------------------------------------------------------------------
 
-    /** Flushes and closes the files; idempotent. The volume cannot be reopened. */
+    /**
+     * Closes the volume; idempotent, and it cannot be reopened. Operations started afterwards fail
+     * with {@link VolumeClosedException}. The files are flushed and their descriptors closed now
+     * if no operation holds them, else when the last one finishes (never blocks on them).
+     */
     @Override
     public void close() {
         synchronized (openLock) {
@@ -610,6 +742,19 @@ final class Volume implements AutoCloseable {
                 return;
             }
             closed = true;
+        }
+        if (pins.get() == 0) {
+            closeFiles();
+        }
+    }
+
+    /** Flushes and closes the descriptors once; called with no pin held after {@link #close}. */
+    private void closeFiles() {
+        synchronized (openLock) {
+            if (filesClosed) {
+                return;
+            }
+            filesClosed = true;
             try {
                 if (channel != null) {
                     force(channel);
@@ -622,12 +767,14 @@ final class Volume implements AutoCloseable {
                     LinuxFiles.close(fd);
                     fd = -1;
                 }
-                crc = null;
             }
         }
     }
 
-    /** Closes the volume and deletes its files. */
+    /**
+     * Closes the volume and deletes its files. An operation still holding the files finishes on
+     * the unlinked files; the descriptors close after it.
+     */
     void delete() {
         close();
         try {

@@ -8,7 +8,11 @@
  *       ({@code DesiredConfig}) through {@code apply} (executor and exports) or {@code applyExports}
  *       (exports, when the embedded agent has applied the executor).</li>
  *   <li>{@link io.weir.datanode.DataNodeCommand}: {@code java -jar weir.jar datanode}; embeds the
- *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}).</li>
+ *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}). Its
+ *       options are parsed by the agent's {@link io.weir.agent.CommandLine} (one precedence rule and
+ *       duration syntax with {@code agent}); the agent's {@link io.weir.agent.AgentListener#applying}
+ *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
+ *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
  *       {@code LinuxFiles}: {@code fallocate} and {@code lseek(SEEK_DATA/SEEK_HOLE)} through JNA.</li>
@@ -29,10 +33,16 @@
  * scheduler is the socket: a connection stops being read at 128 requests in flight or 64 MiB of
  * payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
- * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected.
+ * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
+ * is one that has not finished its handshake 30 s (settable) after connecting; connections past a
+ * maximum (1024, settable) are closed before the greeting. A volume's files are opened on first
+ * use by an opener thread, never by the selector thread: the connection that waits for them reads
+ * nothing meanwhile, the others go on. A failure while the selector thread works for one
+ * connection closes that connection only.
  *
  * <h2>Buffers</h2>
- * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB), so the IO
+ * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB, and one
+ * class of 32 MiB + 64 B for a maximum read with its reply header), so the IO
  * path allocates no native memory per request and the JDK never copies through a temporary
  * direct buffer. A read reply is one buffer: the reply header followed by the data read into it
  * from the file, written to the socket in one call.
@@ -57,7 +67,10 @@
  * {@code FLUSH} and {@code FUA} force it. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
  * block, which scrub verifies. Trims are recorded and punched later by gc; zeroes without
  * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
- * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's.
+ * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's. Every use of the files pins
+ * them; a closed volume's descriptors close after the last pin ({@code Volume}). A config is
+ * applied all or nothing, and after the first one the files of volumes it does not name are moved
+ * to {@code orphans/} ({@code DataNode}).
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson and JNA; never on Spring.
  */

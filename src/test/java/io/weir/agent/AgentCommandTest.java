@@ -99,6 +99,18 @@ class AgentCommandTest {
     }
 
     @Test
+    void theTokenComesFromItsOptionThenItsVariableThenATokenFile() throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("token"), "from-file\n");
+        String[] base = {"--control-plane", "http://h:1", "--token-file", tokenFile.toString()};
+
+        assertThat(AgentCommand.parse(base, Map.of()).token()).isEqualTo("from-file");
+        assertThat(AgentCommand.parse(base, Map.of("WEIR_TOKEN", "from-env")).token()).isEqualTo("from-env");
+        String[] withToken = java.util.stream.Stream.concat(java.util.Arrays.stream(base), java.util.stream.Stream.of("--token", "from-flag"))
+                .toArray(String[]::new);
+        assertThat(AgentCommand.parse(withToken, Map.of("WEIR_TOKEN", "from-env")).token()).isEqualTo("from-flag");
+    }
+
+    @Test
     void mistakesAreUsageErrorsThatSayWhatIsWrong() throws IOException {
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--token", "t"}, Map.of()))
                 .hasMessageContaining("--control-plane is required");
@@ -108,8 +120,8 @@ class AgentCommandTest {
                 "--token", "t"}, Map.of())).hasMessageContaining("--node-id is not a UUID");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "ftp://h", "--token", "t"}, Map.of()))
                 .hasMessageContaining("http(s)://");
-        assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "3f2c1b2a-0000-4000-8000-000000000001", "--token", "t",
-                "--token-file", "f"}, Map.of())).hasMessageContaining("not both");
+        assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--token", "t",
+                "--token", "u"}, Map.of())).hasMessageContaining("--token given twice");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "3f2c1b2a-0000-4000-8000-000000000001", "--token-file",
                 dir.resolve("missing").toString()}, Map.of())).hasMessageContaining("cannot read the token file");
         assertThatThrownBy(() -> AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--node-id", "3f2c1b2a-0000-4000-8000-000000000001", "--token", "t",

@@ -162,6 +162,26 @@ class DataNodeClientsE2ETest {
     }
 
     @Test
+    void nbdshReadsAndWritesTheAdvertisedMaximumBlockSizeInOneRequest() throws Exception {
+        String script = String.join("\n",
+                "h.connect_uri('" + base + "acme/db1')",
+                "m = h.get_block_size(nbd.SIZE_MAXIMUM)",
+                "print('maximum block size', m, flush=True)",
+                "data = bytes(range(256)) * (m // 256)",
+                "h.pwrite(data, 4096)",
+                "print('read back equal:', h.pread(m, 4096) == data, flush=True)",
+                "h.shutdown()");
+        ProcessBuilder pb = new ProcessBuilder("nbdsh", "-c", script).redirectErrorStream(true);
+        // nbdsh runs "python3" from PATH; the libnbd module is installed for the system's
+        pb.environment().put("PATH", "/usr/bin:" + pb.environment().getOrDefault("PATH", ""));
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).contains("maximum block size " + NbdConnection.MAX_PAYLOAD, "read back equal: True");
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    @Test
     void fioWritesAndVerifiesWithChecksumsAtQueueDepth32() throws Exception {
         String out = Programs.ok(180, "fio", "--name=roundtrip", "--ioengine=nbd", "--uri=" + base + "acme/scratch",
                 "--rw=randwrite", "--bs=4k", "--iodepth=32", "--size=16m", "--verify=crc32c", "--do_verify=1",

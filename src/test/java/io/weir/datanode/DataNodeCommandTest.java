@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import io.weir.agent.CommandLine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,11 +29,31 @@ class DataNodeCommandTest {
     }
 
     @Test
-    void environmentVariablesSetOptionsAndOptionsWin() {
-        Map<String, String> v = DataNodeCommand.parse(new String[] {"--listen", "127.0.0.1:0"},
+    void environmentVariablesSetOptionsAndOptionsWin() throws Exception {
+        CommandLine.Values v = DataNodeCommand.parse(new String[] {"--listen", "127.0.0.1:0"},
                 Map.of("WEIR_LISTEN", "0.0.0.0:1", "WEIR_CONFIG_FILE", "c.json", "WEIR_WORKERS", "3"));
-        assertThat(v).containsEntry("listen", "127.0.0.1:0").containsEntry("config-file", "c.json")
-                .containsEntry("workers", "3");
+        assertThat(v.get("listen")).isEqualTo("127.0.0.1:0");
+        assertThat(v.get("config-file")).isEqualTo("c.json");
+        assertThat(v.get("workers")).isEqualTo("3");
+    }
+
+    @Test
+    void durationsTakeTheSameSyntaxAsTheAgentsAndTheTokenTheSamePrecedence(@TempDir Path dir) throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("node.token"), "from-file\n");
+        CommandLine.Values v = DataNodeCommand.parse(new String[] {"--config-file", "c.json", "--write-stall-timeout", "500ms",
+                "--handshake-timeout", "PT2S", "--scrub-period", "0s", "--token-file", tokenFile.toString()},
+                Map.of("WEIR_DRAIN_TIMEOUT", "2m"));
+        assertThat(v.duration("write-stall-timeout", false)).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(v.duration("handshake-timeout", false)).isEqualTo(java.time.Duration.ofSeconds(2));
+        assertThat(v.duration("scrub-period", true)).isEqualTo(java.time.Duration.ZERO);
+        assertThat(v.duration("drain-timeout", false)).isEqualTo(java.time.Duration.ofMinutes(2));
+        assertThat(v.token()).isEqualTo("from-file");
+        assertThat(DataNodeCommand.parse(new String[] {"--config-file", "c.json", "--token-file", tokenFile.toString()},
+                Map.of("WEIR_TOKEN", "from-env")).token()).isEqualTo("from-env");
+        assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--config-file", "c.json", "--handshake-timeout", "soon"},
+                Map.of()).duration("handshake-timeout", false)).hasMessageContaining("--handshake-timeout must be a positive duration");
+        assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--config-file", "c.json", "--listen", "a:1", "--listen", "b:2"},
+                Map.of())).hasMessageContaining("--listen given twice");
     }
 
     @Test
@@ -46,13 +67,14 @@ class DataNodeCommandTest {
     }
 
     @Test
-    void theIssuesCommandLineWithOnlyATokenFileAndNoNodeIdIsAccepted(@TempDir Path dir) throws IOException {
+    void theIssuesCommandLineWithOnlyATokenFileAndNoNodeIdIsAccepted(@TempDir Path dir) throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("node.token"), "weir_node-token\n");
-        Map<String, String> v = DataNodeCommand.parse(new String[] {"--control-plane", "http://127.0.0.1:8080",
+        CommandLine.Values v = DataNodeCommand.parse(new String[] {"--control-plane", "http://127.0.0.1:8080",
                 "--token-file", tokenFile.toString(), "--data-dir", "/var/lib/weir", "--listen", "127.0.0.1:0",
                 "--workers", "2"}, Map.of());
-        assertThat(v).containsEntry("control-plane", "http://127.0.0.1:8080")
-                .containsEntry("token", "weir_node-token").containsEntry("node-id", null);
+        assertThat(v.get("control-plane")).isEqualTo("http://127.0.0.1:8080");
+        assertThat(v.token()).isEqualTo("weir_node-token");
+        assertThat(v.get("node-id")).isNull();
     }
 
     @Test

@@ -107,6 +107,14 @@ class NbdServerTest {
             List<OptionReply> list = c.option(Nbd.OPT_LIST_META_CONTEXT, NbdTestClient.metaData("acme/db1"));
             assertThat(list.get(0).type()).isEqualTo(Nbd.REP_META_CONTEXT);
             assertThat(new String(list.get(0).data(), 4, list.get(0).data().length - 4)).isEqualTo("base:allocation");
+            // the export name field of GO and SET_META_CONTEXT is checked alike
+            byte[] badName = {0, 0, 0, 2, (byte) 0xc3, (byte) 0x28, 0, 0, 0, 0};
+            OptionReply badGo = c.option(Nbd.OPT_GO, java.util.Arrays.copyOf(badName, 8)).get(0);
+            OptionReply badMeta = c.option(Nbd.OPT_SET_META_CONTEXT, badName).get(0);
+            assertThat(List.of(badGo, badMeta)).allSatisfy(r -> {
+                assertThat(r.type()).isEqualTo(Nbd.REP_ERR_INVALID);
+                assertThat(r.message()).contains("export name is not valid UTF-8");
+            });
             // an option larger than the server reads is skipped with TOO_BIG
             assertThat(c.option(Nbd.OPT_INFO, new byte[NbdConnection.MAX_OPTION_BYTES + 1]).get(0).type())
                     .isEqualTo(Nbd.REP_ERR_TOO_BIG);
@@ -129,6 +137,33 @@ class NbdServerTest {
         try (NbdTestClient c = client().openSimple("acme/db1")) {
             assertThat(c.read(MiB + 17, data.length)).isEqualTo(data);
             assertThat(c.read(0, 512)).isEqualTo(bytes(512, 1));
+        }
+    }
+
+    @Test
+    void readsAndWritesOfExactlyTheAdvertisedMaximumBlockSizeWorkWithStructuredAndSimpleReplies() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db1", 80 * MiB).volume("acme", "db2", 8 * MiB).revision(2).build());
+        int max;
+        byte[] data;
+        try (NbdTestClient c = client().open("acme/db1")) {
+            assertThat(c.blockSize).as("NBD_INFO_BLOCK_SIZE: minimum, preferred, maximum")
+                    .containsExactly(1, Volume.BLOCK, NbdConnection.MAX_PAYLOAD);
+            max = c.blockSize[2];
+            data = bytes(max, 32);
+            c.write(MiB, data);
+            Reply fua = c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, 40 * MiB, max, data);
+            assertThat(fua.error()).isZero();
+            Reply read = c.call(Nbd.CMD_READ, 0, MiB, max, null);
+            assertThat(read.error()).as(read.message()).isZero();
+            assertThat(same(read.data(), data)).as("structured read of " + max + " bytes").isTrue();
+            assertThat(c.call(Nbd.CMD_CACHE, 0, 0, max, null).error()).isZero();
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 40 * MiB, max, null).error()).isZero();
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            Reply read = c.call(Nbd.CMD_READ, 0, MiB, max, null);
+            assertThat(read.error()).isZero();
+            assertThat(same(read.data(), data)).as("simple read of " + max + " bytes").isTrue();
+            assertThat(same(c.read(40 * MiB, max), new byte[max])).as("zeroes written over the FUA write").isTrue();
         }
     }
 

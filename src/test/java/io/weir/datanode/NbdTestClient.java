@@ -35,6 +35,8 @@ final class NbdTestClient implements AutoCloseable {
     boolean structured;
     long exportSize;
     int transmissionFlags;
+    /** NBD_INFO_BLOCK_SIZE of the last GO: minimum, preferred, maximum; null if the server sent none. */
+    int[] blockSize;
     private final Map<Long, int[]> pending = new HashMap<>(); // cookie -> {type, length}
 
     NbdTestClient(InetSocketAddress address) throws IOException {
@@ -139,14 +141,15 @@ final class NbdTestClient implements AutoCloseable {
     }
 
     private void go(String export) throws IOException {
-        List<OptionReply> replies = option(Nbd.OPT_GO, goData(export));
+        List<OptionReply> replies = option(Nbd.OPT_GO, goData(export, Nbd.INFO_BLOCK_SIZE));
         expectAck(replies);
         for (OptionReply r : replies) {
-            if (r.type() == Nbd.REP_INFO && r.data().length == 12) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(r.data());
-                b.getShort();
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(r.data());
+            if (r.type() == Nbd.REP_INFO && r.data().length == 12 && b.getShort() == Nbd.INFO_EXPORT) {
                 exportSize = b.getLong();
                 transmissionFlags = b.getShort() & 0xffff;
+            } else if (r.type() == Nbd.REP_INFO && r.data().length == 14 && b.getShort() == Nbd.INFO_BLOCK_SIZE) {
+                blockSize = new int[] {b.getInt(), b.getInt(), b.getInt()};
             }
         }
     }

@@ -1,0 +1,160 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.agent.QosAgent;
+import io.weir.agent.support.ScriptedControlPlane;
+import io.weir.agent.support.ScriptedControlPlane.Peer;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.AgentMessages;
+import io.weir.protocol.DesiredConfig;
+import io.weir.scheduler.SchedulerConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A data node with its embedded agent (wired as {@code weir datanode} wires it) against a scripted
+ * control plane on 127.0.0.1, and real NBD clients: what the node acknowledges is what it serves.
+ */
+class DataNodeAgentTest {
+
+    static final long MiB = 1 << 20;
+    static final int WAIT = 30;
+
+    @TempDir
+    Path dir;
+    ScriptedControlPlane controlPlane;
+    DataNode node;
+    QosAgent agent;
+    final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @BeforeEach
+    void start() throws IOException {
+        controlPlane = new ScriptedControlPlane();
+        node = DataNode.builder().dataDir(dir.resolve("data")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .build();
+        agent = DataNodeCommand.agent(node, QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
+                .token("weir_node-token-of-the-test").stateDir(dir.resolve("agent-state")),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        agent.start();
+    }
+
+    @AfterEach
+    void stop() {
+        agent.close();
+        node.close();
+        controlPlane.close();
+    }
+
+    /** The next frame of the agent that is not a status report. */
+    static AgentMessage next(Peer peer) throws InterruptedException {
+        for (;;) {
+            String frame = peer.next(WAIT);
+            assertThat(frame).as("a frame from the agent").isNotNull();
+            AgentMessage m = AgentMessages.decode(frame);
+            if (!(m instanceof AgentMessage.NodeStatus)) {
+                return m;
+            }
+        }
+    }
+
+    static void push(Peer peer, DesiredConfig config) {
+        peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(config)));
+    }
+
+    boolean enforces(String tenant, String volume) {
+        String id = TestConfigs.volumeId(tenant, volume).toString();
+        return node.executor().config().volumes().stream().map(SchedulerConfig.VolumeSpec::id).anyMatch(id::equals);
+    }
+
+    @Test
+    void aSnapshotWhoseExportsCannotBeAppliedIsNackedWithTheReasonAndThePreviousOneStaysInForce() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
+
+        // the new volume's file cannot be created: a directory is in its way
+        Files.createDirectories(dir.resolve("data").resolve(TestConfigs.volumeId("acme", "db2") + ".img"));
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).revision(2).build());
+
+        AgentMessage answer = next(peer);
+        assertThat(answer).isInstanceOfSatisfying(AgentMessage.Nack.class, nack -> {
+            assertThat(nack.revision()).isEqualTo(2);
+            assertThat(nack.reason()).contains(TestConfigs.volumeId("acme", "db2") + ".img");
+        });
+        assertThat(agent.state().appliedRevision()).isEqualTo(1);
+        assertThat(agent.state().lastError()).contains("refused revision 2");
+        assertThat(node.revision()).isEqualTo(1);
+        assertThat(node.exports()).extracting(DataNode.ExportStatus::name).containsExactly("acme/db1");
+        assertThat(enforces("acme", "db1")).isTrue();
+        assertThat(enforces("acme", "db2")).as("the executor is back on revision 1").isFalse();
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db1")) {
+            c.write(0, NbdServerTest.bytes(4096, 1));
+            assertThat(c.read(0, 4096)).isEqualTo(NbdServerTest.bytes(4096, 1));
+        }
+
+        // once the way is clear, the same config is applied and acknowledged
+        Files.delete(dir.resolve("data").resolve(TestConfigs.volumeId("acme", "db2") + ".img"));
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).revision(2).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(2));
+        assertThat(node.exports()).extracting(DataNode.ExportStatus::name).containsExactly("acme/db1", "acme/db2");
+        assertThat(enforces("acme", "db2")).isTrue();
+    }
+
+    @Test
+    void stoppingRefusesNewClientsDrainsInFlightRequestsThenClosesTheAgentThenTheFiles() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
+        Volume v = node.volume("acme/db1");
+        InetSocketAddress address = node.listenAddress();
+        try (NbdTestClient c = new NbdTestClient(address).open("acme/db1")) {
+            Thread stopper;
+            v.lockAll(); // holds a write on its worker: in flight when the node is told to stop
+            try {
+                c.request(Nbd.CMD_WRITE, 0, 9, 0, 4096, NbdServerTest.bytes(4096, 9));
+                c.flushOut();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(WAIT)).until(v::writersWaiting);
+                stopper = new Thread(() -> DataNodeCommand.stop(node, agent, java.time.Duration.ofSeconds(WAIT),
+                        new PrintStream(err, true, StandardCharsets.UTF_8)), "test-stop");
+                stopper.start();
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(WAIT)).until(() -> refused(address));
+                assertThat(peer.closed).as("the agent stays connected while requests drain").isEmpty();
+                assertThat(v.filesClosed()).isFalse();
+            } finally {
+                v.unlockAll();
+            }
+            NbdTestClient.Reply reply = c.readReply();
+            assertThat(reply.cookie()).isEqualTo(9);
+            assertThat(reply.error()).as("the in-flight write is answered").isZero();
+            assertThat(c.closedByServer()).isTrue();
+            stopper.join(WAIT * 1000L);
+            assertThat(stopper.isAlive()).isFalse();
+        }
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).as("then the agent closes").isNotNull();
+        assertThat(v.filesClosed()).as("and last the files").isTrue();
+    }
+
+    /** True if a new connection is refused or closed before any greeting. */
+    static boolean refused(InetSocketAddress address) {
+        try (java.net.Socket s = new java.net.Socket(address.getAddress(), address.getPort())) {
+            s.setSoTimeout(WAIT * 1000);
+            return s.getInputStream().read() < 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+}

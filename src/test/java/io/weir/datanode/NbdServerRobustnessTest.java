@@ -1,0 +1,129 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.NbdServerTest.bytes;
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The NBD server under failure and abuse, with real clients on 127.0.0.1: one connection's
+ * failure on the selector thread stays that connection's; a client that never finishes its
+ * handshake is dropped; connections past the maximum are refused; a volume slow to open holds up
+ * only the client that opens it.
+ */
+class NbdServerRobustnessTest {
+
+    static final long MiB = 1 << 20;
+    static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+    DataNode node;
+
+    @BeforeEach
+    void start() throws IOException {
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).build());
+    }
+
+    @AfterEach
+    void stop() {
+        node.close();
+    }
+
+    NbdTestClient client() throws IOException {
+        return new NbdTestClient(node.listenAddress());
+    }
+
+    @Test
+    void aTaskThatFailsOnTheSelectorThreadClosesItsConnectionOnlyAndTheOthersAreStillServed() throws IOException {
+        try (NbdTestClient victim = client().open("acme/db1"); NbdTestClient bystander = client().open("acme/db2")) {
+            bystander.write(0, bytes(4096, 1));
+            NbdConnection conn = node.volume("acme/db1").clients.iterator().next();
+            node.server().execute(conn, () -> {
+                throw new IllegalStateException("a bug in a queued task");
+            });
+            assertThat(victim.closedByServer()).as("the failed task's connection is closed").isTrue();
+            assertThat(bystander.read(0, 4096)).isEqualTo(bytes(4096, 1));
+            try (NbdTestClient newcomer = client().open("acme/db1")) {
+                assertThat(newcomer.read(0, 4096)).hasSize(4096);
+            }
+            await().atMost(WAIT).until(() -> node.connectionCount() == 1);
+        }
+    }
+
+    /** Restarts the node with other settings. */
+    void restart(DataNode.Builder builder) throws IOException {
+        node.close();
+        node = builder.dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).build());
+    }
+
+    /** Reads until the server closes the connection; fails if it stays open for the socket timeout. */
+    static void assertClosedByServer(NbdTestClient c) throws IOException {
+        while (c.in.read() >= 0) {
+            // greeting or replies still on their way
+        }
+    }
+
+    @Test
+    void aClientThatConnectsAndSaysNothingIsDroppedAfterTheHandshakeTimeout() throws IOException {
+        restart(DataNode.builder().handshakeTimeout(Duration.ofMillis(300)));
+        try (NbdTestClient silent = client(); NbdTestClient busy = client().open("acme/db1")) {
+            assertClosedByServer(silent);
+            await().atMost(WAIT).until(() -> node.connectionCount() == 1);
+            assertThat(busy.read(0, 4096)).as("a connection in transmission is not subject to it").hasSize(4096);
+        }
+    }
+
+    @Test
+    void connectionsBeyondTheMaximumAreRefusedCleanlyAndAcceptedAgainOnceOthersLeave() throws IOException {
+        restart(DataNode.builder().maxConnections(2));
+        try (NbdTestClient a = client().open("acme/db1"); NbdTestClient b = client().open("acme/db2")) {
+            try (NbdTestClient refused = client()) {
+                assertClosedByServer(refused); // no greeting: closed at once
+            }
+            assertThat(a.read(0, 4096)).hasSize(4096);
+            a.disconnect();
+            await().atMost(WAIT).until(() -> node.connectionCount() == 1);
+            try (NbdTestClient c = client().open("acme/db1")) {
+                assertThat(c.read(0, 4096)).hasSize(4096);
+            }
+            assertThat(b.read(0, 4096)).hasSize(4096);
+        }
+    }
+
+    @Test
+    void aVolumeSlowToOpenHoldsUpOnlyTheClientThatOpensItNotTheSelectorThread() throws Exception {
+        try (NbdTestClient other = client().open("acme/db2")) {
+            Volume db1 = node.volume("acme/db1");
+            assertThat(db1.isOpen()).isFalse();
+            NbdTestClient opening = client().handshake();
+            java.util.concurrent.FutureTask<NbdTestClient> go = new java.util.concurrent.FutureTask<>(() -> {
+                opening.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1"));
+                return opening;
+            });
+            synchronized (db1.openLock) { // opening db1's files waits here, as on a slow disk
+                new Thread(go, "test-go").start();
+                other.write(0, bytes(4096, 5));
+                assertThat(other.read(0, 4096)).isEqualTo(bytes(4096, 5));
+                try (NbdTestClient lister = client().handshake()) {
+                    assertThat(lister.option(Nbd.OPT_LIST, new byte[0])).hasSize(3);
+                }
+                assertThat(go.isDone()).isFalse();
+            }
+            try (NbdTestClient c = go.get(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                assertThat(c.read(0, 4096)).hasSize(4096);
+            }
+        }
+    }
+}
