@@ -22,6 +22,12 @@ import java.util.Locale;
  */
 record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
 
+    /** Earliest {@code from} or {@code to} accepted (years with four digits; milliseconds since the epoch stay in a long). */
+    static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+
+    /** Latest {@code from} or {@code to} accepted. */
+    static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
     /** Default length of a range given without {@code from}. */
     static final Duration DEFAULT_LENGTH = Duration.ofHours(1);
 
@@ -104,16 +110,22 @@ record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
         if (text == null || text.isBlank()) {
             return fallback;
         }
+        Instant parsed;
         try {
-            return Instant.parse(text.trim());
+            parsed = Instant.parse(text.trim());
         } catch (DateTimeParseException e) {
             try {
-                return java.time.OffsetDateTime.parse(text.trim()).toInstant();
+                parsed = java.time.OffsetDateTime.parse(text.trim()).toInstant();
             } catch (DateTimeParseException e2) {
                 errors.add(new FieldError(field, "not an RFC 3339 timestamp such as 2026-01-01T00:00:00Z"));
                 return null;
             }
         }
+        if (parsed.isBefore(EARLIEST) || parsed.isAfter(LATEST)) {
+            errors.add(new FieldError(field, "must be from " + EARLIEST + " to " + LATEST));
+            return null;
+        }
+        return parsed;
     }
 
     /** Parses 60, 10s, 5m, 1h, 1d or PT5M; null if none of them. */
