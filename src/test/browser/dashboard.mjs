@@ -1,7 +1,8 @@
 // Signs in to the Weir dashboard in headless Chromium, waits for live data, checks what a user
 // sees and saves a screenshot. Run by io.weir.controlplane.dashboard.DashboardE2ETest:
 //   node dashboard.mjs <baseUrl> <token> <screenshot.png> <expect: admin|tenant>
-// With token "-", baseUrl is a link that signs in by itself (the demo's, with #token=...).
+// With token "-", baseUrl is a link that signs in by itself (the demo's, with #token=...), and the
+// range is the last 15 minutes.
 // Prints one JSON line with what it found; exits non-zero on any failed check.
 import { chromium } from 'playwright-core';
 
@@ -20,6 +21,8 @@ try {
   if (token === '-') {
     await page.goto(baseUrl, { waitUntil: 'load' });
     if (page.url().includes('#')) fail('the token stayed in the address bar: ' + page.url());
+    // a cluster that has just started has minutes of usage, not an hour: look at the last 15 minutes
+    await page.selectOption('#range', '900');
   } else {
     await page.goto(baseUrl + '/', { waitUntil: 'load' });
     await page.fill('#token', token);

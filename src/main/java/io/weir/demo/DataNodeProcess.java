@@ -10,13 +10,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.jar.JarFile;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -32,6 +35,8 @@ final class DataNodeProcess implements AutoCloseable {
     private static final Pattern SERVING = Pattern.compile("serving NBD on (\\S+):(\\d+),");
     /** How long a node may take to stop after SIGTERM before it is killed. */
     private static final Duration STOP_GRACE = Duration.ofSeconds(15);
+    /** Lines of a node's output kept for the error when it exits before it serves. */
+    private static final int LAST_LINES = 20;
 
     private final String name;
     private final Process process;
@@ -43,9 +48,6 @@ final class DataNodeProcess implements AutoCloseable {
         Thread pump = new Thread(() -> pump(out), "weir-demo-" + name + "-output");
         pump.setDaemon(true);
         pump.start();
-        process.onExit().thenRun(() -> port.completeExceptionally(
-                new IllegalStateException("data node " + name + " exited with code " + process.exitValue()
-                        + " before it served (its output is above)")));
     }
 
     /**
@@ -97,23 +99,42 @@ final class DataNodeProcess implements AutoCloseable {
         }
     }
 
+    /** Copies the node's output to ours; at its end (the node exited), fails a start still awaited. */
     private void pump(PrintStream out) {
+        Deque<String> last = new ArrayDeque<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 out.println("[" + name + "] " + line);
+                if (!port.isDone()) {
+                    last.addLast(line);
+                    if (last.size() > LAST_LINES) {
+                        last.removeFirst();
+                    }
+                }
                 Matcher m = SERVING.matcher(line);
                 if (m.find()) {
                     port.complete(Integer.parseInt(m.group(2)));
                 }
             }
         } catch (IOException e) {
-            // the process ended; onExit reports it
+            last.addLast("(its output could not be read: " + e.getMessage() + ")");
+        }
+        if (!port.isDone()) {
+            String code;
+            try {
+                code = String.valueOf(process.waitFor());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                code = "unknown";
+            }
+            port.completeExceptionally(new IllegalStateException("data node " + name + " exited with code " + code
+                    + " before it served; it said:\n  " + String.join("\n  ", last)));
         }
     }
 
     /**
-     * {@code java ...} as this JVM was started: {@code -jar} for the executable jar; the same
+     * {@code java ...} as this JVM was started: {@code -jar} for Weir's executable jar; the same
      * class path and Spring Boot launcher for an extracted jar (the container image); else the
      * same class path and {@code io.weir.Main} (under {@code mvn spring-boot:run}, and in tests,
      * where the class path may be a manifest-only jar that the JVM follows the same way).
@@ -125,7 +146,7 @@ final class DataNodeProcess implements AutoCloseable {
         String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
         List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC"));
-        if (started.endsWith(".jar")) {
+        if (started.endsWith(".jar") && isSpringBootJar(Path.of(started))) {
             command.addAll(List.of("-jar", Path.of(started).toAbsolutePath().toString()));
         } else if (started.startsWith("org.springframework.boot.loader.")) {
             command.addAll(List.of("-cp", classPath, started));
@@ -133,5 +154,14 @@ final class DataNodeProcess implements AutoCloseable {
             command.addAll(List.of("-cp", classPath, "io.weir.Main"));
         }
         return command;
+    }
+
+    /** Whether {@code jar} is a Spring Boot executable jar (not, say, a test runner's launcher jar). */
+    private static boolean isSpringBootJar(Path jar) {
+        try (JarFile file = new JarFile(jar.toFile())) {
+            return file.getManifest() != null && file.getManifest().getMainAttributes().getValue("Spring-Boot-Version") != null;
+        } catch (IOException e) {
+            return false;
+        }
     }
 }
