@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
-import io.weir.agent.AgentListener;
 import io.weir.agent.QosAgent;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
-import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.Stats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -70,18 +68,9 @@ class PolicyChangeOverRestE2ETest extends IntegrationTest {
 
         node = DataNode.builder().dataDir(dir.resolve("data")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
                 .scrubPeriod(Duration.ofHours(1)).build();
-        agent = QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port)).token(token)
-                .stateDir(dir.resolve("agent-state")).executor(node.executor()).check(node::validate)
-                .listener(new AgentListener() {
-                    @Override
-                    public void applied(DesiredConfig config) {
-                        try {
-                            node.applyExports(config);
-                        } catch (IOException e) {
-                            throw new UncheckedIOException(e);
-                        }
-                    }
-                }).build();
+        // the data node command's own wiring: exports follow each snapshot, or it is refused
+        agent = DataNodeCommand.agent(node, QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port))
+                .token(token).stateDir(dir.resolve("agent-state")), System.err);
         agent.start();
         await().atMost(PATIENCE).until(() -> node.exports().size() == 2);
 
