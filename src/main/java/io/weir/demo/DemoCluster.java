@@ -134,11 +134,14 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         int port = properties.nbdPort();
         for (String node : nodeIds.keySet()) {
             out.println("weir demo: starting data node " + node + (port == 0 ? "" : " on " + properties.bindAddress() + ":" + port));
-            nodes.add(DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node), properties.bindAddress(),
-                    port, properties.nodeHeap(), out));
+            DataNodeProcess started = DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node),
+                    properties.bindAddress(), port, properties.nodeHeap(), out);
+            synchronized (this) {
+                nodes.add(started); // stopNodes may run on a shutdown thread
+            }
             port = port == 0 ? 0 : port + 1;
         }
-        for (DataNodeProcess node : nodes) {
+        for (DataNodeProcess node : List.copyOf(nodes)) {
             int actual = node.awaitPort(properties.readyTimeout());
             ports.put(node.name(), actual);
             api.patch().uri("/nodes/{id}", nodeIds.get(node.name())).contentType(MediaType.valueOf("application/merge-patch+json"))
@@ -197,7 +200,7 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         stopNodes();
     }
 
-    private void stopNodes() {
+    private synchronized void stopNodes() {
         for (int i = nodes.size() - 1; i >= 0; i--) {
             DataNodeProcess node = nodes.get(i);
             out.println("weir demo: stopping data node " + node.name());
