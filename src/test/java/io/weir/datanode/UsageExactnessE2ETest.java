@@ -3,12 +3,16 @@ package io.weir.datanode;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.weir.agent.AgentListener;
 import io.weir.agent.QosAgent;
 import io.weir.agent.support.AgentFixture;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.UsageReport;
 import io.weir.scheduler.Stats;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
@@ -72,9 +76,18 @@ class UsageExactnessE2ETest extends IntegrationTest {
         assertThat(interval.status()).as(interval.toString()).isEqualTo(200);
 
         node = DataNode.builder().dataDir(dir.resolve("data")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
-        // the data node command's own wiring: exports follow each snapshot, or it is refused
-        agent = DataNodeCommand.agent(node, QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port))
-                .token(placed.token()).stateDir(dir.resolve("agent-state")), System.err);
+        agent = QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port)).token(placed.token())
+                .stateDir(dir.resolve("agent-state")).executor(node.executor()).check(node::validate)
+                .listener(new AgentListener() {
+                    @Override
+                    public void applied(DesiredConfig config) {
+                        try {
+                            node.applyExports(config);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    }
+                }).build();
         agent.start();
         String export = tenantName + "/" + volumeName;
         await().atMost(PATIENCE).until(() -> node.exports().stream().anyMatch(e -> e.name().equals(export))
