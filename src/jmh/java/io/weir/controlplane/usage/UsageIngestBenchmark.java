@@ -77,6 +77,7 @@ public final class UsageIngestBenchmark {
             HikariConfig hc = new HikariConfig();
             hc.setJdbcUrl(pg.jdbcUrl());
             hc.setUsername(EmbeddedPostgresServer.USER);
+            hc.setPassword(pg.password());
             hc.setMaximumPoolSize(threads + 2);
             try (HikariDataSource ds = new HikariDataSource(hc)) {
                 Flyway.configure().dataSource(ds).locations("filesystem:db/migration").load().migrate();
