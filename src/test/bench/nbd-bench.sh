@@ -40,7 +40,8 @@ def cfg(n):
         p = dict(pol, maxIops=1000 + i)
         vols.append({"id": str(uuid.UUID(int=0xb000_0000 + i)), "tenantId": t if i % 100 else tenant,
                      "name": "v%d" % i, "sizeBytes": 1 << 20, "effectivePolicy": p})
-    return {"nodeId": "00000000-0000-0000-0000-000000000001", "revision": 1, "tasks": [], "tenants": tenants, "volumes": vols}
+    return {"nodeId": "00000000-0000-0000-0000-000000000001", "revision": 1, "tasks": [], "tenants": tenants, "volumes": vols,
+            "usageReportIntervalSeconds": 10}
 json.dump(cfg(10000), open(work + "/qos-on.json", "w"))
 json.dump(cfg(1), open(work + "/qos-off.json", "w"))
 PY
@@ -50,7 +51,7 @@ dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
 FILE=$DATA/$VOL.img
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
+wait_port() { for _ in $(seq 1200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
 
 P_ON=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
   --listen 127.0.0.1:$P_ON --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
