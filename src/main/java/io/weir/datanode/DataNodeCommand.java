@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -98,6 +99,11 @@ public final class DataNodeCommand {
             return 0;
         } catch (CommandLine.UsageException | IllegalArgumentException e) {
             err.println("weir datanode: " + e.getMessage());
+            return 2;
+        } catch (JacksonException e) {
+            // only the config file is read as JSON before the node serves
+            err.println("weir datanode: config file " + values.get("config-file") + " is not a valid DesiredConfig: "
+                    + e.getOriginalMessage());
             return 2;
         } catch (IOException e) {
             err.println("weir datanode: " + e.getMessage());

@@ -29,6 +29,19 @@ class DataNodeCommandTest {
     }
 
     @Test
+    void aConfigFileThatIsNotADesiredConfigIsAUsageErrorThatSaysWhy(@TempDir Path dir) throws IOException {
+        Path config = Files.writeString(dir.resolve("desired.json"),
+                "{\"nodeId\":\"00000000-0000-0000-0000-000000000001\",\"revision\":1,\"tasks\":[],\"tenants\":[]}");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = DataNodeCommand.run(new String[] {"--config-file", config.toString(), "--data-dir",
+                dir.resolve("data").toString(), "--listen", "127.0.0.1:0"}, System.out,
+                new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("weir datanode: ").contains(config.toString())
+                .doesNotContain("\tat ");
+    }
+
+    @Test
     void environmentVariablesSetOptionsAndOptionsWin() throws Exception {
         CommandLine.Values v = DataNodeCommand.parse(new String[] {"--listen", "127.0.0.1:0"},
                 Map.of("WEIR_LISTEN", "0.0.0.0:1", "WEIR_CONFIG_FILE", "c.json", "WEIR_WORKERS", "3"));
