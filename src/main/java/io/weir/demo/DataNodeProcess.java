@@ -58,7 +58,9 @@ final class DataNodeProcess implements AutoCloseable {
             int nbdPort, String heap, PrintStream out) {
         List<String> command = new ArrayList<>(javaCommand(heap));
         command.addAll(List.of("datanode", "--control-plane", controlPlane, "--token-file", tokenFile.toString(),
-                "--data-dir", dir.resolve("data").toString(), "--listen", listenHost + ":" + nbdPort));
+                "--data-dir", dir.resolve("data").toString(), "--listen", listenHost + ":" + nbdPort,
+                // clients still connected at Ctrl-C get this long to finish what they have in flight
+                "--drain-timeout", "5s"));
         try {
             Files.createDirectories(dir);
             Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
