@@ -989,18 +989,24 @@ final class NbdConnection {
             }
         }
 
+        /** A pooled buffer holding {@code len} bytes read at {@code offset}, after room for a {@code hdr}-byte reply header. */
+        private ByteBuffer readBehindHeader(Volume v, int hdr, int len) throws IOException {
+            ByteBuffer b = conn.pool.acquire(hdr + len);
+            try {
+                b.position(hdr);
+                v.read(offset, b);
+                return b;
+            } catch (IOException | RuntimeException e) {
+                conn.pool.release(b);
+                throw e;
+            }
+        }
+
         private void read(Volume v) throws IOException {
             int len = (int) length;
             if (conn.structured) {
                 int hdr = Nbd.CHUNK_HEADER_BYTES + 8;
-                ByteBuffer b = conn.pool.acquire(hdr + len);
-                try {
-                    b.position(hdr);
-                    v.read(offset, b);
-                } catch (IOException | RuntimeException e) {
-                    conn.pool.release(b);
-                    throw e;
-                }
+                ByteBuffer b = readBehindHeader(v, hdr, len);
                 b.position(0);
                 b.putInt(Nbd.STRUCTURED_REPLY_MAGIC).putShort((short) Nbd.REPLY_FLAG_DONE)
                         .putShort((short) Nbd.REPLY_TYPE_OFFSET_DATA).putLong(cookie).putInt(8 + len).putLong(offset);
@@ -1008,14 +1014,7 @@ final class NbdConnection {
                 conn.send(b);
             } else {
                 int hdr = Nbd.SIMPLE_REPLY_BYTES;
-                ByteBuffer b = conn.pool.acquire(hdr + len);
-                try {
-                    b.position(hdr);
-                    v.read(offset, b);
-                } catch (IOException | RuntimeException e) {
-                    conn.pool.release(b);
-                    throw e;
-                }
+                ByteBuffer b = readBehindHeader(v, hdr, len);
                 b.position(0);
                 b.putInt(Nbd.SIMPLE_REPLY_MAGIC).putInt(0).putLong(cookie);
                 b.position(0).limit(hdr + len);
