@@ -81,8 +81,10 @@ import java.util.function.Consumer;
  * <h3>Volumes that come and go</h3>
  * A volume new since the previous report counts from zero (the scheduler created its counters
  * then). A volume removed between two reports is missing from the second snapshot, so what it
- * completed after the previous report is not reported. A counter smaller than before means the
- * volume was recreated with the same id: its current value is taken as the delta.
+ * completed after the previous report is not reported. The scheduler's counters of a live volume
+ * never decrease (a property test of the scheduler holds it to that, throttled time and refusals
+ * included), so a counter smaller than before means the volume was recreated with the same id: its
+ * current value is taken as the delta.
  * <h3>Gaps</h3>
  * Acknowledgements may arrive out of order, so the dropped sequences need not be contiguous. At
  * most {@value #MAX_PENDING_GAPS} gap ranges are kept; beyond that the two oldest are merged,

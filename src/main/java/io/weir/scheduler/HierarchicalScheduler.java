@@ -577,8 +577,7 @@ public final class HierarchicalScheduler<R> {
                 tn.ready.remove(f);
                 reservations.remove(f);
             }
-            f.state = SchedNode.THROTTLED;
-            f.throttledSince = now;
+            f.throttle(now, e);
             timers.add(f, e);
             return;
         }
@@ -617,8 +616,7 @@ public final class HierarchicalScheduler<R> {
             if (tn.state == SchedNode.READY) {
                 fgReady.remove(tn);
             }
-            tn.state = SchedNode.THROTTLED;
-            tn.throttledSince = now;
+            tn.throttle(now, e);
             timers.add(tn, e);
             return;
         }
@@ -635,8 +633,7 @@ public final class HierarchicalScheduler<R> {
         while (!timers.isEmpty() && timers.peekKey() - now <= 0) {
             long due = timers.peekKey();
             SchedNode n = timers.poll();
-            n.throttledNanos += Math.max(0, due - n.throttledSince);
-            n.state = SchedNode.IDLE;
+            n.endThrottle(due);
             if (n instanceof FlowNode) {
                 FlowNode f = (FlowNode) n;
                 refreshFlow(f, now);
@@ -781,7 +778,7 @@ public final class HierarchicalScheduler<R> {
     /** Marks a node idle after every heap was cleared; precondition: it is in no heap. */
     private static void settle(SchedNode n, long now) {
         if (n.state == SchedNode.THROTTLED) {
-            n.throttledNanos += Math.max(0, now - n.throttledSince);
+            n.endThrottle(now);
         }
         n.state = SchedNode.IDLE;
     }
@@ -925,6 +922,14 @@ public final class HierarchicalScheduler<R> {
      */
     public SchedulerSnapshot snapshot(long now, boolean resetLatencies) {
         return SnapshotBuilder.build(this, now, resetLatencies);
+    }
+
+    /** Adds refusals counted outside the scheduler to a volume's {@code rejected}, if it still exists. */
+    void addRejected(String volumeId, long n) {
+        FlowNode f = flows.get(volumeId);
+        if (f != null) {
+            f.rejected += n;
+        }
     }
 
     int backgroundQueued() {

@@ -308,6 +308,13 @@ public final class QosExecutor implements AutoCloseable {
                 t.put(s.name(), g == null ? new Gate(s.name(), s.queueCapacity()) : g.withCapacity(s.queueCapacity()));
             }
         }
+        // A gate dropped with its volume hands its refusals to the volume's scheduler node, which
+        // lives on while it drains and may be placed back: its rejected count never goes down.
+        oldV.forEach((id, g) -> {
+            if (!v.containsKey(id)) {
+                scheduler.addRejected(id, g.rejected.get());
+            }
+        });
         volumeGates = v;
         taskGates = t;
     }

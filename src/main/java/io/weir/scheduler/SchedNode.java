@@ -51,8 +51,9 @@ abstract class SchedNode extends TicketQueue {
     int state = IDLE;
     boolean draining;
 
-    long throttledSince;
-    long throttledNanos;
+    private long throttledSince;
+    private long throttledUntil;
+    private long throttledNanos;
 
     /** Dense index of this node, for the heaps' position tables; unique among live nodes. */
     final int slot;
@@ -116,8 +117,33 @@ abstract class SchedNode extends TicketQueue {
         }
     }
 
+    /** Enters {@link #THROTTLED} at {@code now} until {@code until}; the caller arms the timer. */
+    final void throttle(long now, long until) {
+        state = THROTTLED;
+        throttledSince = now;
+        throttledUntil = until;
+    }
+
+    /**
+     * Leaves {@link #THROTTLED} for {@link #IDLE}, counting the throttled time up to {@code at} but
+     * never past the due time, which {@link #throttledNanos(long)} may already have reported.
+     */
+    final void endThrottle(long at) {
+        throttledNanos += throttledBetween(at);
+        state = IDLE;
+    }
+
+    /**
+     * Time spent throttled since creation, as of {@code now}. Never decreases: the current spell
+     * counts only up to its due time, so a timer that fires late adds nothing a snapshot missed.
+     */
     final long throttledNanos(long now) {
-        return state == THROTTLED ? throttledNanos + Math.max(0, now - throttledSince) : throttledNanos;
+        return state == THROTTLED ? throttledNanos + throttledBetween(now) : throttledNanos;
+    }
+
+    private long throttledBetween(long at) {
+        long end = at - throttledUntil < 0 ? at : throttledUntil;
+        return Math.max(0, end - throttledSince);
     }
 
     @Override

@@ -116,6 +116,38 @@ class QosExecutorTest {
     }
 
     @Test
+    void rejectedCountOfAVolumeSurvivesItsRemovalAndReturnWhileItDrains() throws Exception {
+        // usage reports take differences of the cumulative counters: removing a volume with work
+        // still queued, and placing it back, must not make its rejected count go down
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        try (QosExecutor ex = QosExecutor.builder(config(2, 2)).workers(1).build()) {
+            ex.submit("v0", IoKind.WRITE, 4096, () -> {
+                started.countDown();
+                release.await();
+                return 0;
+            });
+            started.await();
+            try {
+                ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
+                ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
+                assertThatThrownBy(() -> ex.submit("v0", IoKind.WRITE, 4096, () -> 2))
+                        .isInstanceOf(QueueFullException.class);
+                assertThat(ex.snapshot().volume("v0").rejected()).isEqualTo(1);
+
+                SchedulerConfig withoutV0 = SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"))
+                        .volume(VolumeSpec.of("v1", "t").withQueueCapacity(2)).build();
+                ex.reconfigure(withoutV0);
+                assertThat(ex.snapshot().volume("v0").rejected()).as("while draining").isEqualTo(1);
+                ex.reconfigure(config(2, 2));
+                assertThat(ex.snapshot().volume("v0").rejected()).as("placed back").isEqualTo(1);
+            } finally {
+                release.countDown();
+            }
+        }
+    }
+
+    @Test
     void submitPastTheQueueBoundThrowsQueueFullAtOnceAndCountsIt() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch started = new CountDownLatch(1);
