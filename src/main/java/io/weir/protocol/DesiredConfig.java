@@ -2,6 +2,8 @@ package io.weir.protocol;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import com.fasterxml.jackson.annotation.JsonSetter;
+import com.fasterxml.jackson.annotation.Nulls;
 import java.util.List;
 import java.util.UUID;
 
@@ -17,7 +19,7 @@ import java.util.UUID;
  * @param volumes the volumes placed on this node, each with its effective policy
  * @param usageReportIntervalSeconds how often the node's agent sends a usage report, from
  *     {@value #MIN_USAGE_REPORT_INTERVAL_SECONDS} to {@value #MAX_USAGE_REPORT_INTERVAL_SECONDS}
- *     seconds; 0, or the member left out (a snapshot saved by an agent of an earlier version),
+ *     seconds; 0, null, or the member left out (a snapshot saved by an agent of an earlier version),
  *     means the default, {@value #DEFAULT_USAGE_REPORT_INTERVAL_SECONDS}
  */
 @JsonClassDescription("Everything one data node must enforce, as a full snapshot stamped with the global config revision. Pushed to the node's agent as is.")
@@ -27,7 +29,8 @@ public record DesiredConfig(
         @JsonPropertyDescription("Task CPU shares: the node's override if it has one, else the cluster default.") List<TaskShareConfig> tasks,
         @JsonPropertyDescription("The tenants with at least one volume on this node.") List<TenantConfig> tenants,
         @JsonPropertyDescription("The volumes placed on this node, each with its effective policy.") List<VolumeConfig> volumes,
-        @JsonPropertyDescription("How often the node's agent sends a usage report, in seconds (1-3600).") int usageReportIntervalSeconds) {
+        @JsonPropertyDescription("How often the node's agent sends a usage report, in seconds (1-3600).")
+        @JsonSetter(nulls = Nulls.AS_EMPTY) int usageReportIntervalSeconds) {
 
     /** The reporting interval when none is set. */
     public static final int DEFAULT_USAGE_REPORT_INTERVAL_SECONDS = 10;

@@ -135,9 +135,9 @@ class StateStoreTest {
         assertThat(files()).hasSize(2).allMatch(name -> name.startsWith("desired-config.corrupt-"));
     }
 
-    @Test
-    void aWellFormedFileWhoseJsonIsNotASnapshotIsSetAside() throws IOException {
-        byte[] body = "{\"nodeId\":\"not-a-uuid\",\"revision\":3}".getBytes(StandardCharsets.UTF_8);
+    /** Writes {@code json} as a well-formed state file: right header, right checksum. */
+    private void writeStateFile(String json) throws IOException {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
         java.security.MessageDigest md;
         try {
             md = java.security.MessageDigest.getInstance("SHA-256");
@@ -146,12 +146,32 @@ class StateStoreTest {
         }
         String header = "weir-agent-state 1 sha256=" + java.util.HexFormat.of().formatHex(md.digest(body))
                 + " length=" + body.length + "\n";
-        Files.write(store().file(), (header + new String(body, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8));
+        Files.write(store().file(), (header + json).getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aWellFormedFileWhoseJsonIsNotASnapshotIsSetAside() throws IOException {
+        writeStateFile("{\"nodeId\":\"not-a-uuid\",\"revision\":3}");
 
         StateStore.Loaded loaded = store().load();
 
         assertThat(loaded.config()).isNull();
         assertThat(loaded.problem()).contains("not a valid snapshot");
+    }
+
+    @Test
+    void aSnapshotSavedByAnEarlierAgentWithoutTheReportIntervalLoadsWithTheDefault() throws IOException {
+        // agents before the usage reports saved no usageReportIntervalSeconds; after an upgrade the
+        // node must still enforce that cached config while the control plane is away
+        writeStateFile("{\"nodeId\":\"00000000-0000-0000-0000-000000000001\",\"revision\":7,"
+                + "\"tasks\":[{\"name\":\"foreground\",\"share\":800}],\"tenants\":[],\"volumes\":[]}");
+
+        StateStore.Loaded loaded = store().load();
+
+        assertThat(loaded.problem()).isNull();
+        assertThat(loaded.config().revision()).isEqualTo(7);
+        assertThat(loaded.config().usageReportIntervalSeconds())
+                .isEqualTo(DesiredConfig.DEFAULT_USAGE_REPORT_INTERVAL_SECONDS);
     }
 
     @Test
