@@ -51,11 +51,16 @@ import org.HdrHistogram.Histogram;
  * </pre>
  * Options: {@code --jar} (default {@code target/weir-0.1.0-SNAPSHOT.jar}) or {@code --cp} (a class
  * path to run {@code io.weir.Main} from instead), {@code --agents},
- * {@code --changes}, {@code --heap} (the replica's -Xmx).
+ * {@code --changes}, {@code --heap} (the replica's -Xmx), {@code --replica-jvm} (more JVM options of
+ * the replica, space-separated), {@code --profile DIR} (flight recordings of the replica and of the
+ * agents' JVM during each step's changes, written to {@code DIR}), {@code --agent-state DIR} (where
+ * the agents keep their state directories; default: beside the replica's data).
  */
 public final class AgentLoadBenchmark {
 
     private static final String ADMIN = "weir_000000000000000000000000000000b1_agent-load-benchmark-admin-token-0000000000";
+    /** The idle interval whose CPU use is taken as the background rate. */
+    private static final long IDLE_MILLIS = 5_000;
     private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -72,7 +77,11 @@ public final class AgentLoadBenchmark {
     /** Revision awaited and when each agent applied it (nanoTime), by agent index. */
     private volatile long targetRevision = Long.MAX_VALUE;
     private final ConcurrentHashMap<Integer, Long> appliedAt = new ConcurrentHashMap<>();
+    /** When each agent had the snapshot in force in its executor (before saving it), by agent index. */
+    private final ConcurrentHashMap<Integer, Long> inForceAt = new ConcurrentHashMap<>();
     private final AtomicInteger everApplied = new AtomicInteger();
+    /** Commit to in force in the executor (before the agent saves the snapshot), of the last step. */
+    private final Histogram inForce = new Histogram(TimeUnit.MINUTES.toMicros(5), 3);
     private String tenantId;
     private String policyId;
 
@@ -87,11 +96,17 @@ public final class AgentLoadBenchmark {
         String heap = "512m";
         List<Integer> steps = List.of(1000);
         int changes = 20;
+        List<String> replicaJvm = new ArrayList<>();
+        Path profile = null;
+        Path agentState = null;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--jar" -> jar = args[i + 1];
                 case "--cp" -> classpath = args[i + 1];
                 case "--heap" -> heap = args[i + 1];
+                case "--replica-jvm" -> replicaJvm.addAll(List.of(args[i + 1].trim().split("\\s+")));
+                case "--profile" -> profile = Path.of(args[i + 1]);
+                case "--agent-state" -> agentState = Path.of(args[i + 1]);
                 case "--changes" -> changes = Integer.parseInt(args[i + 1]);
                 case "--agents" -> steps = java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::parseInt).toList();
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -104,6 +119,7 @@ public final class AgentLoadBenchmark {
         Path work = Files.createTempDirectory("weir-agent-bench");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx" + heap));
+        command.addAll(replicaJvm);
         command.addAll(classpath == null ? List.of("-jar", jar) : List.of("-cp", classpath, "io.weir.Main"));
         command.addAll(List.of("--server.port=" + port, "--weir.data-dir=" + work.resolve("cp"),
                 "--weir.security.bootstrap-token=" + ADMIN,
@@ -115,20 +131,38 @@ public final class AgentLoadBenchmark {
                 .start();
         System.out.printf(Locale.ROOT, "replica pid %d, -Xmx%s, port %d, log %s%n", replica.pid(), heap, port,
                 work.resolve("replica.log"));
-        AgentLoadBenchmark bench = new AgentLoadBenchmark(port, work.resolve("agents"));
+        Path agentsDir = agentState == null ? work.resolve("agents") : Files.createTempDirectory(agentState, "weir-agents");
+        AgentLoadBenchmark bench = new AgentLoadBenchmark(port, agentsDir);
         try {
             bench.awaitUp();
             bench.setUp();
-            System.out.println("agents  changes  p50_ms  p90_ms  p99_ms  max_ms  replica_heap_after_gc_MiB  setup_s");
+            System.out.println("agents  changes  p50_ms  p90_ms  p99_ms  max_ms  replica_heap_after_gc_MiB  setup_s"
+                    + "  in_force_p50_ms  in_force_p99_ms  cpu_us_per_push(replica postgres agents)");
             for (int n : steps) {
                 long t0 = System.nanoTime();
                 bench.grow(n);
                 double setup = (System.nanoTime() - t0) / 1e9;
-                Histogram h = bench.measure(changes);
+                // the background (heartbeats, usage reports) over an idle while, subtracted below
+                long[] idle0 = cpuNanos(replica, work.resolve("cp/postgres"));
+                long i0 = System.nanoTime();
+                Thread.sleep(IDLE_MILLIS); // measuring a quiet interval of a benchmark, not a test
+                long idleNanos = System.nanoTime() - i0;
+                long[] cpu0 = cpuNanos(replica, work.resolve("cp/postgres"));
+                long m0 = System.nanoTime();
+                Histogram h = profile == null ? bench.measure(changes) : profiled(profile, n, replica.pid(), bench, changes);
+                long[] cpu1 = cpuNanos(replica, work.resolve("cp/postgres"));
+                double scale = (System.nanoTime() - m0) / (double) idleNanos;
+                double pushes = (double) n * changes;
+                double[] perPush = new double[3];
+                for (int k = 0; k < 3; k++) {
+                    perPush[k] = Math.max(0, (cpu1[k] - cpu0[k]) - (cpu0[k] - idle0[k]) * scale) / pushes / 1e3;
+                }
                 long heapKb = heapUsedKb(replica.pid());
-                System.out.printf(Locale.ROOT, "%6d  %7d  %6.1f  %6.1f  %6.1f  %6.1f  %25.1f  %7.1f%n", n, changes,
-                        h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3,
-                        h.getValueAtPercentile(99) / 1e3, h.getMaxValue() / 1e3, heapKb / 1024.0, setup);
+                System.out.printf(Locale.ROOT, "%6d  %7d  %6.1f  %6.1f  %6.1f  %6.1f  %25.1f  %7.1f  %15.1f  %15.1f  %6.0f %6.0f %6.0f%n",
+                        n, changes, h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3,
+                        h.getValueAtPercentile(99) / 1e3, h.getMaxValue() / 1e3, heapKb / 1024.0, setup,
+                        bench.inForce.getValueAtPercentile(50) / 1e3, bench.inForce.getValueAtPercentile(99) / 1e3,
+                        perPush[0], perPush[1], perPush[2]);
                 if (h.getValueAtPercentile(99) > 1_000_000) {
                     System.out.println("p99 passed 1 s at " + n + " agents; stopping");
                     break;
@@ -138,6 +172,63 @@ public final class AgentLoadBenchmark {
             bench.close();
             replica.destroy();
             replica.waitFor(30, TimeUnit.SECONDS);
+            for (Path dir : List.of(work, agentsDir)) { // thousands of agents' state dirs
+                try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+                    files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+        }
+    }
+
+    /**
+     * Runs {@link #measure} under flight recordings of the replica ({@code jcmd JFR.start}) and of
+     * this JVM (the agents), written to {@code dir} as {@code replica-N.jfr} and {@code agents-N.jfr}.
+     */
+    private static Histogram profiled(Path dir, int n, long replicaPid, AgentLoadBenchmark bench, int changes)
+            throws Exception {
+        Files.createDirectories(dir);
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        Path replicaFile = dir.resolve("replica-" + n + ".jfr").toAbsolutePath();
+        new ProcessBuilder(jcmd, Long.toString(replicaPid), "JFR.start", "name=bench", "settings=profile")
+                .redirectErrorStream(true).start().waitFor();
+        try (jdk.jfr.Recording agents = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"))) {
+            agents.start();
+            Histogram h = bench.measure(changes);
+            agents.stop();
+            agents.dump(dir.resolve("agents-" + n + ".jfr"));
+            return h;
+        } finally {
+            new ProcessBuilder(jcmd, Long.toString(replicaPid), "JFR.stop", "name=bench", "filename=" + replicaFile)
+                    .redirectErrorStream(true).start().waitFor();
+        }
+    }
+
+    /**
+     * CPU time (user + system, from {@code /proc}) of the replica, of its embedded PostgreSQL (the
+     * postmaster named in {@code postmaster.pid} of {@code pgData}, and its backends) and of this
+     * JVM (the agents), in nanoseconds.
+     */
+    private static long[] cpuNanos(Process replica, Path pgData) {
+        long own = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+        long postgres = 0;
+        try {
+            long postmaster = Long.parseLong(Files.readAllLines(pgData.resolve("postmaster.pid")).get(0).trim());
+            postgres = procCpuNanos(postmaster) + ProcessHandle.of(postmaster).stream().flatMap(ProcessHandle::descendants)
+                    .mapToLong(p -> procCpuNanos(p.pid())).sum();
+        } catch (IOException | RuntimeException e) {
+            // no embedded server found: reported as 0
+        }
+        return new long[] {procCpuNanos(replica.pid()), postgres, own};
+    }
+
+    private static long procCpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // utime + stime, at 100 ticks/s
+        } catch (IOException | RuntimeException e) {
+            return 0; // a process that ended (a PostgreSQL backend): its time is lost, a small undercount
         }
     }
 
@@ -241,6 +332,13 @@ public final class AgentLoadBenchmark {
                         private boolean first = true;
 
                         @Override
+                        public void applying(DesiredConfig config) {
+                            if (config.revision() >= targetRevision) {
+                                inForceAt.putIfAbsent(index, System.nanoTime());
+                            }
+                        }
+
+                        @Override
                         public void applied(DesiredConfig config) {
                             if (first) {
                                 first = false;
@@ -270,8 +368,10 @@ public final class AgentLoadBenchmark {
     /** Changes the shared policy {@code changes} times, each after every agent acked the one before. */
     private Histogram measure(int changes) throws InterruptedException {
         Histogram h = new Histogram(TimeUnit.MINUTES.toMicros(5), 3);
+        inForce.reset();
         for (int c = 0; c < changes; c++) {
             appliedAt.clear();
+            inForceAt.clear();
             long before = agents.stream().mapToLong(a -> a.state().appliedRevision()).max().orElse(0);
             targetRevision = before + 1;
             long t0 = System.nanoTime();
@@ -288,6 +388,9 @@ public final class AgentLoadBenchmark {
             }
             for (long t : appliedAt.values()) {
                 h.recordValue(Math.max(0, (t - t0) / 1000));
+            }
+            for (long t : inForceAt.values()) {
+                inForce.recordValue(Math.max(0, (t - t0) / 1000));
             }
         }
         return h;

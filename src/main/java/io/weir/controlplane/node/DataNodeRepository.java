@@ -22,11 +22,26 @@ interface DataNodeRepository extends JpaRepository<DataNode, UUID>, JpaSpecifica
     @Query("select n.id from DataNode n where n.id in :ids")
     Set<UUID> findExistingIds(Collection<UUID> ids);
 
+    /**
+     * Writes what the agents of many nodes answered, in one statement; the arrays are parallel,
+     * one element per node. A null revision (and ack time) leaves the node's applied revision and
+     * ack time as they are; the last error is set as given, null clearing it. Ack times are in
+     * microseconds since the epoch. Rows are locked in id order, so concurrent callers cannot
+     * deadlock.
+     *
+     * @return the number of nodes updated (ids of deleted nodes update nothing)
+     */
     @Modifying(flushAutomatically = true, clearAutomatically = true)
-    @Query("update DataNode n set n.appliedRevision = :revision, n.lastAckAt = :at, n.lastError = null where n.id = :id")
-    int recordApplied(UUID id, long revision, Instant at);
-
-    @Modifying(flushAutomatically = true, clearAutomatically = true)
-    @Query("update DataNode n set n.lastError = :error where n.id = :id")
-    int recordRejected(UUID id, String error);
+    @Query(nativeQuery = true, value = """
+            WITH a AS (SELECT * FROM unnest(CAST(:ids AS uuid[]), CAST(:revisions AS bigint[]),
+                                            CAST(:atMicros AS bigint[]), CAST(:errors AS text[]))
+                       AS a(id, revision, at_micros, error)),
+                 locked AS (SELECT n.id FROM data_node n WHERE n.id IN (SELECT id FROM a) ORDER BY n.id FOR UPDATE)
+            UPDATE data_node n
+               SET applied_revision = COALESCE(a.revision, n.applied_revision),
+                   last_ack_at = COALESCE(TIMESTAMPTZ 'epoch' + a.at_micros * INTERVAL '1 microsecond', n.last_ack_at),
+                   last_error = a.error
+              FROM a JOIN locked l ON l.id = a.id
+             WHERE n.id = a.id""")
+    int recordAnswers(UUID[] ids, Long[] revisions, Long[] atMicros, String[] errors);
 }

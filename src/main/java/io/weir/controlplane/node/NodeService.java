@@ -43,9 +43,6 @@ import tools.jackson.databind.JsonNode;
 @Service
 public class NodeService {
 
-    /** Longest rejection reason stored; longer ones are cut (the column holds 2048 characters). */
-    static final int MAX_ERROR_LENGTH = 2048;
-
     private final DataNodeRepository nodes;
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
@@ -184,24 +181,49 @@ public class NodeService {
      */
     @Transactional
     public void recordApplied(UUID id, long revision) {
-        if (nodes.recordApplied(id, revision, Instant.now().truncatedTo(ChronoUnit.MICROS)) == 0) {
+        if (recordAnswers(List.of(AgentAnswer.applied(id, revision, Instant.now()))) == 0) {
             throw ApiException.notFound("Node", id);
         }
     }
 
     /**
      * Records that the node's agent rejected a snapshot and kept its previous config: sets the
-     * last error (cut to {@value #MAX_ERROR_LENGTH} characters), leaving the applied revision.
+     * last error (cut to {@value AgentAnswer#MAX_ERROR_LENGTH} characters), leaving the applied revision.
      */
     @Transactional
     public void recordRejected(UUID id, long revision, String reason) {
-        String error = "revision " + revision + ": " + (reason == null || reason.isBlank() ? "rejected" : reason);
-        if (error.length() > MAX_ERROR_LENGTH) {
-            error = error.substring(0, MAX_ERROR_LENGTH);
-        }
-        if (nodes.recordRejected(id, error) == 0) {
+        if (recordAnswers(List.of(AgentAnswer.rejected(id, revision, reason))) == 0) {
             throw ApiException.notFound("Node", id);
         }
+    }
+
+    /**
+     * Records what the agents of many nodes answered, in one statement, as
+     * {@link #recordApplied(UUID, long)} and {@link #recordRejected} do for one: the push
+     * channel's way under load, where a statement per ack would cost the replica more than
+     * everything else a push does. At most one answer per node (see {@link AgentAnswer#then});
+     * answers of nodes deleted since are skipped. Does not change the nodes' versions.
+     *
+     * @return the number of nodes updated
+     */
+    @Transactional
+    public int recordAnswers(Collection<AgentAnswer> answers) {
+        if (answers.isEmpty()) {
+            return 0;
+        }
+        UUID[] ids = new UUID[answers.size()];
+        Long[] revisions = new Long[ids.length];
+        Long[] atMicros = new Long[ids.length];
+        String[] errors = new String[ids.length];
+        int i = 0;
+        for (AgentAnswer a : answers) {
+            ids[i] = a.nodeId();
+            revisions[i] = a.appliedRevision();
+            atMicros[i] = a.ackAt() == null ? null : ChronoUnit.MICROS.between(Instant.EPOCH, a.ackAt());
+            errors[i] = a.lastError();
+            i++;
+        }
+        return nodes.recordAnswers(ids, revisions, atMicros, errors);
     }
 
     /**

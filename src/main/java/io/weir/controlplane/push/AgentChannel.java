@@ -1,7 +1,6 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
-import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
@@ -43,8 +42,8 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       node's own, see {@code DesiredConfigService}) moved: a change that does not touch a node
  *       sends it nothing.</li>
  *   <li>{@code ack} and {@code nack} of a revision sent on this session are recorded on the node
- *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}); of any other revision
- *       they are ignored. {@code status} is stored as the data node's report.</li>
+ *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}) by the
+ *       {@link AnswerRecorder}, many nodes per statement; of any other revision they are ignored. {@code status} is stored as the data node's report.</li>
  *   <li>The session lives as long as the token that opened it: when the token is revoked (also
  *       through the delete of its node) or expires, the session is closed, on whichever replica
  *       it is ({@link #closeRevoked}).</li>
@@ -79,7 +78,7 @@ class AgentChannel extends TextWebSocketHandler {
     private final Map<UUID, AgentSession> sessions = new ConcurrentHashMap<>();
     private final Map<String, AgentSession> byId = new ConcurrentHashMap<>();
     private final DesiredConfigService desiredConfigs;
-    private final NodeService nodes;
+    private final AnswerRecorder answers;
     private final AgentRegistry registry;
     private final PushMetrics metrics;
     private final UsageIntake usage;
@@ -87,11 +86,11 @@ class AgentChannel extends TextWebSocketHandler {
     /** Set by {@link #closeAll()}. */
     private volatile boolean shuttingDown;
 
-    AgentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry, PushMetrics metrics,
+    AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
             UsageIntake usage, BearerTokens tokens) {
         this.tokens = tokens;
         this.desiredConfigs = desiredConfigs;
-        this.nodes = nodes;
+        this.answers = answers;
         this.registry = registry;
         this.metrics = metrics;
         this.usage = usage;
@@ -159,7 +158,7 @@ class AgentChannel extends TextWebSocketHandler {
                 return;
             }
             long nanos = agent.acked(ack.revision());
-            nodes.recordApplied(agent.nodeId(), ack.revision());
+            answers.applied(agent.nodeId(), ack.revision());
             if (nanos >= 0) {
                 metrics.acked(nanos);
             }
@@ -169,7 +168,7 @@ class AgentChannel extends TextWebSocketHandler {
                         agent.nodeId(), nack.revision());
                 return;
             }
-            nodes.recordRejected(agent.nodeId(), nack.revision(), nack.reason());
+            answers.rejected(agent.nodeId(), nack.revision(), nack.reason());
         } else if (message instanceof UsageReport report) {
             usage.offer(agent, report);
         } else if (message instanceof AgentMessage.NodeStatus status) {

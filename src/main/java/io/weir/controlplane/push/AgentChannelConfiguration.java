@@ -1,7 +1,6 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
-import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessages;
@@ -21,9 +20,9 @@ class AgentChannelConfiguration {
     static final String PATH = "/api/v1/agent/connect";
 
     @Bean
-    AgentChannel agentChannel(DesiredConfigService desiredConfigs, NodeService nodes, AgentRegistry registry,
+    AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
             PushMetrics metrics, UsageIntake usage, BearerTokens tokens) {
-        return new AgentChannel(desiredConfigs, nodes, registry, metrics, usage, tokens);
+        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens);
     }
 
     @Bean

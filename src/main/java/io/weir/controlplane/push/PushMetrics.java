@@ -74,6 +74,11 @@ class PushMetrics {
     }
 
     /** Registers the gauge of reports waiting to be stored. */
+    void answersPending(Supplier<Number> nodes) {
+        Gauge.builder("weir.push.answers.pending", nodes)
+                .description("Nodes whose agent's latest ack or nack is not yet stored").register(registry);
+    }
+
     void usageQueue(Supplier<Number> size) {
         Gauge.builder("weir.push.usage.queue", size).description("Usage reports waiting to be stored")
                 .register(registry);

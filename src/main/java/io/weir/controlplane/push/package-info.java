@@ -11,6 +11,10 @@
  *       feature's {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after
  *       the commit; when it cannot, it closes the connections concerned so that their agents
  *       resend.</li>
+ *   <li>{@link io.weir.controlplane.push.AnswerRecorder}: stores the agents' acks and nacks on
+ *       their nodes off the WebSocket threads, folding each node's answers into one and writing
+ *       many nodes per statement through the node feature's {@code NodeService.recordAnswers};
+ *       a failed write is kept and tried again.</li>
  *   <li>{@link io.weir.controlplane.push.AgentSession}: one connection's bounded outbound queue,
  *       where a newer snapshot replaces an unsent older one, sent asynchronously so that a slow
  *       agent never holds up others.</li>
@@ -23,7 +27,7 @@
  *       reports); it implements the node feature's {@code NodeConnections} port.</li>
  *   <li>{@link io.weir.controlplane.push.PushMetrics}: the bounded Prometheus metrics (connected
  *       nodes, nodes behind, push lag and latency, usage reports received, acknowledged and
- *       refused, the intake queue).</li>
+ *       refused, the intake queue, answers waiting to be stored).</li>
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature

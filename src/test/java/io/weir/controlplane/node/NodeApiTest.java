@@ -6,6 +6,8 @@ import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;
 import java.net.URLEncoder;
+import java.time.Instant;
+import java.util.List;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -360,6 +362,33 @@ class NodeApiTest extends IntegrationTest {
         assertThat(applied.get("lastError").isNull()).isTrue();
         assertThat(read.etag()).isEqualTo(created.etag());
         assertThat(api.patch(path(created), "{\"address\":\"h:9\"}", created.etag()).status()).isEqualTo(200);
+    }
+
+    @Test
+    void answersOfManyNodesAreStoredInOneCallAndDeletedNodesAreSkipped() {
+        Response acked = create(unique("batch-a"), "");
+        Response rejectedAfterAck = create(unique("batch-b"), "");
+        Response deleted = create(unique("batch-c"), "");
+        UUID a = UUID.fromString(acked.json().get("id").asString());
+        UUID b = UUID.fromString(rejectedAfterAck.json().get("id").asString());
+        UUID c = UUID.fromString(deleted.json().get("id").asString());
+        nodes.recordApplied(b, 4);
+        assertThat(api.delete(path(deleted), null).status()).isEqualTo(204);
+        Instant at = Instant.parse("2026-12-02T13:00:00.123456Z");
+
+        int updated = nodes.recordAnswers(List.of(AgentAnswer.applied(a, 9, at),
+                AgentAnswer.applied(b, 5, at).then(AgentAnswer.rejected(b, 6, "no such task")),
+                AgentAnswer.applied(c, 9, at)));
+
+        assertThat(updated).isEqualTo(2);
+        JsonNode first = api.get(path(acked)).json().get("status");
+        assertThat(first.get("appliedRevision").asLong()).isEqualTo(9);
+        assertThat(first.get("lastAckAt").asString()).isEqualTo("2026-12-02T13:00:00.123456Z");
+        assertThat(first.get("lastError").isNull()).isTrue();
+        JsonNode second = api.get(path(rejectedAfterAck)).json().get("status");
+        assertThat(second.get("appliedRevision").asLong()).isEqualTo(5);
+        assertThat(second.get("lastError").asString()).isEqualTo("revision 6: no such task");
+        assertThat(api.get(path(acked)).etag()).isEqualTo(acked.etag());
     }
 
     @Test

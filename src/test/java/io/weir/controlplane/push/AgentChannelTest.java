@@ -184,6 +184,28 @@ class AgentChannelTest extends IntegrationTest {
     }
 
     @Test
+    void aNackRightAfterAnAckShowsBothTheAppliedRevisionAndTheError() {
+        // the answers are stored in batches: the two must fold, not the later replace the earlier
+        Node node = node();
+        String tenant = tenant();
+        try (AgentClient agent = connected(node)) {
+            volumeOn(tenant, node);
+            DesiredConfig first = agent.nextConfig().config();
+            volumeOn(tenant, node);
+            DesiredConfig second = agent.nextConfig().config();
+
+            agent.send(new AgentMessage.Ack(first.revision()));
+            agent.send(new AgentMessage.Nack(second.revision(), "disk full"));
+
+            await().atMost(AgentClient.WAIT).untilAsserted(() -> {
+                JsonNode status = status(node);
+                assertThat(status.get("appliedRevision").asLong()).isEqualTo(first.revision());
+                assertThat(status.get("lastError").asString()).isEqualTo("revision " + second.revision() + ": disk full");
+            });
+        }
+    }
+
+    @Test
     void aDataNodesStatusMessageIsShownInItsNode() {
         Node node = node();
         UUID volume = UUID.randomUUID();

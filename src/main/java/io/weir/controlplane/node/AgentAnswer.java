@@ -1,0 +1,52 @@
+package io.weir.controlplane.node;
+
+import java.time.Instant;
+import java.util.Objects;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a node's agent last answered to the snapshots pushed to it, as it is to be stored on the
+ * node: the revision it applied and when it said so, if it acknowledged one, and its last error
+ * (null once it acknowledged a snapshot after its last rejection). Several answers of one node
+ * fold into one with {@link #then}, so that a writer may store many at a time and lose nothing.
+ *
+ * @param nodeId the node whose agent answered
+ * @param appliedRevision the revision it applied, or null if it only rejected (the stored one stays)
+ * @param ackAt when it acknowledged {@code appliedRevision}; null exactly when that is null
+ * @param lastError the reason of its last rejection since its last acknowledgement, or null
+ */
+public record AgentAnswer(UUID nodeId, @Nullable Long appliedRevision, @Nullable Instant ackAt, @Nullable String lastError) {
+
+    /** Longest rejection reason stored; longer ones are cut (the column holds 2048 characters). */
+    public static final int MAX_ERROR_LENGTH = 2048;
+
+    public AgentAnswer {
+        Objects.requireNonNull(nodeId, "nodeId");
+        if ((appliedRevision == null) != (ackAt == null)) {
+            throw new IllegalArgumentException("appliedRevision and ackAt go together");
+        }
+    }
+
+    /** The agent acknowledged {@code revision} at {@code at}: it is in force, and no error stands. */
+    public static AgentAnswer applied(UUID nodeId, long revision, Instant at) {
+        return new AgentAnswer(nodeId, revision, at, null);
+    }
+
+    /** The agent rejected {@code revision} and kept its previous config, for {@code reason}. */
+    public static AgentAnswer rejected(UUID nodeId, long revision, @Nullable String reason) {
+        String error = "revision " + revision + ": " + (reason == null || reason.isBlank() ? "rejected" : reason);
+        return new AgentAnswer(nodeId, null, null, error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error);
+    }
+
+    /**
+     * This answer followed by {@code later} of the same node: an acknowledgement replaces all
+     * before it; a rejection keeps the applied revision before it and sets the error.
+     */
+    public AgentAnswer then(AgentAnswer later) {
+        if (!later.nodeId.equals(nodeId)) {
+            throw new IllegalArgumentException("answers of two nodes: " + nodeId + ", " + later.nodeId);
+        }
+        return later.appliedRevision != null ? later : new AgentAnswer(nodeId, appliedRevision, ackAt, later.lastError);
+    }
+}
