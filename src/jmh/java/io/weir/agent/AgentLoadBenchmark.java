@@ -54,7 +54,8 @@ import org.HdrHistogram.Histogram;
  * {@code --changes}, {@code --heap} (the replica's -Xmx), {@code --replica-jvm} (more JVM options of
  * the replica, space-separated), {@code --profile DIR} (flight recordings of the replica and of the
  * agents' JVM during each step's changes, written to {@code DIR}), {@code --agent-state DIR} (where
- * the agents keep their state directories; default: beside the replica's data).
+ * the agents keep their state directories; default: beside the replica's data), {@code --warmup}
+ * (unrecorded changes before each step's measured ones, default 5).
  */
 public final class AgentLoadBenchmark {
 
@@ -99,6 +100,7 @@ public final class AgentLoadBenchmark {
         List<String> replicaJvm = new ArrayList<>();
         Path profile = null;
         Path agentState = null;
+        int warmup = 5;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--jar" -> jar = args[i + 1];
@@ -107,6 +109,7 @@ public final class AgentLoadBenchmark {
                 case "--replica-jvm" -> replicaJvm.addAll(List.of(args[i + 1].trim().split("\\s+")));
                 case "--profile" -> profile = Path.of(args[i + 1]);
                 case "--agent-state" -> agentState = Path.of(args[i + 1]);
+                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
                 case "--changes" -> changes = Integer.parseInt(args[i + 1]);
                 case "--agents" -> steps = java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::parseInt).toList();
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -142,6 +145,7 @@ public final class AgentLoadBenchmark {
                 long t0 = System.nanoTime();
                 bench.grow(n);
                 double setup = (System.nanoTime() - t0) / 1e9;
+                bench.measure(warmup); // unrecorded: the push path's code compiled before it is timed
                 // the background (heartbeats, usage reports) over an idle while, subtracted below
                 long[] idle0 = cpuNanos(replica, work.resolve("cp/postgres"));
                 long i0 = System.nanoTime();

@@ -6,6 +6,7 @@ import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -906,6 +907,19 @@ public final class HierarchicalScheduler<R> {
     public boolean hasBackgroundTask(String task) {
         TaskNode k = tasksByName.get(task);
         return k != null && !k.draining && !k.foreground;
+    }
+
+    /**
+     * Each volume's queued plus in-flight requests, by id (draining volumes included): what
+     * {@link #snapshot} reports as {@code queueDepth + inFlight}, without its statistics, for
+     * frequent sampling. Linear in the number of volumes.
+     */
+    public Map<String, Long> queueDepths() {
+        Map<String, Long> depths = new HashMap<>(flows.size() * 4 / 3 + 1);
+        for (FlowNode f : flows.values()) {
+            depths.put(f.id, (long) f.size + f.inFlight);
+        }
+        return depths;
     }
 
     /** Equivalent to {@code snapshot(now, false)}. */

@@ -383,6 +383,21 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
+    /**
+     * Each volume's queued plus in-flight requests, by id, submissions still in the inbox
+     * included: the {@code queueDepth + inFlight} of {@link #snapshot(boolean)}, without building
+     * its statistics (latency histograms and all), for sampling every second.
+     */
+    public Map<String, Long> queueDepths() {
+        lock.lock();
+        try {
+            drainInbox(clock.nanoTime());
+            return scheduler.queueDepths();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private static Stats withExtraRejected(Stats s, long n) {
         return new Stats(s.id(), s.readOps(), s.writeOps(), s.readBytes(), s.writeBytes(), s.queueDepth(), s.inFlight(),
                 s.rejected() + n, s.waitP50Nanos(), s.waitP99Nanos(), s.serviceP50Nanos(), s.serviceP99Nanos(),
