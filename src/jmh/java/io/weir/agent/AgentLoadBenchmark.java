@@ -176,6 +176,9 @@ public final class AgentLoadBenchmark {
             bench.close();
             replica.destroy();
             replica.waitFor(30, TimeUnit.SECONDS);
+            try (java.util.stream.Stream<String> lines = Files.lines(work.resolve("replica.log"))) {
+                lines.filter(l -> l.contains("refresh: ")).forEach(l -> System.out.println("replica: " + l));
+            }
             for (Path dir : List.of(work, agentsDir)) { // thousands of agents' state dirs
                 try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
                     files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

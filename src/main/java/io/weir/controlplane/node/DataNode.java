@@ -19,8 +19,8 @@ import org.hibernate.annotations.BatchSize;
  *
  * <p>Name, address and labels are what an administrator writes; changing them bumps the entity
  * version (the ETag). The status columns ({@code appliedRevision}, {@code lastAckAt},
- * {@code lastError}) are written by the node's agent through {@link NodeService#recordApplied}
- * and {@link NodeService#recordRejected}, with bulk updates that leave the version alone, so an
+ * {@code lastError}) are written by the node's agent through {@link NodeService#recordAnswers}
+ * (or {@code recordApplied} and {@code recordRejected}), with bulk updates that leave the version alone, so an
  * agent acknowledging a snapshot never makes an administrator's {@code If-Match} stale.
  */
 @Entity

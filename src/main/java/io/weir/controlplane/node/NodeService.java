@@ -38,7 +38,8 @@ import tools.jackson.databind.JsonNode;
  * is the node's own ({@link DesiredConfigService}: reads refresh it, write responses show the
  * stored one), {@code connected}, the replica and the data node's report come from the
  * {@link NodeConnections} bean (not connected while there is none), and the applied revision, last ack and last error
- * are what the agent reported through {@link #recordApplied} and {@link #recordRejected}.
+ * are what the agent reported through {@link #recordAnswers} (the push channel's batched way) or
+ * {@link #recordApplied} and {@link #recordRejected} (one answer each).
  */
 @Service
 public class NodeService {

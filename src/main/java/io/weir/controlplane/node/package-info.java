@@ -5,7 +5,9 @@
  * (selectable with {@code GET /nodes?label=key=value}), plus a status: whether its agent is
  * connected and to which replica, and what its data node last reported
  * ({@link io.weir.controlplane.node.NodeConnections}, a port the push feature implements), the
- * node's own desired revision (from {@code config}) and what the agent last applied or rejected. Neither a node's
+ * node's own desired revision (from {@code config}) and what the agent last applied or rejected
+ * ({@link io.weir.controlplane.node.AgentAnswer}, which the push feature stores many at a time
+ * through {@code NodeService.recordAnswers}). Neither a node's
  * own fields nor its create or delete bump the config revision; see
  * {@link io.weir.controlplane.node.NodeService}. Other features veto a delete by listening to
  * {@link io.weir.controlplane.node.NodeDeleting}. A node's token is issued with it through

@@ -241,23 +241,34 @@ class AgentChannel extends TextWebSocketHandler {
      * reads, not a thousand.
      */
     void refresh() {
+        long start = System.nanoTime();
+        long reading = 0;
+        int sent = 0;
         List<AgentSession> greeted = sessions.values().stream().filter(AgentSession::greeted).toList();
         for (int from = 0; from < greeted.size(); from += REFRESH_BATCH) {
             List<AgentSession> batch = greeted.subList(from, Math.min(from + REFRESH_BATCH, greeted.size()));
             Map<UUID, DesiredConfig> configs;
+            long readStart = System.nanoTime();
             try {
                 configs = desiredConfigs.forNodes(batch.stream().map(AgentSession::nodeId).toList());
+                reading += System.nanoTime() - readStart;
             } catch (DataAccessException e) {
                 log.debug("could not read the snapshots of {} nodes: {}", batch.size(), e.getMessage());
                 throw e;
             }
             for (AgentSession agent : batch) {
                 try {
-                    agent.offer(configs.get(agent.nodeId()));
+                    if (agent.offer(configs.get(agent.nodeId()))) {
+                        sent++;
+                    }
                 } catch (RuntimeException e) {
                     log.warn("could not refresh node {}", agent.nodeId(), e);
                 }
             }
+        }
+        if (sent > 0) {
+            log.debug("refresh: {} of {} nodes sent a new snapshot in {} ms ({} ms reading snapshots)", sent,
+                    greeted.size(), (System.nanoTime() - start) / 1_000_000, reading / 1_000_000);
         }
     }
 
