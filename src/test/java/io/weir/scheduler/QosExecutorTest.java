@@ -30,6 +30,22 @@ class QosExecutorTest {
         return b.build();
     }
 
+    /**
+     * Occupies the executor's only worker with a request of {@code volume} until the answer is
+     * closed, so that what is submitted meanwhile stays queued.
+     */
+    private static AutoCloseable holdTheWorker(QosExecutor ex, String volume) throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        ex.submit(volume, IoKind.WRITE, 4096, () -> {
+            started.countDown();
+            release.await();
+            return 0;
+        });
+        started.await();
+        return release::countDown;
+    }
+
     @Test
     void manyConcurrentSubmittersGetEveryRequestCompletedExactlyOnce() throws Exception {
         int submitters = 8, perSubmitter = 2_000, n = submitters * perSubmitter;
@@ -117,26 +133,15 @@ class QosExecutorTest {
 
     @Test
     void queueDepthsAreTheSnapshotsQueuedPlusInFlightWithoutItsStatistics() throws Exception {
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        try (QosExecutor ex = QosExecutor.builder(config(2, 8)).workers(1).build()) {
-            ex.submit("v0", IoKind.WRITE, 4096, () -> {
-                started.countDown();
-                release.await();
-                return 0;
-            });
-            started.await();
-            try {
-                for (int i = 0; i < 3; i++) {
-                    ex.submit("v0", IoKind.READ, 4096, () -> 1);
-                }
-                ex.submit("v1", IoKind.READ, 4096, () -> 1);
-                assertThat(ex.queueDepths()).containsExactlyInAnyOrderEntriesOf(java.util.Map.of("v0", 4L, "v1", 1L));
-                SchedulerSnapshot s = ex.snapshot();
-                assertThat(s.volume("v0").queueDepth() + s.volume("v0").inFlight()).isEqualTo(4);
-            } finally {
-                release.countDown();
+        try (QosExecutor ex = QosExecutor.builder(config(2, 8)).workers(1).build();
+                AutoCloseable held = holdTheWorker(ex, "v0")) {
+            for (int i = 0; i < 3; i++) {
+                ex.submit("v0", IoKind.READ, 4096, () -> 1);
             }
+            ex.submit("v1", IoKind.READ, 4096, () -> 1);
+            assertThat(ex.queueDepths()).containsExactlyInAnyOrderEntriesOf(java.util.Map.of("v0", 4L, "v1", 1L));
+            SchedulerSnapshot s = ex.snapshot();
+            assertThat(s.volume("v0").queueDepth() + s.volume("v0").inFlight()).isEqualTo(4);
         }
     }
 
@@ -144,45 +149,26 @@ class QosExecutorTest {
     void rejectedCountOfAVolumeSurvivesItsRemovalAndReturnWhileItDrains() throws Exception {
         // usage reports take differences of the cumulative counters: removing a volume with work
         // still queued, and placing it back, must not make its rejected count go down
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        try (QosExecutor ex = QosExecutor.builder(config(2, 2)).workers(1).build()) {
-            ex.submit("v0", IoKind.WRITE, 4096, () -> {
-                started.countDown();
-                release.await();
-                return 0;
-            });
-            started.await();
-            try {
-                ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
-                ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
-                assertThatThrownBy(() -> ex.submit("v0", IoKind.WRITE, 4096, () -> 2))
-                        .isInstanceOf(QueueFullException.class);
-                assertThat(ex.snapshot().volume("v0").rejected()).isEqualTo(1);
+        try (QosExecutor ex = QosExecutor.builder(config(2, 2)).workers(1).build();
+                AutoCloseable held = holdTheWorker(ex, "v0")) {
+            ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
+            ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
+            assertThatThrownBy(() -> ex.submit("v0", IoKind.WRITE, 4096, () -> 2)).isInstanceOf(QueueFullException.class);
+            assertThat(ex.snapshot().volume("v0").rejected()).isEqualTo(1);
 
-                SchedulerConfig withoutV0 = SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"))
-                        .volume(VolumeSpec.of("v1", "t").withQueueCapacity(2)).build();
-                ex.reconfigure(withoutV0);
-                assertThat(ex.snapshot().volume("v0").rejected()).as("while draining").isEqualTo(1);
-                ex.reconfigure(config(2, 2));
-                assertThat(ex.snapshot().volume("v0").rejected()).as("placed back").isEqualTo(1);
-            } finally {
-                release.countDown();
-            }
+            SchedulerConfig withoutV0 = SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"))
+                    .volume(VolumeSpec.of("v1", "t").withQueueCapacity(2)).build();
+            ex.reconfigure(withoutV0);
+            assertThat(ex.snapshot().volume("v0").rejected()).as("while draining").isEqualTo(1);
+            ex.reconfigure(config(2, 2));
+            assertThat(ex.snapshot().volume("v0").rejected()).as("placed back").isEqualTo(1);
         }
     }
 
     @Test
     void submitPastTheQueueBoundThrowsQueueFullAtOnceAndCountsIt() throws Exception {
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        try (QosExecutor ex = QosExecutor.builder(config(1, 4)).workers(1).build()) {
-            ex.submit("v0", IoKind.WRITE, 4096, () -> {
-                started.countDown();
-                release.await();
-                return 0;
-            });
-            started.await();
+        try (QosExecutor ex = QosExecutor.builder(config(1, 4)).workers(1).build();
+                AutoCloseable held = holdTheWorker(ex, "v0")) {
             for (int i = 0; i < 4; i++) {
                 ex.submit("v0", IoKind.WRITE, 4096, () -> 1);
             }
@@ -192,7 +178,6 @@ class QosExecutorTest {
                     .hasMessageContaining("capacity 4");
             assertThat(ex.snapshot().volume("v0").rejected()).isEqualTo(1);
             assertThat(ex.snapshot().volume("v0").queueDepth()).isEqualTo(4);
-            release.countDown();
         }
     }
 
