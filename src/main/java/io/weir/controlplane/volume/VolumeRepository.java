@@ -37,8 +37,12 @@ interface VolumeRepository extends JpaRepository<Volume, UUID> {
 
     Page<Volume> findByTenantIdAndNodeIdsContaining(UUID tenantId, UUID nodeId, Pageable pageable);
 
-    /** The volumes placed on any of {@code nodeIds}, ordered by tenant id, name and id. */
-    @Query("select v from Volume v where v.id in (select p.id from Volume p join p.nodeIds n where n in :nodeIds) "
+    /**
+     * The volumes placed on any of {@code nodeIds}, ordered by tenant id, name and id, with their
+     * node ids fetched in the same query (a push to every node reads them all).
+     */
+    @Query("select distinct v from Volume v left join fetch v.nodeIds "
+            + "where v.id in (select p.id from Volume p join p.nodeIds n where n in :nodeIds) "
             + "order by v.tenantId, v.name, v.id")
     List<Volume> findPlacedOnAny(Collection<UUID> nodeIds);
 
