@@ -20,9 +20,11 @@ import java.util.function.Supplier;
  *   <li>{@code gc}: punches the ranges clients trimmed ({@link Volume#gcStep}). Utilization: bytes
  *       awaiting reclamation over {@link #GC_FULL_BYTES}.</li>
  *   <li>{@code flush}: there is no write-back buffer of our own; the page cache is one, and
- *       flush destages it: it forces volumes with unflushed writes every
+ *       flush destages it: it starts write-back of volumes with unflushed writes every
  *       {@link #FLUSH_INTERVAL_NANOS} (sooner past {@link #FLUSH_FULL_BYTES}), so that client
- *       FLUSH and FUA find little left to write. Utilization: unflushed bytes over
+ *       FLUSH and FUA find little left to write. It does not wait for the disk
+ *       ({@link Volume#destage}): a forcing step held one of the workers blocked for the whole
+ *       write-back, every second, under a random-write load. Utilization: unflushed bytes over
  *       {@link #FLUSH_FULL_BYTES}.</li>
  * </ul>
  * Each task keeps at most a few steps queued or running; a finished step submits
@@ -173,7 +175,7 @@ final class BackgroundTasks implements AutoCloseable {
             long d = v.dirtyBytes.get();
             if (d > 0 && v.isOpen()) {
                 try {
-                    v.flush();
+                    v.destage();
                 } catch (VolumeClosedException e) {
                     continue; // closed meanwhile: closing flushed it
                 }
