@@ -106,6 +106,8 @@ final class Volume implements AutoCloseable {
     final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
     /** Set once the volume leaves the configuration; no new connection may attach. */
     volatile boolean removed;
+    /** Run once, when the files are first opened (under {@code openLock}); null for none. */
+    volatile Runnable onOpen;
 
     private Volume(String id, String exportName, Path dir, long size) {
         this.id = id;
@@ -231,6 +233,10 @@ final class Volume implements AutoCloseable {
                 }
                 channel = ch;
                 mapChecksums();
+                Runnable r = onOpen;
+                if (r != null) {
+                    r.run();
+                }
             }
             return channel;
         }
