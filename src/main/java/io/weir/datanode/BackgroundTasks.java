@@ -63,6 +63,8 @@ final class BackgroundTasks implements AutoCloseable {
     private volatile long lastPassEnd = System.nanoTime();
     private volatile boolean passRunning;
     private volatile long lastFlush = System.nanoTime();
+    /** The flush pass under way; a volume is destaged at most once per pass (flush steps run one at a time). */
+    private int flushPass;
     private final AtomicInteger scrubPasses = new AtomicInteger();
 
     BackgroundTasks(QosExecutor executor, Supplier<List<Volume>> volumes, long scrubPeriodNanos) {
@@ -169,11 +171,18 @@ final class BackgroundTasks implements AutoCloseable {
         return false;
     }
 
-    private boolean flushStep() throws Exception {
+    /**
+     * One flush step: destages the next volume with unflushed writes not yet destaged in this
+     * pass. False once the pass is complete; the next starts {@link #FLUSH_INTERVAL_NANOS} later
+     * (sooner past {@link #FLUSH_FULL_BYTES}). Without the once-per-pass rule a pass never ended
+     * while a client kept writing (each step found new writes and asked for the next), and the
+     * task destaged back to back instead of every second.
+     */
+    boolean flushStep() throws Exception {
         long now = System.nanoTime();
         for (Volume v : volumes.get()) {
-            long d = v.dirtyBytes.get();
-            if (d > 0 && v.isOpen()) {
+            if (v.flushPass != flushPass && v.dirtyBytes.get() > 0 && v.isOpen()) {
+                v.flushPass = flushPass;
                 try {
                     v.destage();
                 } catch (VolumeClosedException e) {
@@ -182,6 +191,7 @@ final class BackgroundTasks implements AutoCloseable {
                 return true;
             }
         }
+        flushPass++;
         lastFlush = now;
         return false;
     }

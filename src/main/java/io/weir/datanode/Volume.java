@@ -106,6 +106,8 @@ final class Volume implements AutoCloseable {
     final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
     /** Set once the volume leaves the configuration; no new connection may attach. */
     volatile boolean removed;
+    /** The flush task's pass that last destaged this volume (written by flush steps only, one at a time). */
+    int flushPass = -1;
     /** Run once, when the files are first opened (under {@code openLock}); null for none. */
     volatile Runnable onOpen;
 
