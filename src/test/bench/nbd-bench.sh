@@ -127,6 +127,10 @@ for r in $(seq "$ROUNDS"); do
   order=("${SERVERS[@]:$(( (r - 1) % 4 ))}" "${SERVERS[@]:0:$(( (r - 1) % 4 ))}")
   for s in "${order[@]}"; do
     for rw in randread randwrite; do
+      # All servers share the file: write back what the previous run left dirty, so that no
+      # server pays for another's writes (the Weir nodes' flush task writes back every dirty page
+      # of the file, theirs or not; qemu-nbd and nbdkit leave theirs to the kernel).
+      sync "$FILE"
       c0=$(cpu ${PID[$s]})
       out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=4k --iodepth=32 --size=1g \
               --runtime="$SECS" --time_based --output-format=json)
