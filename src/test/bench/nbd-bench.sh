@@ -7,7 +7,8 @@
 #
 #   mvn -o -q package -DskipTests && bash src/test/bench/nbd-bench.sh [rounds] [seconds] [workers]
 #
-# Needs fio (nbd engine), qemu-nbd, nbdkit, python3. Uses ports from the OS-free range 20000+.
+# Needs fio (nbd engine), qemu-nbd, nbdkit, python3. JAVA_OPTS adds JVM options to both Weir nodes
+# (a JFR recording, say).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
@@ -50,27 +51,68 @@ PY
 dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
 FILE=$DATA/$VOL.img
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1200); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
+# Ports. The Weir nodes bind port 0 and print the port they got (after applying their config),
+# so nothing can take it between picking and binding. qemu-nbd and nbdkit need a port named in
+# advance: it is picked below the kernel's ephemeral range (ip_local_port_range, 32768+ here), so
+# no outgoing connection or bind(0) elsewhere on the machine can take it meanwhile, and a server
+# that exits (port taken after all, bad arguments, a node refusing its config) fails the run at
+# once with its log, instead of a bare "port N not up" after the timeout.
+port() { python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    p = random.randrange(20000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+'; }
+died() { echo "$1 (pid $2) exited before serving; its log:" >&2; tail -20 "$3" >&2; exit 1; }
+# wait_port PORT PID LOG NAME
+wait_port() {
+  for _ in $(seq 1200); do
+    (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || died "$4" "$2" "$3"
+    sleep 0.1
+  done
+  echo "$4: port $1 not up after 120 s; its log:" >&2; tail -20 "$3" >&2; exit 1
+}
+# weir_port PID LOG NAME: the port a Weir node printed once it serves its config
+weir_port() {
+  for _ in $(seq 1200); do
+    p=$(sed -n 's/^weir datanode: serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2")
+    [ -n "$p" ] && { echo "$p"; return 0; }
+    kill -0 "$1" 2>/dev/null || died "$3" "$1" "$2"
+    sleep 0.1
+  done
+  echo "$3: not serving after 120 s; its log:" >&2; tail -20 "$2" >&2; exit 1
+}
 
-P_ON=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
-  --listen 127.0.0.1:$P_ON --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
+JAVA_OPTS=${JAVA_OPTS:-}
+java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
+  --listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
 # A data dir belongs to one node (each sweeps files its config does not name into orphans/):
 # the QoS-off node gets its own, whose volume file is a link to the same backing file.
 DATA_OFF=$WORK/data-off; mkdir -p "$DATA_OFF"; ln -s "$FILE" "$DATA_OFF/$VOL.img"
-P_OFF=$(port); java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA_OFF" \
-  --listen 127.0.0.1:$P_OFF --workers "$WORKERS" --qos off > "$WORK/off.log" 2>&1 & pids+=($!); PID_OFF=$!
+java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA_OFF" \
+  --listen 127.0.0.1:0 --workers "$WORKERS" --qos off > "$WORK/off.log" 2>&1 & pids+=($!); PID_OFF=$!
 P_Q=$(port); qemu-nbd -f raw -x bench -b 127.0.0.1 -p $P_Q -t -e 64 "$FILE" > "$WORK/qemu.log" 2>&1 & pids+=($!); PID_Q=$!
 P_K=$(port); nbdkit -f -i 127.0.0.1 -p $P_K file file="$FILE" > "$WORK/nbdkit.log" 2>&1 & pids+=($!); PID_K=$!
-for p in $P_ON $P_OFF $P_Q $P_K; do wait_port $p; done
+wait_port $P_Q $PID_Q "$WORK/qemu.log" qemu-nbd
+wait_port $P_K $PID_K "$WORK/nbdkit.log" nbdkit
+# the Weir nodes print their port after applying their config file (10,000 volume files to create)
+P_ON=$(weir_port $PID_ON "$WORK/on.log" weir-qos-on)
+P_OFF=$(weir_port $PID_OFF "$WORK/off.log" weir-qos-off)
 
 declare -A URI=([weir-qos-on]="nbd://127.0.0.1:$P_ON/bench/bench" [weir-qos-off]="nbd://127.0.0.1:$P_OFF/bench/bench"
                 [qemu-nbd]="nbd://127.0.0.1:$P_Q/bench" [nbdkit-file]="nbd://127.0.0.1:$P_K/")
 declare -A PID=([weir-qos-on]=$PID_ON [weir-qos-off]=$PID_OFF [qemu-nbd]=$PID_Q [nbdkit-file]=$PID_K)
 SERVERS=(weir-qos-on weir-qos-off qemu-nbd nbdkit-file)
-# the Weir nodes listen before their config file is applied (10,000 volume files to create): wait for the export
 for s in "${SERVERS[@]}"; do
-  for _ in $(seq 600); do nbdinfo --size "${URI[$s]}" >/dev/null 2>&1 && break; sleep 0.2; done
+  nbdinfo --size "${URI[$s]}" >/dev/null || { echo "$s does not serve ${URI[$s]}" >&2; exit 1; }
 done
 cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
 
@@ -85,6 +127,10 @@ for r in $(seq "$ROUNDS"); do
   order=("${SERVERS[@]:$(( (r - 1) % 4 ))}" "${SERVERS[@]:0:$(( (r - 1) % 4 ))}")
   for s in "${order[@]}"; do
     for rw in randread randwrite; do
+      # All servers share the file: write back what the previous run left dirty, so that no
+      # server pays for another's writes (the Weir nodes' flush task writes back every dirty page
+      # of the file, theirs or not; qemu-nbd and nbdkit leave theirs to the kernel).
+      sync "$FILE"
       c0=$(cpu ${PID[$s]})
       out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=4k --iodepth=32 --size=1g \
               --runtime="$SECS" --time_based --output-format=json)

@@ -20,9 +20,11 @@ import java.util.function.Supplier;
  *   <li>{@code gc}: punches the ranges clients trimmed ({@link Volume#gcStep}). Utilization: bytes
  *       awaiting reclamation over {@link #GC_FULL_BYTES}.</li>
  *   <li>{@code flush}: there is no write-back buffer of our own; the page cache is one, and
- *       flush destages it: it forces volumes with unflushed writes every
+ *       flush destages it: it starts write-back of volumes with unflushed writes every
  *       {@link #FLUSH_INTERVAL_NANOS} (sooner past {@link #FLUSH_FULL_BYTES}), so that client
- *       FLUSH and FUA find little left to write. Utilization: unflushed bytes over
+ *       FLUSH and FUA find little left to write. It does not wait for the disk
+ *       ({@link Volume#destage}): a forcing step held one of the workers blocked for the whole
+ *       write-back, every second, under a random-write load. Utilization: unflushed bytes over
  *       {@link #FLUSH_FULL_BYTES}.</li>
  * </ul>
  * Each task keeps at most a few steps queued or running; a finished step submits
@@ -61,6 +63,8 @@ final class BackgroundTasks implements AutoCloseable {
     private volatile long lastPassEnd = System.nanoTime();
     private volatile boolean passRunning;
     private volatile long lastFlush = System.nanoTime();
+    /** The flush pass under way; a volume is destaged at most once per pass (flush steps run one at a time). */
+    private int flushPass;
     private final AtomicInteger scrubPasses = new AtomicInteger();
 
     BackgroundTasks(QosExecutor executor, Supplier<List<Volume>> volumes, long scrubPeriodNanos) {
@@ -167,19 +171,27 @@ final class BackgroundTasks implements AutoCloseable {
         return false;
     }
 
-    private boolean flushStep() throws Exception {
+    /**
+     * One flush step: destages the next volume with unflushed writes not yet destaged in this
+     * pass. False once the pass is complete; the next starts {@link #FLUSH_INTERVAL_NANOS} later
+     * (sooner past {@link #FLUSH_FULL_BYTES}). Without the once-per-pass rule a pass never ended
+     * while a client kept writing (each step found new writes and asked for the next), and the
+     * task destaged back to back instead of every second.
+     */
+    boolean flushStep() throws Exception {
         long now = System.nanoTime();
         for (Volume v : volumes.get()) {
-            long d = v.dirtyBytes.get();
-            if (d > 0 && v.isOpen()) {
+            if (v.flushPass != flushPass && v.dirtyBytes.get() > 0 && v.isOpen()) {
+                v.flushPass = flushPass;
                 try {
-                    v.flush();
+                    v.destage();
                 } catch (VolumeClosedException e) {
                     continue; // closed meanwhile: closing flushed it
                 }
                 return true;
             }
         }
+        flushPass++;
         lastFlush = now;
         return false;
     }

@@ -91,6 +91,13 @@ public final class DataNode implements AutoCloseable {
     private volatile Map<String, Volume> byId = Map.of();
     private volatile Map<String, Volume> byName = Map.of();
     private final List<Volume> removing = new CopyOnWriteArrayList<>();
+    /**
+     * Volumes whose files have been opened, until they are closed: the only ones with background
+     * work (writes to flush, trims to reclaim, blocks to scrub all need open files). The
+     * background driver looks at these instead of every configured volume, which it did 20 times
+     * a second (10,000 volumes: a copy and two scans of 10,000 per tick).
+     */
+    private final java.util.Set<Volume> opened = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile long revision;
     /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
     private boolean swept;
@@ -129,7 +136,7 @@ public final class DataNode implements AutoCloseable {
         }
         this.background = new BackgroundTasks(executor, () -> {
             reapRemoved();
-            return new ArrayList<>(byId.values());
+            return openVolumes();
         }, b.scrubPeriod.toNanos());
     }
 
@@ -189,6 +196,8 @@ public final class DataNode implements AutoCloseable {
                 if (v == null) {
                     boolean existed = unquarantine(id);
                     v = Volume.create(dataDir, id, name, vc.sizeBytes());
+                    Volume created = v;
+                    v.onOpen = () -> opened.add(created);
                     if (!existed) {
                         madeHere.add(v);
                     }
@@ -341,6 +350,20 @@ public final class DataNode implements AutoCloseable {
             }
         }
         return tenants;
+    }
+
+    /** The configured volumes whose files are open, for the background tasks; forgets closed ones. */
+    List<Volume> openVolumes() {
+        Map<String, Volume> current = byId;
+        List<Volume> l = new ArrayList<>(opened.size());
+        for (Volume v : opened) {
+            if (!v.isOpen()) {
+                opened.remove(v);
+            } else if (current.get(v.id) == v) {
+                l.add(v);
+            }
+        }
+        return l;
     }
 
     /** The removed volume {@code id} whose connections are still closing, or null. */

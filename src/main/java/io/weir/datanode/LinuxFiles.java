@@ -6,11 +6,11 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Platform;
 
 /**
- * The three Linux calls that Java 17 lacks for sparse files, bound with JNA's direct mapping:
- * {@code fallocate} (punch holes) and {@code lseek} with
- * {@code SEEK_DATA}/{@code SEEK_HOLE} (find holes), on a descriptor opened with {@code open}.
- * Data itself is read and written through {@link java.nio.channels.FileChannel}; these calls
- * touch only the allocation map.
+ * The Linux calls that Java 17 lacks, bound with JNA's direct mapping: {@code fallocate} (punch
+ * holes) and {@code lseek} with {@code SEEK_DATA}/{@code SEEK_HOLE} (find holes) for sparse
+ * files, and {@code sync_file_range} (start write-back without waiting for it), on a descriptor
+ * opened with {@code open}. Data itself is read and written through
+ * {@link java.nio.channels.FileChannel}.
  */
 final class LinuxFiles {
 
@@ -32,6 +32,8 @@ final class LinuxFiles {
     static final int SEEK_HOLE = 4;
     /** {@code ENXIO}: lseek(SEEK_DATA) found no data after the offset. */
     static final int ENXIO = 6;
+    /** {@code SYNC_FILE_RANGE_WRITE}: start write-out of dirty pages not already under write-out; do not wait. */
+    static final int SYNC_FILE_RANGE_WRITE = 2;
 
     private LinuxFiles() {
     }
@@ -43,6 +45,17 @@ final class LinuxFiles {
     static native int fallocate(int fd, int mode, long offset, long length) throws LastErrorException;
 
     static native long lseek(int fd, long offset, int whence) throws LastErrorException;
+
+    static native int sync_file_range(int fd, long offset, long nbytes, int flags) throws LastErrorException;
+
+    /**
+     * Starts writing back the file's dirty pages and returns without waiting for the disk (it
+     * may still wait for room in the device's request queue). Not a durability point: neither
+     * the file's metadata nor the disk's cache is flushed.
+     */
+    static void startWriteback(int fd) {
+        sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    }
 
     /** Deallocates {@code [offset, offset + length)}; reads return zeroes afterwards. */
     static void punchHole(int fd, long offset, long length) {

@@ -95,7 +95,7 @@ final class Volume implements AutoCloseable {
     /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
     private final TreeMap<Long, Long> trims = new TreeMap<>();
     private volatile long pendingTrimBytes;
-    /** Bytes written since the last {@link #flush}; the flush task's signal. */
+    /** Bytes written since the last {@link #flush} or {@link #destage}; the flush task's signal. */
     final AtomicLong dirtyBytes = new AtomicLong();
     /** Blocks verified by scrub, and those that did not match their checksum. */
     final AtomicLong scrubbedBlocks = new AtomicLong();
@@ -106,6 +106,10 @@ final class Volume implements AutoCloseable {
     final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
     /** Set once the volume leaves the configuration; no new connection may attach. */
     volatile boolean removed;
+    /** The flush task's pass that last destaged this volume (written by flush steps only, one at a time). */
+    int flushPass = -1;
+    /** Run once, when the files are first opened (under {@code openLock}); null for none. */
+    volatile Runnable onOpen;
 
     private Volume(String id, String exportName, Path dir, long size) {
         this.id = id;
@@ -231,6 +235,10 @@ final class Volume implements AutoCloseable {
                 }
                 channel = ch;
                 mapChecksums();
+                Runnable r = onOpen;
+                if (r != null) {
+                    r.run();
+                }
             }
             return channel;
         }
@@ -491,6 +499,25 @@ final class Volume implements AutoCloseable {
         FileChannel c = pin();
         try {
             force(c);
+        } finally {
+            unpin();
+        }
+    }
+
+    /**
+     * Starts writing back the data written so far and returns without waiting for the disk: the
+     * flush task's step, which leaves less for the next {@link #flush} to write. Not a durability
+     * point (that is {@link #flush}, for client FLUSH and FUA): waiting here, as a
+     * {@code force} does, would hold a scheduler worker idle for the disk's time while the
+     * scheduler charges the flush task only the CPU it used. The checksum map (1/1024 of the
+     * data) is left to {@link #flush} and the kernel's own write-back.
+     */
+    void destage() throws IOException {
+        pin();
+        try {
+            int f = fd();
+            dirtyBytes.set(0);
+            LinuxFiles.startWriteback(f);
         } finally {
             unpin();
         }

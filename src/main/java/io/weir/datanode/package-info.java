@@ -15,7 +15,8 @@
  *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
- *       {@code LinuxFiles}: {@code fallocate} and {@code lseek(SEEK_DATA/SEEK_HOLE)} through JNA.</li>
+ *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
+ *       {@code sync_file_range} through JNA.</li>
  * </ul>
  *
  * <h2>Threads</h2>
@@ -24,7 +25,8 @@
  *                    accept, read, decode,                                     (weights,         file IO, copies,
  *                    handshake replies,                                          limits,          checksums, reply
  *                    queued replies                                              shares)          written to socket
- *  background driver (1): keeps scrub / gc / flush steps queued as background tasks, reports their utilization
+ *  background driver (1): keeps scrub / gc / flush steps queued as background tasks for the volumes
+ *                         whose files are open, reports their utilization
  * </pre>
  * There is no thread per connection. The selector thread decodes requests (28-byte headers; the
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
@@ -64,7 +66,8 @@
  *
  * <h2>Storage</h2>
  * One sparse file per volume ({@code <volume id>.img}) of the volume's size, positional IO;
- * {@code FLUSH} and {@code FUA} force it. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
+ * {@code FLUSH} and {@code FUA} force it; the flush task starts write-back of written volumes
+ * every second ({@code sync_file_range}) without waiting for the disk. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
  * block, which scrub verifies. Trims are recorded and punched later by gc; zeroes without
  * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
  * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's. Every use of the files pins

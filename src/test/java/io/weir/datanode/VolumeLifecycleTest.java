@@ -48,6 +48,21 @@ class VolumeLifecycleTest {
     }
 
     @Test
+    void theBackgroundTasksSeeOnlyVolumesWhoseFilesAreOpen() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "a", 16 * MiB).volume("acme", "b", 16 * MiB)
+                .volume("acme", "c", 16 * MiB).build());
+        assertThat(node.openVolumes()).isEmpty();
+
+        try (NbdTestClient c = client().open("acme/b")) {
+            assertThat(node.openVolumes()).containsExactly(node.volume("acme/b"));
+        }
+        assertThat(node.openVolumes()).containsExactly(node.volume("acme/b")); // open until closed
+
+        node.apply(config().tenant("acme").volume("acme", "a", 16 * MiB).volume("acme", "c", 16 * MiB).build());
+        assertThat(node.openVolumes()).isEmpty();
+    }
+
+    @Test
     void gcOfAVolumeClosedUnderItNeverPunchesTheFileOfAVolumeOpenedAfterIt() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "old", 16 * MiB).volume("acme", "new", 16 * MiB).build());
         Volume old = node.volume("acme/old");
