@@ -233,8 +233,16 @@ final class Volume implements AutoCloseable {
                     ch.close();
                     throw new IOException("cannot open " + data + " for hole punching: " + e.getMessage(), e);
                 }
+                try {
+                    mapChecksums();
+                } catch (IOException | RuntimeException e) {
+                    // not open after all: the next use tries again, and the volume is not half-open
+                    ch.close();
+                    LinuxFiles.close(fd);
+                    fd = -1;
+                    throw e;
+                }
                 channel = ch;
-                mapChecksums();
                 Runnable r = onOpen;
                 if (r != null) {
                     r.run();

@@ -33,9 +33,13 @@ public record AgentAnswer(UUID nodeId, @Nullable Long appliedRevision, @Nullable
         return new AgentAnswer(nodeId, revision, at, null);
     }
 
-    /** The agent rejected {@code revision} and kept its previous config, for {@code reason}. */
+    /**
+     * The agent rejected {@code revision} and kept its previous config, for {@code reason}. NUL
+     * characters (valid in JSON, refused in a PostgreSQL text column) are dropped from it.
+     */
     public static AgentAnswer rejected(UUID nodeId, long revision, @Nullable String reason) {
-        String error = "revision " + revision + ": " + (reason == null || reason.isBlank() ? "rejected" : reason);
+        String said = reason == null ? "" : reason.replace("\u0000", "");
+        String error = "revision " + revision + ": " + (said.isBlank() ? "rejected" : said);
         return new AgentAnswer(nodeId, null, null, error.length() > MAX_ERROR_LENGTH ? error.substring(0, MAX_ERROR_LENGTH) : error);
     }
 

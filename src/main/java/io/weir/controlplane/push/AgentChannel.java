@@ -7,6 +7,7 @@ import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
 import io.weir.protocol.UsageReport;
+import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -107,7 +108,12 @@ class AgentChannel extends TextWebSocketHandler {
     }
 
     @Override
-    public void afterConnectionEstablished(WebSocketSession session) {
+    public void afterConnectionEstablished(WebSocketSession session) throws IOException {
+        if (shuttingDown) {
+            // the agent reconnects to another replica (or to this one after its restart)
+            session.close(new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "control-plane replica shutting down"));
+            return;
+        }
         UUID nodeId = (UUID) session.getAttributes().get(NODE_ID);
         AgentSession agent = new AgentSession(session, nodeId, (UUID) session.getAttributes().get(TOKEN_ID), metrics);
         byId.put(session.getId(), agent);

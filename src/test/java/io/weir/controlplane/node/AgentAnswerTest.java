@@ -40,6 +40,12 @@ class AgentAnswerTest {
     }
 
     @Test
+    void aNulInTheReasonIsDroppedForThePostgresTextColumnWouldRefuseTheWholeBatch() {
+        assertThat(AgentAnswer.rejected(NODE, 3, "bad\u0000 task").lastError()).isEqualTo("revision 3: bad task");
+        assertThat(AgentAnswer.rejected(NODE, 3, "\u0000").lastError()).isEqualTo("revision 3: rejected");
+    }
+
+    @Test
     void answersOfTwoNodesDoNotFold() {
         assertThatThrownBy(() -> AgentAnswer.applied(NODE, 1, T1).then(AgentAnswer.applied(UUID.randomUUID(), 2, T1)))
                 .isInstanceOf(IllegalArgumentException.class);
