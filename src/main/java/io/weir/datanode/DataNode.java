@@ -18,7 +18,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -97,7 +99,7 @@ public final class DataNode implements AutoCloseable {
      * background driver looks at these instead of every configured volume, which it did 20 times
      * a second (10,000 volumes: a copy and two scans of 10,000 per tick).
      */
-    private final java.util.Set<Volume> opened = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Volume> opened = ConcurrentHashMap.newKeySet();
     private volatile long revision;
     /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
     private boolean swept;

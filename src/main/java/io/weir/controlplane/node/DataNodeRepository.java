@@ -1,6 +1,5 @@
 package io.weir.controlplane.node;
 
-import java.time.Instant;
 import java.util.Collection;
 import java.util.Set;
 import java.util.UUID;

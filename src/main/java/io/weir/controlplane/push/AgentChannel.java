@@ -44,7 +44,8 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       sends it nothing.</li>
  *   <li>{@code ack} and {@code nack} of a revision sent on this session are recorded on the node
  *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}) by the
- *       {@link AnswerRecorder}, many nodes per statement; of any other revision they are ignored. {@code status} is stored as the data node's report.</li>
+ *       {@link AnswerRecorder}, many nodes per statement; of any other revision they are ignored.
+ *       {@code status} is stored as the data node's report.</li>
  *   <li>The session lives as long as the token that opened it: when the token is revoked (also
  *       through the delete of its node) or expires, the session is closed, on whichever replica
  *       it is ({@link #closeRevoked}).</li>
