@@ -164,5 +164,11 @@ for rw in ("randread", "randwrite"):
         print(f"{s:14} {rw:10} {m:8.0f} {m / q:12.2f} {c:10.1f}   {' '.join(f'{i:.0f}' for i, _ in v)}")
     on = statistics.median(i for i, _ in by[("weir-qos-on", rw)])
     off = statistics.median(i for i, _ in by[("weir-qos-off", rw)])
-    print(f"  QoS on / QoS off ({rw}): {on / off:.3f}")
+    # The machine drifts by tens of percent between rounds: the ratio of two servers measured in
+    # the same round is steadier than the ratio of their medians, so both are printed.
+    def paired(a, b):
+        rs = sorted(x / y for (x, _), (y, _) in zip(by[(a, rw)], by[(b, rw)]))
+        return f"median {statistics.median(rs):.3f}, rounds {rs[0]:.3f}-{rs[-1]:.3f}"
+    print(f"  QoS on / QoS off ({rw}): {on / off:.3f} (medians); per round: {paired('weir-qos-on', 'weir-qos-off')}")
+    print(f"  QoS on / qemu-nbd ({rw}) per round: {paired('weir-qos-on', 'qemu-nbd')}")
 PY
