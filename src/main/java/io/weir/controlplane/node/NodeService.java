@@ -193,7 +193,7 @@ public class NodeService {
      */
     @Transactional
     public void recordRejected(UUID id, long revision, String reason) {
-        if (recordAnswers(List.of(AgentAnswer.rejected(id, revision, reason))) == 0) {
+        if (recordAnswers(List.of(AgentAnswer.rejected(id, revision, reason, Instant.now()))) == 0) {
             throw ApiException.notFound("Node", id);
         }
     }
@@ -214,17 +214,23 @@ public class NodeService {
         }
         UUID[] ids = new UUID[answers.size()];
         Long[] revisions = new Long[ids.length];
-        Long[] atMicros = new Long[ids.length];
+        Long[] ackMicros = new Long[ids.length];
         String[] errors = new String[ids.length];
+        Long[] answerMicros = new Long[ids.length];
         int i = 0;
         for (AgentAnswer a : answers) {
             ids[i] = a.nodeId();
             revisions[i] = a.appliedRevision();
-            atMicros[i] = a.ackAt() == null ? null : ChronoUnit.MICROS.between(Instant.EPOCH, a.ackAt());
+            ackMicros[i] = a.ackAt() == null ? null : micros(a.ackAt());
             errors[i] = a.lastError();
+            answerMicros[i] = micros(a.answeredAt());
             i++;
         }
-        return nodes.recordAnswers(ids, revisions, atMicros, errors);
+        return nodes.recordAnswers(ids, revisions, ackMicros, errors, answerMicros);
+    }
+
+    private static long micros(Instant t) {
+        return ChronoUnit.MICROS.between(Instant.EPOCH, t);
     }
 
     /**

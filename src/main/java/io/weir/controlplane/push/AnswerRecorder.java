@@ -40,10 +40,11 @@ import org.springframework.stereotype.Component;
  * that received it; what still fails then is lost, and the node's status stays as stored until
  * its agent answers the next snapshot pushed to it.
  *
- * <h2>Known limit</h2>
- * Answers are ordered per replica, not across replicas: an answer that one replica can only store
- * late (its database writes failing) may overwrite a newer one that the node's agent gave another
- * replica after reconnecting there, until the agent's next answer.
+ * <h2>Answers stored by two replicas</h2>
+ * An answer that this replica can only store late (its database writes failing) may reach the
+ * database after a newer one that the node's agent gave another replica after reconnecting
+ * there. Each answer carries the time it arrived ({@link AgentAnswer}), and the write keeps the
+ * newer of the stored and the written one, so the late write cannot set the node's status back.
  *
  * <h2>Threads</h2>
  * {@link #record} may be called from any thread and never blocks; one daemon thread,
@@ -86,9 +87,9 @@ class AnswerRecorder implements SmartLifecycle {
         record(AgentAnswer.applied(nodeId, revision, clock.instant()));
     }
 
-    /** The node's agent rejected {@code revision} for {@code reason}. */
+    /** The node's agent rejected {@code revision} for {@code reason}, now. */
     void rejected(UUID nodeId, long revision, String reason) {
-        record(AgentAnswer.rejected(nodeId, revision, reason));
+        record(AgentAnswer.rejected(nodeId, revision, reason, clock.instant()));
     }
 
     private void record(AgentAnswer answer) {

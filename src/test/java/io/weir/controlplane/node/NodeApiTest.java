@@ -7,6 +7,7 @@ import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;
 import java.net.URLEncoder;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
@@ -372,23 +373,71 @@ class NodeApiTest extends IntegrationTest {
         UUID a = UUID.fromString(acked.json().get("id").asString());
         UUID b = UUID.fromString(rejectedAfterAck.json().get("id").asString());
         UUID c = UUID.fromString(deleted.json().get("id").asString());
-        nodes.recordApplied(b, 4);
+        Instant at = Instant.now().plusSeconds(60).truncatedTo(ChronoUnit.SECONDS).plusNanos(123_456_000);
+        nodes.recordAnswers(List.of(AgentAnswer.applied(b, 4, at.minusSeconds(1))));
         assertThat(api.delete(path(deleted), null).status()).isEqualTo(204);
-        Instant at = Instant.parse("2026-12-02T13:00:00.123456Z");
 
         int updated = nodes.recordAnswers(List.of(AgentAnswer.applied(a, 9, at),
-                AgentAnswer.applied(b, 5, at).then(AgentAnswer.rejected(b, 6, "no such task")),
+                AgentAnswer.applied(b, 5, at).then(AgentAnswer.rejected(b, 6, "no such task", at.plusMillis(1))),
                 AgentAnswer.applied(c, 9, at)));
 
         assertThat(updated).isEqualTo(2);
         JsonNode first = api.get(path(acked)).json().get("status");
         assertThat(first.get("appliedRevision").asLong()).isEqualTo(9);
-        assertThat(first.get("lastAckAt").asString()).isEqualTo("2026-12-02T13:00:00.123456Z");
+        assertThat(Instant.parse(first.get("lastAckAt").asString())).isEqualTo(at);
         assertThat(first.get("lastError").isNull()).isTrue();
         JsonNode second = api.get(path(rejectedAfterAck)).json().get("status");
         assertThat(second.get("appliedRevision").asLong()).isEqualTo(5);
         assertThat(second.get("lastError").asString()).isEqualTo("revision 6: no such task");
         assertThat(api.get(path(acked)).etag()).isEqualTo(acked.etag());
+    }
+
+    @Test
+    void aLateAnswerStoredByAnotherReplicaDoesNotOverwriteANewerOne() {
+        // The agent acknowledged revision 5 to one replica, whose write was held up (the database
+        // was unreachable for it); it then reconnected to another replica and acknowledged 6 there,
+        // which was stored first. The first replica's write arrives last.
+        Response created = create(unique("late"), "");
+        UUID id = UUID.fromString(created.json().get("id").asString());
+        Instant t1 = Instant.parse("2026-12-02T13:00:01Z");
+        Instant t2 = Instant.parse("2026-12-02T13:00:02Z");
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 6, t2)));
+
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 5, t1)));
+
+        JsonNode status = api.get(path(created)).json().get("status");
+        assertThat(status.get("appliedRevision").asLong()).isEqualTo(6);
+        assertThat(status.get("lastAckAt").asString()).isEqualTo("2026-12-02T13:00:02Z");
+    }
+
+    @Test
+    void aLateWriteKeepsTheNewerOfEachPartOfTheStatus() {
+        Response created = create(unique("late-parts"), "");
+        UUID id = UUID.fromString(created.json().get("id").asString());
+        Instant t = Instant.parse("2026-12-02T13:00:00Z");
+        // stored first: ack of 6 at t+2, then a rejection of 7 at t+4
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 6, t.plusSeconds(2))
+                .then(AgentAnswer.rejected(id, 7, "unknown task", t.plusSeconds(4)))));
+
+        // late: an ack at t+1 and a rejection at t+3 neither clear nor replace the newer error
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 5, t.plusSeconds(1))));
+        nodes.recordAnswers(List.of(AgentAnswer.rejected(id, 5, "older", t.plusSeconds(3))));
+        JsonNode status = api.get(path(created)).json().get("status");
+        assertThat(status.get("appliedRevision").asLong()).isEqualTo(6);
+        assertThat(status.get("lastError").asString()).isEqualTo("revision 7: unknown task");
+
+        // late in part: its ack (t+3) is newer than the stored ack, its error older than the stored one
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 8, t.plusSeconds(3))));
+        status = api.get(path(created)).json().get("status");
+        assertThat(status.get("appliedRevision").asLong()).isEqualTo(8);
+        assertThat(status.get("lastAckAt").asString()).isEqualTo("2026-12-02T13:00:03Z");
+        assertThat(status.get("lastError").asString()).isEqualTo("revision 7: unknown task");
+
+        // newer than everything stored: an ack clears the error
+        nodes.recordAnswers(List.of(AgentAnswer.applied(id, 9, t.plusSeconds(5))));
+        status = api.get(path(created)).json().get("status");
+        assertThat(status.get("appliedRevision").asLong()).isEqualTo(9);
+        assertThat(status.get("lastError").isNull()).isTrue();
     }
 
     @Test
