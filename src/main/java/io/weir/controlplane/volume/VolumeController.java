@@ -89,7 +89,7 @@ class VolumeController {
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Replace a volume",
             description = "Fields left out take their defaults: the 'standard' policy, no overrides, no placement. "
-                    + "sizeBytes may grow but not shrink.")
+                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409.")
     ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
@@ -98,7 +98,8 @@ class VolumeController {
 
     @PatchMapping(path = "/volumes/{volumeId}", consumes = JsonMergePatch.MEDIA_TYPE)
     @Operation(summary = "Update a volume with a JSON merge patch (RFC 7396)",
-            description = "Setting an override member to null resets it to the policy's value; \"overrides\": null resets all.")
+            description = "Setting an override member to null resets it to the policy's value; \"overrides\": null resets all. "
+                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409.")
     ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);

@@ -40,7 +40,7 @@ import tools.jackson.databind.JsonNode;
  * The tenant in the path must exist (404). The name must be free within the tenant (409). The
  * policy, if named, and every node must exist, and the policy combined with the overrides must be
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
- * grow but never shrink. Its reservation, with those of the tenant's other volumes on each of its
+ * grow but never shrink (409). Its reservation, with those of the tenant's other volumes on each of its
  * nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations}; 409 otherwise).
  *
  * <h2>Placement</h2>
@@ -170,12 +170,13 @@ public class VolumeService {
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
         }
-        List<FieldError> errors = new ArrayList<>();
+        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), new ArrayList<>());
         if (request.sizeBytes() < volume.getSizeBytes()) {
-            errors.add(new FieldError("sizeBytes",
-                    "volumes cannot shrink: the current size is " + volume.getSizeBytes() + " bytes"));
+            // A valid request that the volume's state refuses: its data past the new end would be cut.
+            throw ApiException.conflict("volumes cannot shrink: the current size is " + volume.getSizeBytes()
+                    + " bytes, the request asks for " + request.sizeBytes() + "; a volume grows only",
+                    Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
-        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), errors);
         reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
                 request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);

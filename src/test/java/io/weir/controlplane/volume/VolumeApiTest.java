@@ -280,9 +280,11 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(grown.json().get("sizeBytes").asLong()).isEqualTo(1024 * BLOCK);
 
         Response shrunk = api.patch(path, "{\"sizeBytes\":" + (512 * BLOCK) + "}", null);
-        assertThat(shrunk.status()).isEqualTo(400);
-        assertThat(errorFields(shrunk)).containsExactly("sizeBytes");
-        assertThat(shrunk.json().toString()).contains("volumes cannot shrink");
+        assertThat(shrunk.status()).as(shrunk.toString()).isEqualTo(409);
+        assertThat(shrunk.json().get("detail").asString()).startsWith("volumes cannot shrink: the current size is "
+                + 1024 * BLOCK + " bytes");
+        assertThat(shrunk.json().get("currentSizeBytes").asLong()).isEqualTo(1024 * BLOCK);
+        assertThat(shrunk.json().get("requestedSizeBytes").asLong()).isEqualTo(512 * BLOCK);
         assertThat(api.patch(path, "{\"sizeBytes\":" + (1024 * BLOCK + 1) + "}", null).status()).isEqualTo(400);
         assertThat(api.get(path).json().get("sizeBytes").asLong()).isEqualTo(1024 * BLOCK);
     }
