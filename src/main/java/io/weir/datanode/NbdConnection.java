@@ -276,8 +276,7 @@ final class NbdConnection {
             case Nbd.OPT_EXPORT_NAME -> exportName(data);
             case Nbd.OPT_ABORT -> {
                 optionReply(opt, Nbd.REP_ACK, null);
-                state = State.DRAINING;
-                maybeFinishDrain();
+                drain();
             }
             case Nbd.OPT_LIST -> {
                 if (data.hasRemaining()) {
@@ -579,8 +578,7 @@ final class NbdConnection {
         }
         if (type == Nbd.CMD_DISC) {
             r.release();
-            state = State.DRAINING;
-            maybeFinishDrain();
+            drain();
             return false;
         }
         dispatch(r);
@@ -804,8 +802,20 @@ final class NbdConnection {
             payloadRequest.release();
             payloadRequest = null;
         }
-        state = State.DRAINING;
         LOG.log(Level.DEBUG, "NBD connection draining: {0}", why);
+        drain();
+    }
+
+    /**
+     * Selector thread: reads nothing more; closes once every in-flight request is answered and
+     * written. Read interest goes too: a client's end of stream (or bytes it still sends) would
+     * otherwise keep the key ready, and the selector would spin until the drain ends.
+     */
+    private void drain() {
+        state = State.DRAINING;
+        if (key != null && key.isValid()) {
+            key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
+        }
         maybeFinishDrain();
     }
 

@@ -81,6 +81,8 @@ final class NbdServer implements AutoCloseable {
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** Times the selector thread returned from {@code select} (written by that thread only). */
+    private volatile long wakeups;
     /** Opens volume files for connections entering transmission, off the selector thread. */
     private final java.util.concurrent.ThreadPoolExecutor opener;
     /** Set while new connections are refused for {@link Limits#maxConnections} (selector thread). */
@@ -143,6 +145,11 @@ final class NbdServer implements AutoCloseable {
     void execute(NbdConnection connection, Runnable task) {
         tasks.add(new Task(connection, task));
         selector.wakeup();
+    }
+
+    /** Times the selector thread has returned from {@code select}: a busy selector shows here. */
+    long selectorWakeups() {
+        return wakeups;
     }
 
     boolean inSelectorThread() {
@@ -214,6 +221,7 @@ final class NbdServer implements AutoCloseable {
         try {
             while (running) {
                 selector.select(TICK_MILLIS);
+                wakeups++;
                 Task t;
                 while ((t = tasks.poll()) != null) {
                     contained(t.connection(), t.work());

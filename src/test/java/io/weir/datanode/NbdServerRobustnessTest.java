@@ -61,6 +61,31 @@ class NbdServerRobustnessTest {
         }
     }
 
+    @Test
+    void aConnectionDrainingAfterTheClientHalfClosedDoesNotSpinTheSelector() throws IOException {
+        // db1 at 20 IOPS: ten reads take about half a second to answer
+        node.apply(config().revision(2).tenant("acme").volume("acme", "db1", 16 * MiB, 100, null, 20L)
+                .volume("acme", "db2", 16 * MiB).build());
+        try (NbdTestClient c = client().open("acme/db1")) {
+            for (int i = 0; i < 10; i++) {
+                c.request(Nbd.CMD_READ, 0, i, 4096L * i, 4096, null);
+            }
+            c.flushOut();
+            await().atMost(WAIT).until(() -> node.executor().queueDepths().getOrDefault(TestConfigs.volumeId("acme", "db1")
+                    .toString(), 0L) > 0);
+            long before = node.server().selectorWakeups();
+            c.socket.shutdownOutput(); // end of stream: the connection drains its ten reads, then closes
+            for (int i = 0; i < 10; i++) {
+                assertThat(c.readReply().error()).isZero();
+            }
+            assertClosedByServer(c);
+            long wakeups = node.server().selectorWakeups() - before;
+            // About one per reply written and one per selector tick (50 ms); a selector that kept
+            // finding the end of stream ready would wake up hundreds of thousands of times.
+            assertThat(wakeups).as("selector wake-ups while draining").isLessThan(500);
+        }
+    }
+
     /** Restarts the node with other settings. */
     void restart(DataNode.Builder builder) throws IOException {
         node.close();
