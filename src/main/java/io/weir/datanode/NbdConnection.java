@@ -915,14 +915,17 @@ final class NbdConnection {
         }
 
         /**
-         * The scheduler cost: the bytes moved for reads, writes and writes of zeroes that stay
-         * allocated (capped at the largest payload), 0 (the cost model's minimum) otherwise.
+         * The scheduler cost: the bytes the request moves through the volume's file, whether or
+         * not they cross the wire: READ, WRITE, CACHE (reads its range into the page cache) and
+         * WRITE_ZEROES with NO_HOLE (writes its range), up to 4 GiB for the last two; 0 (the
+         * cost model's minimum) for the rest, which touch metadata only (FLUSH, TRIM, zeroes
+         * that punch a hole, BLOCK_STATUS).
          */
         long cost() {
-            if (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE) {
+            if (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE || type == Nbd.CMD_CACHE) {
                 return length;
             }
-            return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? Math.min(length, MAX_PAYLOAD) : 0;
+            return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? length : 0;
         }
 
         long bufferedBytes() {

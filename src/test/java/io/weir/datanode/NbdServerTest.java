@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.weir.datanode.NbdTestClient.OptionReply;
 import io.weir.datanode.NbdTestClient.Reply;
+import io.weir.scheduler.Stats;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -137,6 +138,25 @@ class NbdServerTest {
         try (NbdTestClient c = client().openSimple("acme/db1")) {
             assertThat(c.read(MiB + 17, data.length)).isEqualTo(data);
             assertThat(c.read(0, 512)).isEqualTo(bytes(512, 1));
+        }
+    }
+
+    @Test
+    void cacheAndNoHoleZeroesAreChargedTheBytesTheyMoveSoByteLimitsHoldForThem() throws IOException {
+        // CACHE reads its whole range and WRITE_ZEROES with NO_HOLE writes it: both are charged
+        // their length, like a READ and a WRITE, although neither carries a payload
+        node.apply(config().tenant("acme").volume("acme", "db1", 160 * MiB).volume("acme", "db2", 8 * MiB).revision(2)
+                .build());
+        String id = TestConfigs.volumeId("acme", "db1").toString();
+        try (NbdTestClient c = client().open("acme/db1")) {
+            Stats before = node.executor().snapshot().volumes().get(id);
+            assertThat(c.call(Nbd.CMD_CACHE, 0, 0, 64 * MiB, null).error()).isZero();
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 64 * MiB, 48 * MiB, null).error()).isZero();
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, 112 * MiB, 48 * MiB, null).error()).isZero();
+            Stats after = node.executor().snapshot().volumes().get(id);
+            assertThat(after.readBytes() - before.readBytes()).as("bytes charged to the CACHE").isEqualTo(64 * MiB);
+            assertThat(after.writeBytes() - before.writeBytes()).as("bytes charged to the zeroes, a hole punched is free")
+                    .isEqualTo(48 * MiB);
         }
     }
 
