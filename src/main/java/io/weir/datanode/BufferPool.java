@@ -22,7 +22,7 @@ import java.nio.ByteOrder;
  * Safe for any number of threads: each class is a small stack behind its own monitor, held only
  * for a push or a pop.
  */
-final class BufferPool {
+class BufferPool {
 
     /** Smallest class: 2^6 = 64 bytes, enough for any reply header. */
     static final int MIN_SHIFT = 6;
@@ -40,8 +40,12 @@ final class BufferPool {
     static final int MIN_POOLED_PER_CLASS = 4;
 
     private final Stack[] classes = new Stack[JUMBO + 1];
+    private final long budget;
+    private final java.util.concurrent.atomic.AtomicLong held = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong maxHeld = new java.util.concurrent.atomic.AtomicLong();
 
-    BufferPool() {
+    BufferPool(long budget) {
+        this.budget = budget;
         for (int s = MIN_SHIFT; s <= MAX_SHIFT; s++) {
             int cap = (int) Math.max(MIN_POOLED_PER_CLASS, Math.min(4096, MAX_POOLED_BYTES_PER_CLASS >> s));
             classes[s] = new Stack(cap);
@@ -61,12 +65,29 @@ final class BufferPool {
             b = ByteBuffer.allocateDirect(shift == JUMBO ? JUMBO_BYTES : 1 << shift).order(ByteOrder.BIG_ENDIAN);
         }
         b.clear().limit(size);
+        long h = held.addAndGet(b.capacity());
+        maxHeld.accumulateAndGet(h, Math::max);
         return b;
+    }
+
+    /** Bytes of buffers acquired and not yet released. */
+    long held() {
+        return held.get();
+    }
+
+    /** The most {@link #held} has ever been. */
+    long maxHeld() {
+        return maxHeld.get();
+    }
+
+    long budget() {
+        return budget;
     }
 
     /** Returns a buffer obtained from {@link #acquire}; the caller must not touch it afterwards. */
     void release(ByteBuffer b) {
         int cap = b.capacity();
+        held.addAndGet(-cap);
         if (cap == JUMBO_BYTES) {
             classes[JUMBO].push(b);
             return;

@@ -84,7 +84,7 @@ public final class DataNode implements AutoCloseable {
     private final Path dataDir;
     private final QosExecutor executor;
     private final boolean ownsExecutor;
-    private final BufferPool pool = new BufferPool();
+    private final BufferPool pool;
     private final NbdServer server;
     private final BackgroundTasks background;
     private final java.util.concurrent.ExecutorService bypass;
@@ -107,6 +107,7 @@ public final class DataNode implements AutoCloseable {
     private DataNode(Builder b) throws IOException {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
         Files.createDirectories(dataDir);
+        this.pool = b.pool != null ? b.pool : new BufferPool(b.bufferBudget);
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
@@ -512,6 +513,8 @@ public final class DataNode implements AutoCloseable {
         private boolean qos = true;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
+        private long bufferBudget = 64L << 20;
+        private BufferPool pool;
 
         private Builder() {
         }
@@ -595,6 +598,17 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder qos(boolean on) {
             this.qos = on;
+            return this;
+        }
+
+        public Builder bufferBudget(long bytes) {
+            this.bufferBudget = bytes;
+            return this;
+        }
+
+        /** Tests: the buffer pool to use instead of a new one (which {@link #bufferBudget} sizes). */
+        Builder bufferPool(BufferPool pool) {
+            this.pool = pool;
             return this;
         }
 
