@@ -513,7 +513,7 @@ public final class DataNode implements AutoCloseable {
         private boolean qos = true;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
-        private long bufferBudget = 64L << 20;
+        private long bufferBudget = BufferPool.defaultBudget();
         private BufferPool pool;
 
         private Builder() {
@@ -601,7 +601,16 @@ public final class DataNode implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Bytes of direct buffers that requests may hold across the node; a client whose next
+         * write payload does not fit is not read from until buffers are released (one request is
+         * always let through when none is held). Default: 3/4 of the JVM's direct memory limit
+         * ({@code -XX:MaxDirectMemorySize}, else the maximum heap size).
+         */
         public Builder bufferBudget(long bytes) {
+            if (bytes < 1) {
+                throw new IllegalArgumentException("bufferBudget must be positive");
+            }
             this.bufferBudget = bytes;
             return this;
         }

@@ -52,7 +52,10 @@ class NbdDirectMemoryTest {
         return new NbdTestClient(node.listenAddress());
     }
 
-    /** A pool whose acquire throws OutOfMemoryError once, for the first size that {@code fails} matches. */
+    /**
+     * A pool that fails once, as an exhausted JVM does, to allocate a new buffer of a capacity
+     * that {@code fails} matches.
+     */
     static final class FailingPool extends BufferPool {
         final IntPredicate fails;
         final AtomicBoolean armed = new AtomicBoolean(true);
@@ -63,11 +66,11 @@ class NbdDirectMemoryTest {
         }
 
         @Override
-        ByteBuffer acquire(int size) {
-            if (fails.test(size) && armed.compareAndSet(true, false)) {
-                throw new OutOfMemoryError("Cannot reserve " + size + " bytes of direct buffer memory (test)");
+        ByteBuffer newBuffer(int capacity) {
+            if (fails.test(capacity) && armed.compareAndSet(true, false)) {
+                throw new OutOfMemoryError("Cannot reserve " + capacity + " bytes of direct buffer memory (test)");
             }
-            return super.acquire(size);
+            return super.newBuffer(capacity);
         }
     }
 
@@ -128,8 +131,8 @@ class NbdDirectMemoryTest {
 
     @Test
     void anOutOfMemoryErrorOnTheSelectorThreadClosesThatConnectionOnly() throws Exception {
-        int marker = 3 * (int) MiB + 512; // the victim's write payload, and nothing else
-        start(DataNode.builder().bufferPool(new FailingPool(size -> size == marker)));
+        int marker = 3 * (int) MiB + 512; // the victim's write payload, the only buffer of 4 MiB
+        start(DataNode.builder().bufferPool(new FailingPool(capacity -> capacity == 4 * MiB)));
         try (NbdTestClient bystander = client().open("acme/fast"); NbdTestClient victim = client().open("acme/fast")) {
             bystander.write(0, bytes(4096, 1));
             try {
@@ -149,21 +152,23 @@ class NbdDirectMemoryTest {
 
     @Test
     void anOutOfMemoryErrorBuildingAReadReplyStillAnswersTheRequest() throws Exception {
-        int len = 12288;
-        int structuredReply = Nbd.CHUNK_HEADER_BYTES + 8 + len;
-        int simpleReply = Nbd.SIMPLE_REPLY_BYTES + len;
-        FailingPool pool = new FailingPool(size -> size == structuredReply || size == simpleReply);
+        // the first read reply buffer of 16 KiB, then (re-armed) the first of 64 KiB, fails
+        int structuredLen = 12 << 10;
+        int simpleLen = 40 << 10;
+        FailingPool pool = new FailingPool(capacity -> capacity == 16 << 10);
         start(DataNode.builder().bufferPool(pool));
         try (NbdTestClient structured = client().open("acme/fast")) {
-            NbdTestClient.Reply r = structured.call(Nbd.CMD_READ, 0, 0, len, null);
+            NbdTestClient.Reply r = structured.call(Nbd.CMD_READ, 0, 0, structuredLen, null);
             assertThat(r.error()).as("an error chunk, not silence").isIn(Nbd.ENOMEM, Nbd.EIO);
-            assertThat(structured.read(0, len)).as("the connection goes on").hasSize(len);
+            assertThat(structured.read(0, structuredLen)).as("the connection goes on").hasSize(structuredLen);
         }
-        pool.armed.set(true);
+        FailingPool simplePool = new FailingPool(capacity -> capacity == 64 << 10);
+        node.close();
+        start(DataNode.builder().bufferPool(simplePool));
         try (NbdTestClient simple = client().openSimple("acme/fast")) {
-            NbdTestClient.Reply r = simple.call(Nbd.CMD_READ, 0, 0, len, null);
+            NbdTestClient.Reply r = simple.call(Nbd.CMD_READ, 0, 0, simpleLen, null);
             assertThat(r.error()).as("a simple error reply, not silence").isIn(Nbd.ENOMEM, Nbd.EIO);
-            assertThat(simple.read(0, len)).hasSize(len);
+            assertThat(simple.read(0, simpleLen)).hasSize(simpleLen);
         }
     }
 }
