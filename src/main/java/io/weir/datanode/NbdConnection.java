@@ -35,15 +35,19 @@ import java.util.function.BiConsumer;
  * <h2>Bounded buffering</h2>
  * The selector stops reading from a client while it has {@link NbdServer.Limits#maxInFlight}
  * requests in flight, or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and
- * replies not yet written; TCP then pushes back on the client. A client whose queued replies make
- * no progress for {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks
- * on a client.
+ * replies not yet written; TCP then pushes back on the client. It also stops when the pool's
+ * node-wide budget has no room for the next write payload ({@link BufferPool#tryAcquire}): the
+ * request header is left in the receive buffer and the server calls {@link #memoryAvailable} once
+ * buffers are released. A client whose queued replies make no progress for
+ * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
  * volume's queue is full, ESHUTDOWN when the volume is going away, EIO for a failed file
- * operation); a violation that desynchronises the stream (bad magic, unknown client flags, an
- * unknown export named by NBD_OPT_EXPORT_NAME) is a hard disconnect, as the document requires.
+ * operation, ENOMEM when a worker finds no direct memory for the reply buffer; if not even the
+ * error reply's buffer can be had, the connection is closed); a violation that desynchronises
+ * the stream (bad magic, unknown client flags, an unknown export named by NBD_OPT_EXPORT_NAME) is
+ * a hard disconnect, as the document requires.
  */
 final class NbdConnection {
 
