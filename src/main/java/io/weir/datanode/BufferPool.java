@@ -1,7 +1,10 @@
 package io.weir.datanode;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Direct byte buffers recycled by power-of-two size class, so that the IO path allocates no
@@ -18,11 +21,21 @@ import java.nio.ByteOrder;
  * largest payload plus {@link #HEADROOM} bytes, so that a reply header and a maximum-size read
  * fit in one buffer (a power-of-two class for them would be 64 MiB, half of it never used).
  *
+ * <h2>Budget</h2>
+ * The pool counts the capacity of the buffers it has handed out and not yet taken back
+ * ({@link #held}), and keeps a node-wide budget for it (by default 3/4 of the JVM's direct memory
+ * limit, {@link #defaultBudget}): {@link #tryAcquire}, which the selector thread uses for write
+ * payloads, refuses a buffer that would take the count past the budget while other buffers are
+ * held, and the next release then calls the {@link #onRoom} callback so that the refused caller
+ * can try again. Without it a few write-heavy clients of a slow volume could take every byte of
+ * direct memory, and the next allocation would fail with {@link OutOfMemoryError}.
+ * {@link #acquire} is not refused (replies and reads, bounded per connection), but is counted.
+ *
  * <h2>Thread safety</h2>
  * Safe for any number of threads: each class is a small stack behind its own monitor, held only
- * for a push or a pop.
+ * for a push or a pop; the count is atomic.
  */
-final class BufferPool {
+class BufferPool {
 
     /** Smallest class: 2^6 = 64 bytes, enough for any reply header. */
     static final int MIN_SHIFT = 6;
@@ -40,8 +53,21 @@ final class BufferPool {
     static final int MIN_POOLED_PER_CLASS = 4;
 
     private final Stack[] classes = new Stack[JUMBO + 1];
+    /** Bytes of acquired buffers beyond which {@link #tryAcquire} refuses (unless none is held). */
+    private final long budget;
+    /** Capacity of the buffers acquired and not yet released. */
+    private final AtomicLong held = new AtomicLong();
+    private final AtomicLong maxHeld = new AtomicLong();
+    /** Set when {@link #tryAcquire} refused; the next release clears it and runs {@link #onRoom}. */
+    private volatile boolean starved;
+    private volatile Runnable onRoom = () -> { };
 
-    BufferPool() {
+    /** A pool whose {@link #tryAcquire} keeps the buffers held within {@code budget} bytes. */
+    BufferPool(long budget) {
+        if (budget < 1) {
+            throw new IllegalArgumentException("buffer budget must be positive: " + budget);
+        }
+        this.budget = budget;
         for (int s = MIN_SHIFT; s <= MAX_SHIFT; s++) {
             int cap = (int) Math.max(MIN_POOLED_PER_CLASS, Math.min(4096, MAX_POOLED_BYTES_PER_CLASS >> s));
             classes[s] = new Stack(cap);
@@ -50,33 +76,132 @@ final class BufferPool {
     }
 
     /**
-     * A big-endian direct buffer with position 0 and limit {@code size}.
+     * The default budget: 3/4 of the JVM's direct memory limit ({@code -XX:MaxDirectMemorySize},
+     * which when unset is the maximum heap size), leaving the rest to the connections' receive
+     * buffers, the JDK and buffers the pool keeps for reuse.
+     */
+    static long defaultBudget() {
+        long max = 0;
+        try {
+            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            max = Long.parseLong(hotspot.getVMOption("MaxDirectMemorySize").getValue());
+        } catch (RuntimeException e) {
+            // not HotSpot, or no such option: the JDK's own default below
+        }
+        if (max <= 0) {
+            max = Runtime.getRuntime().maxMemory();
+        }
+        return Math.max(1, max / 4 * 3);
+    }
+
+    /**
+     * Sets what runs, on the releasing thread, when a buffer is released after {@link #tryAcquire}
+     * refused one: it must only hand the retry to another thread (it runs under no lock of the pool).
+     */
+    void onRoom(Runnable r) {
+        this.onRoom = r;
+    }
+
+    /**
+     * A big-endian direct buffer with position 0 and limit {@code size}, whatever the budget (for
+     * small replies and reads, which per-connection limits bound).
      *
      * @throws IllegalArgumentException if {@code size} exceeds {@link #JUMBO_BYTES}
+     * @throws OutOfMemoryError if the JVM has no direct memory for a new buffer
      */
     ByteBuffer acquire(int size) {
         int shift = shiftFor(size);
+        hold(capacity(shift));
+        return take(shift, size);
+    }
+
+    /**
+     * As {@link #acquire}, but null if the buffer would take the bytes held past the budget while
+     * others are held: then the next {@link #release} runs the {@link #onRoom} callback. When
+     * nothing is held the buffer is given whatever its size, so one request larger than the whole
+     * budget still goes through.
+     */
+    ByteBuffer tryAcquire(int size) {
+        int shift = shiftFor(size);
+        long cap = capacity(shift);
+        for (;;) {
+            long h = held.get();
+            if (h > 0 && h + cap > budget) {
+                starved = true;
+                if (held.get() == h) {
+                    return null; // a release from now on sees starved
+                }
+                continue; // released or acquired meanwhile: look again
+            }
+            if (held.compareAndSet(h, h + cap)) {
+                maxHeld.accumulateAndGet(h + cap, Math::max);
+                return take(shift, size);
+            }
+        }
+    }
+
+    private void hold(long cap) {
+        long h = held.addAndGet(cap);
+        maxHeld.accumulateAndGet(h, Math::max);
+    }
+
+    /** A buffer of class {@code shift} with limit {@code size}, already counted as held. */
+    private ByteBuffer take(int shift, int size) {
         ByteBuffer b = classes[shift].pop();
         if (b == null) {
-            b = ByteBuffer.allocateDirect(shift == JUMBO ? JUMBO_BYTES : 1 << shift).order(ByteOrder.BIG_ENDIAN);
+            try {
+                b = newBuffer(capacity(shift));
+            } catch (Throwable t) {
+                held.addAndGet(-capacity(shift));
+                throw t;
+            }
         }
         b.clear().limit(size);
         return b;
     }
 
-    /** Returns a buffer obtained from {@link #acquire}; the caller must not touch it afterwards. */
+    /** Allocates a buffer; tests override it to fail as an exhausted JVM would. */
+    ByteBuffer newBuffer(int capacity) {
+        return ByteBuffer.allocateDirect(capacity).order(ByteOrder.BIG_ENDIAN);
+    }
+
+    private static int capacity(int shift) {
+        return shift == JUMBO ? JUMBO_BYTES : 1 << shift;
+    }
+
+    /** Capacity of the buffers acquired and not yet released, in bytes. */
+    long held() {
+        return held.get();
+    }
+
+    /** The most {@link #held} has been since the pool was made. */
+    long maxHeld() {
+        return maxHeld.get();
+    }
+
+    /** The budget {@link #tryAcquire} keeps to. */
+    long budget() {
+        return budget;
+    }
+
+    /**
+     * Returns a buffer obtained from {@link #acquire} or {@link #tryAcquire}, exactly once; the
+     * caller must not touch it afterwards.
+     */
     void release(ByteBuffer b) {
         int cap = b.capacity();
+        held.addAndGet(-cap);
         if (cap == JUMBO_BYTES) {
             classes[JUMBO].push(b);
-            return;
+        } else {
+            int shift = Integer.numberOfTrailingZeros(cap);
+            if (Integer.bitCount(cap) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT) {
+                classes[shift].push(b);
+            }
         }
-        if (Integer.bitCount(cap) != 1) {
-            return; // not one of ours (a slice); let the GC have it
-        }
-        int shift = Integer.numberOfTrailingZeros(cap);
-        if (shift >= MIN_SHIFT && shift <= MAX_SHIFT) {
-            classes[shift].push(b);
+        if (starved) {
+            starved = false;
+            onRoom.run();
         }
     }
 

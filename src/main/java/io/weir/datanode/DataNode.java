@@ -84,7 +84,7 @@ public final class DataNode implements AutoCloseable {
     private final Path dataDir;
     private final QosExecutor executor;
     private final boolean ownsExecutor;
-    private final BufferPool pool = new BufferPool();
+    private final BufferPool pool;
     private final NbdServer server;
     private final BackgroundTasks background;
     private final java.util.concurrent.ExecutorService bypass;
@@ -107,6 +107,7 @@ public final class DataNode implements AutoCloseable {
     private DataNode(Builder b) throws IOException {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
         Files.createDirectories(dataDir);
+        this.pool = b.pool != null ? b.pool : new BufferPool(b.bufferBudget);
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
@@ -512,6 +513,8 @@ public final class DataNode implements AutoCloseable {
         private boolean qos = true;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
+        private long bufferBudget = BufferPool.defaultBudget();
+        private BufferPool pool;
 
         private Builder() {
         }
@@ -595,6 +598,26 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder qos(boolean on) {
             this.qos = on;
+            return this;
+        }
+
+        /**
+         * Bytes of direct buffers that requests may hold across the node; a client whose next
+         * write payload does not fit is not read from until buffers are released (one request is
+         * always let through when none is held). Default: 3/4 of the JVM's direct memory limit
+         * ({@code -XX:MaxDirectMemorySize}, else the maximum heap size).
+         */
+        public Builder bufferBudget(long bytes) {
+            if (bytes < 1) {
+                throw new IllegalArgumentException("bufferBudget must be positive");
+            }
+            this.bufferBudget = bytes;
+            return this;
+        }
+
+        /** Tests: the buffer pool to use instead of a new one (which {@link #bufferBudget} sizes). */
+        Builder bufferPool(BufferPool pool) {
+            this.pool = pool;
             return this;
         }
 

@@ -55,6 +55,9 @@ public final class DataNodeCommand {
                 "disconnect a client that has not finished its NBD handshake this long after connecting"),
         new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
+        new Option("buffer-memory", "WEIR_BUFFER_MEMORY", null, "MiB",
+                "direct memory requests' buffers may hold across the node; beyond it clients' writes wait"
+                        + " (none: 3/4 of the JVM's direct memory limit, -XX:MaxDirectMemorySize, else -Xmx)"),
         new Option("drain-timeout", "WEIR_DRAIN_TIMEOUT", "30s", "DUR",
                 "on stop, how long open connections may take to answer what they have in flight")));
 
@@ -133,6 +136,9 @@ public final class DataNodeCommand {
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))
                 .maxConnections(v.integer("max-connections", 1));
+        if (v.get("buffer-memory") != null) {
+            builder.bufferBudget((long) v.integer("buffer-memory", 1) << 20);
+        }
         String token = v.token();
         DataNode node = builder.build();
         List<Thread> helpers = new ArrayList<>();

@@ -35,15 +35,19 @@ import java.util.function.BiConsumer;
  * <h2>Bounded buffering</h2>
  * The selector stops reading from a client while it has {@link NbdServer.Limits#maxInFlight}
  * requests in flight, or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and
- * replies not yet written; TCP then pushes back on the client. A client whose queued replies make
- * no progress for {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks
- * on a client.
+ * replies not yet written; TCP then pushes back on the client. It also stops when the pool's
+ * node-wide budget has no room for the next write payload ({@link BufferPool#tryAcquire}): the
+ * request header is left in the receive buffer and the server calls {@link #memoryAvailable} once
+ * buffers are released. A client whose queued replies make no progress for
+ * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
  * volume's queue is full, ESHUTDOWN when the volume is going away, EIO for a failed file
- * operation); a violation that desynchronises the stream (bad magic, unknown client flags, an
- * unknown export named by NBD_OPT_EXPORT_NAME) is a hard disconnect, as the document requires.
+ * operation, ENOMEM when a worker finds no direct memory for the reply buffer; if not even the
+ * error reply's buffer can be had, the connection is closed); a violation that desynchronises
+ * the stream (bad magic, unknown client flags, an unknown export named by NBD_OPT_EXPORT_NAME) is
+ * a hard disconnect, as the document requires.
  */
 final class NbdConnection {
 
@@ -94,6 +98,8 @@ final class NbdConnection {
     private boolean metaContext;
     private Request payloadRequest;
     private volatile boolean readPaused;
+    /** Reading stopped until the pool's budget has room for the next write payload (selector thread). */
+    private boolean memoryWait;
 
     // shared with workers
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -563,7 +569,15 @@ final class NbdConnection {
                 state = State.DISCARD;
                 return true;
             }
-            r.payload = pool.acquire((int) length);
+            r.payload = pool.tryAcquire((int) length);
+            if (r.payload == null) {
+                // no room in the node's budget: keep the header, read nothing more until buffers are released
+                in.position(in.position() - Nbd.REQUEST_HEADER_BYTES);
+                memoryWait = true;
+                pauseReading();
+                server.awaitMemory(this);
+                return false;
+            }
             int n = Math.min(in.remaining(), (int) length);
             int lim = in.limit();
             in.limit(in.position() + n);
@@ -656,12 +670,21 @@ final class NbdConnection {
         }
     }
 
+    /** Selector thread: buffers were released while this connection waited for the budget; try again. */
+    void memoryAvailable() {
+        memoryWait = false;
+        resumeReading();
+    }
+
     /** Selector thread: reads again once below the bounds. */
     private void resumeReading() {
         resumeQueued = false;
         if (!readPaused || closed || state == State.DRAINING) {
             maybeFinishDrain();
             return;
+        }
+        if (memoryWait) {
+            return; // the server calls memoryAvailable once buffers are released
         }
         if (inFlight.get() >= server.limits.maxInFlight() || buffered.get() >= server.limits.maxBufferedBytes()) {
             return;
@@ -973,6 +996,9 @@ final class NbdConnection {
                 replyError(Nbd.ESHUTDOWN, "volume is being removed");
             } catch (IOException | RuntimeException e) {
                 replyError(Nbd.EIO, "IO error: " + e.getMessage());
+            } catch (OutOfMemoryError e) {
+                // no direct memory for the reply buffer: answer anyway, the client must not wait forever
+                replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
             } finally {
                 release();
                 done();
@@ -1077,8 +1103,19 @@ final class NbdConnection {
         /**
          * An error reply: a structured error chunk where structured replies are negotiated (always
          * for READ and BLOCK_STATUS, which must not get a simple reply then), else a simple reply.
+         * If not even its buffer can be had (out of direct memory), the connection is closed: the
+         * client then sees its requests fail instead of waiting for a reply that never comes.
          */
         void replyError(int error, String message) {
+            try {
+                sendError(error, message);
+            } catch (OutOfMemoryError e) {
+                LOG.log(Level.WARNING, "no memory for an NBD error reply; closing the connection: " + e.getMessage());
+                conn.closeFromAnyThread("out of memory for an error reply");
+            }
+        }
+
+        private void sendError(int error, String message) {
             if (conn.structured) {
                 byte[] m = message.getBytes(StandardCharsets.UTF_8);
                 int mlen = Math.min(m.length, 4096);

@@ -9,6 +9,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.Set;
@@ -30,9 +31,20 @@ import java.util.concurrent.TimeUnit;
  *
  * <h2>Failures</h2>
  * Everything the selector thread does is done for one connection (a queued task, a selected
- * key, a stall check) or for the listener (accepting). An exception thrown while working for a
- * connection is logged and closes that connection only; the loop goes on serving the others. Only
- * a failing {@code select} itself stops the server.
+ * key, a stall check, a retry after buffers were released) or for the listener (accepting).
+ * Anything thrown while working for a connection, an {@link OutOfMemoryError} included, is logged
+ * and closes that connection only; the loop goes on serving the others. Only a failing
+ * {@code select} itself stops the server; if the loop ever ends that way, the failure is logged
+ * at ERROR and the listening socket is closed, so that new clients are refused instead of waiting
+ * for a greeting that never comes.
+ *
+ * <h2>Direct memory</h2>
+ * Write payloads take buffers from the pool within its node-wide budget
+ * ({@link BufferPool#tryAcquire}). A connection whose next payload does not fit stops reading
+ * (its request header stays in its receive buffer) and waits here; when buffers are released the
+ * pool wakes the selector, which lets the waiting connections try again in the order they came.
+ * Other connections go on being served meanwhile, and a request is let through whatever its size
+ * when no buffer is held, so a payload larger than the budget cannot wait forever.
  */
 final class NbdServer implements AutoCloseable {
 
@@ -87,6 +99,13 @@ final class NbdServer implements AutoCloseable {
     private final java.util.concurrent.ThreadPoolExecutor opener;
     /** Set while new connections are refused for {@link Limits#maxConnections} (selector thread). */
     private boolean atCapacity;
+    /**
+     * Connections that stopped reading because the pool's budget had no room for a write
+     * payload, in the order they asked (selector thread).
+     */
+    private final ArrayDeque<NbdConnection> memoryWaiters = new ArrayDeque<>();
+    /** Set by the pool (any thread) when buffers were released while a connection waited for room. */
+    private volatile boolean memoryFreed;
 
     NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
             BufferPool pool, Limits limits) throws IOException {
@@ -115,6 +134,10 @@ final class NbdServer implements AutoCloseable {
             selector.close();
             throw e;
         }
+        pool.onRoom(() -> {
+            memoryFreed = true;
+            selector.wakeup();
+        });
         this.thread = new Thread(this::loop, "weir-nbd-selector");
         thread.setDaemon(true);
         thread.start();
@@ -175,7 +198,29 @@ final class NbdServer implements AutoCloseable {
         });
     }
 
+    /**
+     * Selector thread: {@code c} stopped reading because the buffer budget had no room for its
+     * next write payload; once buffers are released, {@link NbdConnection#memoryAvailable} runs.
+     */
+    void awaitMemory(NbdConnection c) {
+        memoryWaiters.add(c);
+    }
+
+    /** Selector thread: tells the connections waiting for the buffer budget to try again, in order. */
+    private void retryMemoryWaiters() {
+        memoryFreed = false;
+        for (int n = memoryWaiters.size(); n > 0; n--) {
+            NbdConnection c = memoryWaiters.poll();
+            if (c == null) {
+                return; // closed meanwhile
+            }
+            contained(c, c::memoryAvailable); // one that finds no room yet adds itself again
+        }
+    }
+
+    /** Selector thread. */
     void forget(NbdConnection c) {
+        memoryWaiters.remove(c);
         connections.remove(c);
         if (connections.isEmpty()) {
             synchronized (connections) {
@@ -226,6 +271,9 @@ final class NbdServer implements AutoCloseable {
                 while ((t = tasks.poll()) != null) {
                     contained(t.connection(), t.work());
                 }
+                if (memoryFreed) {
+                    retryMemoryWaiters();
+                }
                 Set<SelectionKey> keys = selector.selectedKeys();
                 Iterator<SelectionKey> it = keys.iterator();
                 while (it.hasNext()) {
@@ -246,9 +294,11 @@ final class NbdServer implements AutoCloseable {
                     }
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            LOG.log(Level.ERROR, "NBD selector loop failed", e);
+        } catch (Throwable e) {
+            LOG.log(Level.ERROR, "NBD selector loop failed: the node no longer serves NBD clients", e);
         } finally {
+            // new clients are refused rather than left waiting for a greeting nobody will send
+            stopAccepting();
             for (NbdConnection c : connections) {
                 contained(c, () -> c.abort("server stopping"));
             }
@@ -261,15 +311,18 @@ final class NbdServer implements AutoCloseable {
         }
     }
 
-    /** Selector thread: runs {@code work} for {@code c}; if it throws, logs it and closes {@code c} only. */
+    /**
+     * Selector thread: runs {@code work} for {@code c}; if it throws anything, an
+     * {@link OutOfMemoryError} included, logs it and closes {@code c} only.
+     */
     private void contained(NbdConnection c, Runnable work) {
         try {
             work.run();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
             try {
                 c.abort("internal error: " + e);
-            } catch (RuntimeException again) {
+            } catch (Throwable again) {
                 LOG.log(Level.ERROR, "closing the failed connection", again);
                 connections.remove(c);
             }
@@ -289,16 +342,21 @@ final class NbdServer implements AutoCloseable {
                     continue;
                 }
                 atCapacity = false;
+                NbdConnection c = null;
                 try {
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-                    NbdConnection c = new NbdConnection(this, ch);
+                    c = new NbdConnection(this, ch);
                     SelectionKey key = ch.register(selector, SelectionKey.OP_READ, c);
                     connections.add(c);
                     c.start(key);
-                } catch (IOException | RuntimeException e) {
+                } catch (Throwable e) { // an OutOfMemoryError for its receive buffer included
                     LOG.log(Level.WARNING, "accepting a connection: " + e);
+                    if (c != null) {
+                        NbdConnection failed = c;
+                        contained(failed, () -> failed.abort("accept failed"));
+                    }
                     ch.close();
                 }
             }

@@ -41,7 +41,9 @@
  * maximum (1024, settable) are closed before the greeting. A volume's files are opened on first
  * use by an opener thread, never by the selector thread: the connection that waits for them reads
  * nothing meanwhile, the others go on. A failure while the selector thread works for one
- * connection closes that connection only.
+ * connection, an {@code OutOfMemoryError} included, closes that connection only; if the selector
+ * loop itself ever ends, the listening socket is closed (clients are refused, not left hanging)
+ * and the failure logged at ERROR.
  *
  * <h2>Buffers</h2>
  * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB, and one
@@ -49,6 +51,18 @@
  * path allocates no native memory per request and the JDK never copies through a temporary
  * direct buffer. A read reply is one buffer: the reply header followed by the data read into it
  * from the file, written to the socket in one call.
+ *
+ * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
+ * acquired and not yet released may not pass 3/4 of the JVM's direct memory limit
+ * ({@code -XX:MaxDirectMemorySize}, which defaults to the maximum heap; settable with
+ * {@code --buffer-memory}). A connection whose next write payload does not fit stops being read
+ * (its request header waits in its receive buffer) until buffers are released; the pool then
+ * wakes the selector, which lets waiting connections try again in order. Other connections go on
+ * being served, and a payload is let through whatever its size when no buffer is held, so a
+ * request larger than the budget cannot wait forever. Replies are not refused, only counted
+ * (reads are bounded per connection); a worker that cannot allocate its reply buffer answers
+ * {@code ENOMEM}, and if not even that buffer can be had the connection is closed, so a client is
+ * never left waiting for a request that was dropped.
  *
  * <h2>Protocol coverage</h2>
  * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},

@@ -24,8 +24,8 @@ class DataNodeCommandTest {
         String help = out.toString(StandardCharsets.UTF_8);
         assertThat(code).isZero();
         assertThat(help).contains("--control-plane", "--token", "--token-file", "--node-id", "--data-dir", "--listen",
-                "--workers", "--config-file", "--qos", "WEIR_CONTROL_PLANE", "WEIR_TOKEN_FILE", "WEIR_DATA_DIR",
-                "WEIR_LISTEN", "WEIR_WORKERS", "default: 127.0.0.1:10809", "default: ./weir-data");
+                "--buffer-memory", "WEIR_BUFFER_MEMORY", "--workers", "--config-file", "--qos", "WEIR_CONTROL_PLANE",
+                "WEIR_TOKEN_FILE", "WEIR_DATA_DIR", "WEIR_LISTEN", "WEIR_WORKERS", "default: 127.0.0.1:10809", "default: ./weir-data");
     }
 
     @Test
@@ -47,6 +47,7 @@ class DataNodeCommandTest {
                 Map.of("WEIR_LISTEN", "0.0.0.0:1", "WEIR_CONFIG_FILE", "c.json", "WEIR_WORKERS", "3"));
         assertThat(v.get("listen")).isEqualTo("127.0.0.1:0");
         assertThat(v.get("config-file")).isEqualTo("c.json");
+        assertThat(v.get("buffer-memory")).as("unset: the JVM's direct memory limit decides").isNull();
         assertThat(v.get("workers")).isEqualTo("3");
     }
 

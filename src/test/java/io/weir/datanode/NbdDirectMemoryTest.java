@@ -1,0 +1,174 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.NbdServerTest.bytes;
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntPredicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The data node out of direct memory, with real clients on 127.0.0.1: the node-wide budget of
+ * request buffers holds write-heavy clients back instead of failing, and an allocation that fails
+ * anyway (OutOfMemoryError) costs one connection or one request, never the server.
+ */
+class NbdDirectMemoryTest {
+
+    static final long MiB = 1 << 20;
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+    DataNode node;
+
+    @AfterEach
+    void stop() {
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    void start(DataNode.Builder builder) throws IOException {
+        node = builder.dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        // "slow" is capped at 20 IOPS: its writes pile up in the node, as on a throttled volume
+        node.apply(config().tenant("acme").volume("acme", "slow", 64 * MiB, 100, null, 20L)
+                .volume("acme", "fast", 16 * MiB).build());
+    }
+
+    NbdTestClient client() throws IOException {
+        return new NbdTestClient(node.listenAddress());
+    }
+
+    /**
+     * A pool that fails once, as an exhausted JVM does, to allocate a new buffer of a capacity
+     * that {@code fails} matches.
+     */
+    static final class FailingPool extends BufferPool {
+        final IntPredicate fails;
+        final AtomicBoolean armed = new AtomicBoolean(true);
+
+        FailingPool(IntPredicate fails) {
+            super(256 * MiB);
+            this.fails = fails;
+        }
+
+        @Override
+        ByteBuffer newBuffer(int capacity) {
+            if (fails.test(capacity) && armed.compareAndSet(true, false)) {
+                throw new OutOfMemoryError("Cannot reserve " + capacity + " bytes of direct buffer memory (test)");
+            }
+            return super.newBuffer(capacity);
+        }
+    }
+
+    @Test
+    void writeHeavyClientsBeyondTheBudgetAreHeldBackNotFailedAndOthersAreStillServed() throws Exception {
+        long budget = 4 * MiB;
+        start(DataNode.builder().bufferBudget(budget));
+        BufferPool pool = node.server().pool;
+        int clients = 4;
+        int writesEach = 4;
+        int size = (int) MiB;
+        List<CompletableFuture<List<Integer>>> writers = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            writers.add(CompletableFuture.supplyAsync(() -> {
+                try (NbdTestClient w = client().open("acme/slow")) {
+                    for (int i = 0; i < writesEach; i++) {
+                        long offset = (long) (client * writesEach + i) * size;
+                        w.request(Nbd.CMD_WRITE, 0, i, offset, size, bytes(size, client * writesEach + i));
+                    }
+                    w.flushOut(); // blocks while the node holds this client back
+                    List<Integer> errors = new ArrayList<>();
+                    for (int i = 0; i < writesEach; i++) {
+                        errors.add(w.readReply().error());
+                    }
+                    return errors;
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }));
+        }
+        // the budget is taken: a newcomer still gets its greeting and is served meanwhile
+        await().atMost(WAIT).until(() -> pool.held() >= budget - MiB);
+        try (NbdTestClient newcomer = client().open("acme/fast")) {
+            newcomer.write(0, bytes(4096, 7));
+            assertThat(newcomer.read(0, 4096)).isEqualTo(bytes(4096, 7));
+        }
+        for (CompletableFuture<List<Integer>> w : writers) {
+            assertThat(w.get(WAIT.toSeconds(), TimeUnit.SECONDS)).as("every write answered, without error")
+                    .containsOnly(0);
+        }
+        assertThat(pool.maxHeld()).as("buffers held never exceed the budget and one request")
+                .isLessThanOrEqualTo(budget + size + 64 * 1024);
+        try (NbdTestClient reader = client().open("acme/slow")) {
+            assertThat(reader.read((long) (2 * writesEach + 3) * size, 4096)).isEqualTo(
+                    java.util.Arrays.copyOf(bytes(size, 2 * writesEach + 3), 4096));
+        }
+    }
+
+    @Test
+    void aRequestLargerThanTheWholeBudgetStillGoesThroughWhenNothingElseIsHeld() throws Exception {
+        start(DataNode.builder().bufferBudget(MiB));
+        try (NbdTestClient c = client().open("acme/fast")) {
+            c.write(0, bytes((int) (4 * MiB), 3));
+            assertThat(c.read(0, (int) (4 * MiB))).isEqualTo(bytes((int) (4 * MiB), 3));
+        }
+    }
+
+    @Test
+    void anOutOfMemoryErrorOnTheSelectorThreadClosesThatConnectionOnly() throws Exception {
+        int marker = 3 * (int) MiB + 512; // the victim's write payload, the only buffer of 4 MiB
+        start(DataNode.builder().bufferPool(new FailingPool(capacity -> capacity == 4 * MiB)));
+        try (NbdTestClient bystander = client().open("acme/fast"); NbdTestClient victim = client().open("acme/fast")) {
+            bystander.write(0, bytes(4096, 1));
+            try {
+                victim.request(Nbd.CMD_WRITE, 0, 1, 0, marker, bytes(marker, 2));
+                victim.flushOut();
+            } catch (IOException e) {
+                // closed while its payload was still on its way
+            }
+            assertThat(victim.closedByServer()).as("the connection whose buffer failed is closed").isTrue();
+            assertThat(bystander.read(0, 4096)).isEqualTo(bytes(4096, 1));
+            try (NbdTestClient newcomer = client().open("acme/fast")) {
+                assertThat(newcomer.read(0, 4096)).isEqualTo(bytes(4096, 1));
+            }
+            await().atMost(WAIT).until(() -> node.connectionCount() == 1);
+        }
+    }
+
+    @Test
+    void anOutOfMemoryErrorBuildingAReadReplyStillAnswersTheRequest() throws Exception {
+        // the first read reply buffer of 16 KiB, then (re-armed) the first of 64 KiB, fails
+        int structuredLen = 12 << 10;
+        int simpleLen = 40 << 10;
+        FailingPool pool = new FailingPool(capacity -> capacity == 16 << 10);
+        start(DataNode.builder().bufferPool(pool));
+        try (NbdTestClient structured = client().open("acme/fast")) {
+            NbdTestClient.Reply r = structured.call(Nbd.CMD_READ, 0, 0, structuredLen, null);
+            assertThat(r.error()).as("an error chunk, not silence").isIn(Nbd.ENOMEM, Nbd.EIO);
+            assertThat(structured.read(0, structuredLen)).as("the connection goes on").hasSize(structuredLen);
+        }
+        FailingPool simplePool = new FailingPool(capacity -> capacity == 64 << 10);
+        node.close();
+        start(DataNode.builder().bufferPool(simplePool));
+        try (NbdTestClient simple = client().openSimple("acme/fast")) {
+            NbdTestClient.Reply r = simple.call(Nbd.CMD_READ, 0, 0, simpleLen, null);
+            assertThat(r.error()).as("a simple error reply, not silence").isIn(Nbd.ENOMEM, Nbd.EIO);
+            assertThat(simple.read(0, simpleLen)).hasSize(simpleLen);
+        }
+    }
+}
