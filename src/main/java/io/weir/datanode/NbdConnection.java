@@ -396,6 +396,11 @@ final class NbdConnection {
     }
 
     private void metaContext(int opt, ByteBuffer data) throws IOException {
+        if (opt == Nbd.OPT_SET_META_CONTEXT) {
+            // replaces every context set before, also when it fails (the protocol document)
+            metaContext = false;
+            metaContextExport = null;
+        }
         if (!structured) {
             optionReply(opt, Nbd.REP_ERR_INVALID, "negotiate NBD_OPT_STRUCTURED_REPLY first");
             return;

@@ -125,6 +125,22 @@ class NbdServerTest {
     }
 
     @Test
+    void aFailedSetMetaContextLeavesNoContextSelected() throws IOException {
+        // the protocol: NBD_OPT_SET_META_CONTEXT replaces every context set before, also when it fails
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
+            c.structured = true;
+            List<OptionReply> set = c.option(Nbd.OPT_SET_META_CONTEXT, NbdTestClient.metaData("acme/db1", Nbd.BASE_ALLOCATION));
+            assertThat(set.get(set.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.option(Nbd.OPT_SET_META_CONTEXT, NbdTestClient.metaData("acme/nope", Nbd.BASE_ALLOCATION)).get(0)
+                    .type()).isEqualTo(Nbd.REP_ERR_UNKNOWN);
+            List<OptionReply> go = c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1"));
+            assertThat(go.get(go.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.call(Nbd.CMD_BLOCK_STATUS, 0, 0, MiB, null).error()).isEqualTo(Nbd.EINVAL);
+        }
+    }
+
+    @Test
     void dataWrittenReadsBackWithStructuredAndWithSimpleReplies() throws IOException {
         byte[] data = bytes(3 * 4096 + 100, 42);
         try (NbdTestClient c = client().open("acme/db1")) {
