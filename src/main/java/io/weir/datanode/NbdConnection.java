@@ -365,8 +365,28 @@ final class NbdConnection {
                     + server.exports.all().size() + " exports, named tenant/volume");
             return;
         }
-        long size = v.size();
-        boolean meta = metaContext && name.equals(metaContextExport);
+        if (opt == Nbd.OPT_GO) {
+            // Enter first: a GO that fails gets its error alone, no NBD_REP_INFO before it.
+            boolean meta = metaContext && name.equals(metaContextExport);
+            boolean infoName = wantName;
+            boolean infoBlockSize = wantBlockSize;
+            enterTransmission(v, entered -> {
+                if (!entered) {
+                    optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export '" + name + "' is being removed or cannot be opened");
+                    return;
+                }
+                infoReplies(opt, name, exportSize, infoName, infoBlockSize);
+                metaContext = meta;
+                optionReply(opt, Nbd.REP_ACK, null);
+            });
+            return;
+        }
+        infoReplies(opt, name, v.size(), wantName, wantBlockSize);
+        optionReply(opt, Nbd.REP_ACK, null);
+    }
+
+    /** The NBD_REP_INFO replies of a GO or INFO: the name and block sizes if asked, the size and flags always. */
+    private void infoReplies(int opt, String name, long size, boolean wantName, boolean wantBlockSize) {
         if (wantName) {
             byte[] n = name.getBytes(StandardCharsets.UTF_8);
             ByteBuffer b = optionReplyBuffer(opt, Nbd.REP_INFO, 2 + n.length);
@@ -381,18 +401,6 @@ final class NbdConnection {
         ByteBuffer b = optionReplyBuffer(opt, Nbd.REP_INFO, 12);
         b.putShort((short) Nbd.INFO_EXPORT).putLong(size).putShort((short) transmissionFlags()).flip();
         send(b);
-        if (opt == Nbd.OPT_GO) {
-            enterTransmission(v, entered -> {
-                if (!entered) {
-                    optionReply(opt, Nbd.REP_ERR_UNKNOWN, "export '" + name + "' is being removed or cannot be opened");
-                    return;
-                }
-                metaContext = meta;
-                optionReply(opt, Nbd.REP_ACK, null);
-            });
-            return;
-        }
-        optionReply(opt, Nbd.REP_ACK, null);
     }
 
     private void metaContext(int opt, ByteBuffer data) throws IOException {

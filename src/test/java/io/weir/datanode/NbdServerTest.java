@@ -125,6 +125,22 @@ class NbdServerTest {
     }
 
     @Test
+    void aGoWhoseExportCannotBeOpenedGetsAnErrorAndNoInfoReplies() throws IOException {
+        // the protocol: a server that will fail a GO should not send NBD_REP_INFO replies first
+        assertThat(node.volume("acme/db2").isOpen()).isFalse();
+        Path file = dir.resolve(TestConfigs.volumeId("acme", "db2") + ".img");
+        Files.delete(file);
+        Files.createDirectory(file); // opening the volume's data file now fails
+        try (NbdTestClient c = client().handshake()) {
+            List<OptionReply> replies = c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db2", Nbd.INFO_BLOCK_SIZE));
+            assertThat(replies).extracting(OptionReply::type).containsExactly(Nbd.REP_ERR_UNKNOWN);
+            // the session goes on: the other export opens
+            List<OptionReply> go = c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1"));
+            assertThat(go.get(go.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+        }
+    }
+
+    @Test
     void aFailedSetMetaContextLeavesNoContextSelected() throws IOException {
         // the protocol: NBD_OPT_SET_META_CONTEXT replaces every context set before, also when it fails
         try (NbdTestClient c = client().handshake()) {
