@@ -95,6 +95,8 @@ final class Volume implements AutoCloseable {
     /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
     private final TreeMap<Long, Long> trims = new TreeMap<>();
     private volatile long pendingTrimBytes;
+    /** Bytes in {@link #trims}, kept as ranges come and go (guarded by {@code trims}). */
+    private long trimTotal;
     /** Bytes written since the last {@link #flush} or {@link #destage}; the flush task's signal. */
     final AtomicLong dirtyBytes = new AtomicLong();
     /** Blocks verified by scrub, and those that did not match their checksum. */
@@ -435,14 +437,18 @@ final class Volume implements AutoCloseable {
         }
     }
 
-    /** Records a trim; {@link #gcStep} deallocates it later. */
+    /**
+     * Records a trim; {@link #gcStep} deallocates it later. Only the whole blocks in the range
+     * count (a trim is advisory, and a partial block could only be zeroed, not deallocated), so a
+     * volume holds at most one pending range per two blocks however clients trim.
+     */
     void trim(long offset, long length) {
-        if (length == 0) {
+        long start = (offset + BLOCK - 1) / BLOCK * BLOCK;
+        long end = (offset + length) / BLOCK * BLOCK;
+        if (end <= start) {
             return;
         }
         synchronized (trims) {
-            long start = offset;
-            long end = offset + length;
             Map.Entry<Long, Long> before = trims.floorEntry(start);
             if (before != null && before.getValue() >= start) {
                 start = before.getKey();
@@ -455,10 +461,10 @@ final class Volume implements AutoCloseable {
                     break;
                 }
                 end = Math.max(end, e.getValue());
+                trimTotal -= e.getValue() - e.getKey();
                 it.remove();
             }
-            trims.put(start, end);
-            pendingTrimBytes = total();
+            putTrim(start, end);
         }
     }
 
@@ -467,9 +473,9 @@ final class Volume implements AutoCloseable {
         synchronized (trims) {
             Map.Entry<Long, Long> before = trims.lowerEntry(from);
             if (before != null && before.getValue() > from) {
-                trims.put(before.getKey(), from);
+                putTrim(before.getKey(), from);
                 if (before.getValue() > to) {
-                    trims.put(to, before.getValue());
+                    putTrim(to, before.getValue());
                 }
             }
             Iterator<Map.Entry<Long, Long>> it = trims.tailMap(from, true).entrySet().iterator();
@@ -478,23 +484,26 @@ final class Volume implements AutoCloseable {
                 if (e.getKey() >= to) {
                     break;
                 }
+                long endOfRange = e.getValue();
+                trimTotal -= endOfRange - e.getKey();
                 it.remove();
-                if (e.getValue() > to) {
-                    trims.put(to, e.getValue());
+                if (endOfRange > to) {
+                    putTrim(to, endOfRange);
                     break;
                 }
             }
-            pendingTrimBytes = total();
+            pendingTrimBytes = trimTotal;
         }
     }
 
-    /** Caller holds {@code trims}. */
-    private long total() {
-        long t = 0;
-        for (Map.Entry<Long, Long> e : trims.entrySet()) {
-            t += e.getValue() - e.getKey();
-        }
-        return t;
+    /**
+     * Caller holds {@code trims}: sets the range starting at {@code start} (replacing the one
+     * there, if any) and keeps the byte count up to date, without a walk over all ranges.
+     */
+    private void putTrim(long start, long end) {
+        Long old = trims.put(start, end);
+        trimTotal += end - start - (old == null ? 0 : old - start);
+        pendingTrimBytes = trimTotal;
     }
 
     /** Bytes trimmed and not yet reclaimed by gc. */
@@ -673,10 +682,11 @@ final class Volume implements AutoCloseable {
                 long start = e.getKey();
                 long end = Math.min(e.getValue(), start + GC_STEP_BYTES);
                 trims.remove(start);
+                trimTotal -= e.getValue() - start;
+                pendingTrimBytes = trimTotal;
                 if (end < e.getValue()) {
-                    trims.put(end, e.getValue());
+                    putTrim(end, e.getValue());
                 }
-                pendingTrimBytes = total();
                 long to = Math.min(end, size);
                 if (to > start) {
                     LinuxFiles.punchHole(f, start, to - start);

@@ -83,7 +83,8 @@
  * One sparse file per volume ({@code <volume id>.img}) of the volume's size, positional IO;
  * {@code FLUSH} and {@code FUA} force it; the flush task starts write-back of written volumes
  * every second ({@code sync_file_range}) without waiting for the disk. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
- * block, which scrub verifies. Trims are recorded and punched later by gc; zeroes without
+ * block, which scrub verifies. Trims are recorded (the whole 4 KiB blocks in them) and punched
+ * later by gc; zeroes without
  * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
  * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's. Every use of the files pins
  * them; a closed volume's descriptors close after the last pin ({@code Volume}). A config is
