@@ -97,6 +97,8 @@ final class Volume implements AutoCloseable {
     private volatile long pendingTrimBytes;
     /** Bytes in {@link #trims}, kept as ranges come and go (guarded by {@code trims}). */
     private long trimTotal;
+    /** Set once the data dir was synced after this object's files were made or adopted ({@link #force}). */
+    private volatile boolean entriesDurable;
     /** Bytes written since the last {@link #flush} or {@link #destage}; the flush task's signal. */
     final AtomicLong dirtyBytes = new AtomicLong();
     /** Blocks verified by scrub, and those that did not match their checksum. */
@@ -547,6 +549,14 @@ final class Volume implements AutoCloseable {
         MappedByteBuffer m = crc;
         if (m != null) {
             m.force();
+        }
+        if (!entriesDurable) {
+            // The files' directory entries: a volume created (or moved back from orphans/) since
+            // the node started would otherwise be lost whole in a power cut, flushed data and all.
+            try (FileChannel d = FileChannel.open(data.getParent(), StandardOpenOption.READ)) {
+                d.force(true);
+            }
+            entriesDurable = true;
         }
     }
 
