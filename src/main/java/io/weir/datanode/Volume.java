@@ -88,8 +88,15 @@ final class Volume implements AutoCloseable {
     private final AtomicInteger pins = new AtomicInteger();
     /** Set once the descriptors are closed (guarded by {@code openLock}). */
     private boolean filesClosed;
-    private volatile MappedByteBuffer crc;
-    private volatile long crcBlocks;
+    /** The checksum map and the blocks it covers, replaced whole when a resize extends it. */
+    private volatile Checksums sums;
+
+    /**
+     * A mapping of the checksum file and the number of blocks it covers, read together: a writer
+     * that read a new count beside an old, shorter mapping would write past that mapping's end.
+     */
+    private record Checksums(MappedByteBuffer map, long blocks) {
+    }
 
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
@@ -261,9 +268,8 @@ final class Volume implements AutoCloseable {
         long blocks = Math.min((size + BLOCK - 1) / BLOCK, Integer.MAX_VALUE / 4);
         try (FileChannel c = FileChannel.open(checksums, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
-            crc = c.map(FileChannel.MapMode.READ_WRITE, 0, blocks * 4);
+            sums = new Checksums(c.map(FileChannel.MapMode.READ_WRITE, 0, blocks * 4), blocks);
         }
-        crcBlocks = blocks;
     }
 
     /** The raw descriptor; caller holds a pin. */
@@ -351,11 +357,12 @@ final class Volume implements AutoCloseable {
 
     /** Caller holds a pin and the stripes of the blocks. */
     private void updateChecksums(long offset, ByteBuffer src, int start, int len) throws IOException {
-        MappedByteBuffer m = crc;
+        Checksums sums = this.sums;
+        MappedByteBuffer m = sums.map();
         long end = offset + len;
         CRC32C c = new CRC32C();
         for (long b = offset / BLOCK; b * BLOCK < end; b++) {
-            if (b >= crcBlocks) {
+            if (b >= sums.blocks()) {
                 return;
             }
             long bs = b * BLOCK;
@@ -433,8 +440,9 @@ final class Volume implements AutoCloseable {
     }
 
     private void clearChecksums(long from, long to) {
-        MappedByteBuffer m = crc;
-        for (long b = from / BLOCK; b * BLOCK < to && b < crcBlocks; b++) {
+        Checksums sums = this.sums;
+        MappedByteBuffer m = sums.map();
+        for (long b = from / BLOCK; b * BLOCK < to && b < sums.blocks(); b++) {
             m.putInt((int) (b * 4), 0);
         }
     }
@@ -546,9 +554,9 @@ final class Volume implements AutoCloseable {
     private void force(FileChannel c) throws IOException {
         dirtyBytes.set(0);
         c.force(false);
-        MappedByteBuffer m = crc;
-        if (m != null) {
-            m.force();
+        Checksums sums = this.sums;
+        if (sums != null) {
+            sums.map().force();
         }
         if (!entriesDurable) {
             // The files' directory entries: a volume created (or moved back from orphans/) since
@@ -632,7 +640,8 @@ final class Volume implements AutoCloseable {
     private int scrub(int f, long fromBlock, long toBlock) throws IOException {
         ByteBuffer buf = SCRATCH.get();
         CRC32C c = new CRC32C();
-        long end = Math.min(toBlock, Math.min(blocks(), crcBlocks));
+        Checksums sums = this.sums;
+        long end = Math.min(toBlock, Math.min(blocks(), sums.blocks()));
         int verified = 0;
         for (long b = fromBlock; b < end; b++) {
             long d = LinuxFiles.nextData(f, b * BLOCK);
@@ -644,7 +653,7 @@ final class Volume implements AutoCloseable {
             ReentrantLock l = stripes[(int) (b % STRIPES)];
             l.lock();
             try {
-                int stored = crc.getInt((int) (b * 4));
+                int stored = sums.map().getInt((int) (b * 4));
                 if (stored != 0) {
                     buf.clear().limit(blockLen);
                     read(b * BLOCK, buf);
