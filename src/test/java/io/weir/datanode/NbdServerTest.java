@@ -185,6 +185,11 @@ class NbdServerTest {
             assertThat(c.call(Nbd.CMD_CACHE, 0, 0, 64 * MiB, null).error()).isZero();
             assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 64 * MiB, 48 * MiB, null).error()).isZero();
             assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, 112 * MiB, 48 * MiB, null).error()).isZero();
+            // a request is counted once its work returns, which may be just after its reply went out
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                Stats s = node.executor().snapshot().volumes().get(id);
+                return s.readOps() - before.readOps() == 1 && s.writeOps() - before.writeOps() == 2;
+            });
             Stats after = node.executor().snapshot().volumes().get(id);
             assertThat(after.readBytes() - before.readBytes()).as("bytes charged to the CACHE").isEqualTo(64 * MiB);
             assertThat(after.writeBytes() - before.writeBytes()).as("bytes charged to the zeroes, a hole punched is free")
