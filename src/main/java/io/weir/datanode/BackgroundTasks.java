@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  *   <li>{@code scrub}: reads the open volumes' data blocks and verifies them against their
  *       checksums ({@link Volume#scrub}); a pass over all volumes starts every
  *       {@code scrubPeriod} (0: continuously). Utilization: how far the current pass is overdue,
- *       as a fraction of the period (1 while running back to back).</li>
+ *       as a fraction of the period (0 when it falls due, 1 a period later and after; 1 while
+ *       running back to back; 0 between passes).</li>
  *   <li>{@code gc}: punches the ranges clients trimmed ({@link Volume#gcStep}). Utilization: bytes
  *       awaiting reclamation over {@link #GC_FULL_BYTES}.</li>
  *   <li>{@code flush}: there is no write-back buffer of our own; the page cache is one, and
@@ -102,7 +103,9 @@ final class BackgroundTasks implements AutoCloseable {
                 if (dirty >= FLUSH_FULL_BYTES || dirty > 0 && now - lastFlush >= FLUSH_INTERVAL_NANOS) {
                     flush.fill(this::flushStep);
                 }
-                double overdue = scrubPeriodNanos == 0 ? 1 : Math.min(1, (double) (now - lastPassEnd) / scrubPeriodNanos);
+                // a pass falls due a period after the last one ended: overdue from then on
+                double overdue = scrubPeriodNanos == 0 ? 1
+                        : Math.max(0, Math.min(1, (double) (now - lastPassEnd - scrubPeriodNanos) / scrubPeriodNanos));
                 utilization("scrub", passRunning ? overdue : 0);
                 utilization("gc", Math.min(1, (double) pendingTrim / GC_FULL_BYTES));
                 utilization("flush", Math.min(1, (double) dirty / FLUSH_FULL_BYTES));

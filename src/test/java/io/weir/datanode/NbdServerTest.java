@@ -302,6 +302,36 @@ class NbdServerTest {
     }
 
     @Test
+    void requestsInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB)
+                .volume("acme", "slow", MiB, 100, null, 10L).revision(2).build());
+        int n = 8;
+        try (NbdTestClient c = client().open("acme/slow")) {
+            byte[] data = bytes(n * 4096, 5);
+            c.write(0, data);
+            for (int i = 0; i < n; i++) {
+                c.request(Nbd.CMD_READ, 0, 100 + i, 4096L * i, 4096, null);
+            }
+            long sent = System.nanoTime();
+            c.disconnect(); // the reads and DISC go out together, nothing answered yet
+            // at 10 IOPS the reads are answered over most of a second, long after the DISC arrived
+            List<Long> cookies = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Reply r = c.readReply();
+                assertThat(r.error()).isZero();
+                int k = (int) (r.cookie() - 100);
+                assertThat(r.data()).isEqualTo(Arrays.copyOfRange(data, k * 4096, (k + 1) * 4096));
+                cookies.add(r.cookie());
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("the reads were held by the IOPS cap")
+                    .isGreaterThan(Duration.ofMillis(400));
+            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(c.in.read()).as("after the last reply the server closes the connection").isEqualTo(-1);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> node.connectionCount() == 0);
+    }
+
+    @Test
     void aRequestTheVolumesQueueRefusesGetsEnomemAndNothingIsDropped() throws IOException {
         node.close();
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)

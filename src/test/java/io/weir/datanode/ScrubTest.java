@@ -1,0 +1,85 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.NbdServerTest.bytes;
+import static io.weir.datanode.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Scrub finds data that no longer matches the checksum written with it: a block changed in the
+ * volume's file behind the node's back is counted as a mismatch, and an intact volume has none.
+ */
+class ScrubTest {
+
+    static final long MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void scrubCountsABlockCorruptedBehindTheVolumesBackAndNothingInAnIntactVolume() throws IOException {
+        Volume bad = Volume.create(dir, "bad", "acme/bad", MiB);
+        Volume good = Volume.create(dir, "good", "acme/good", MiB);
+        try {
+            for (Volume v : new Volume[] {bad, good}) {
+                v.write(0, ByteBuffer.wrap(bytes(16 * Volume.BLOCK, 1)), false);
+                v.write(64 * Volume.BLOCK, ByteBuffer.wrap(bytes(Volume.BLOCK, 2)), false);
+            }
+            corrupt(bad.dataFile(), 5 * Volume.BLOCK + 100);
+
+            assertThat(good.scrub(0, good.blocks())).as("blocks verified").isEqualTo(17);
+            assertThat(good.checksumMismatches.get()).isZero();
+            assertThat(bad.scrub(0, bad.blocks())).as("blocks verified").isEqualTo(17);
+            assertThat(bad.scrubbedBlocks.get()).isEqualTo(17);
+            assertThat(bad.checksumMismatches.get()).as("the corrupted block").isEqualTo(1);
+        } finally {
+            bad.close();
+            good.close();
+        }
+    }
+
+    @Test
+    void aNodeWithAShortScrubPeriodFindsTheCorruptedBlock() throws IOException {
+        try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .scrubPeriod(Duration.ofMillis(100)).build()) {
+            node.apply(config().tenant("acme").volume("acme", "bad", 4 * MiB).volume("acme", "good", 4 * MiB).build());
+            for (String name : new String[] {"bad", "good"}) {
+                try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/" + name)) {
+                    c.write(0, bytes((int) MiB, 3));
+                }
+            }
+            Volume bad = node.volume("acme/bad");
+            Volume good = node.volume("acme/good");
+            corrupt(bad.dataFile(), 3 * MiB / 4);
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> bad.checksumMismatches.get() > 0);
+            await().atMost(Duration.ofSeconds(30)).until(() -> good.scrubbedBlocks.get() >= 2 * MiB / Volume.BLOCK);
+            assertThat(good.checksumMismatches.get()).as("mismatches in the intact volume").isZero();
+            assertThat(node.scrubCounts()[1]).isEqualTo(bad.checksumMismatches.get());
+        }
+    }
+
+    /** Flips the bits of 8 bytes at {@code offset} straight in the file, past the volume. */
+    private static void corrupt(Path file, long offset) throws IOException {
+        try (FileChannel f = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(8);
+            f.read(b, offset);
+            b.flip();
+            ByteBuffer flipped = ByteBuffer.allocate(8);
+            while (b.hasRemaining()) {
+                flipped.put((byte) ~b.get());
+            }
+            f.write(flipped.flip(), offset);
+        }
+    }
+}
