@@ -148,6 +148,51 @@ class DataNodeAgentTest {
         assertThat(v.filesClosed()).as("and last the files").isTrue();
     }
 
+    @Test
+    void aNodeRestartedWhileTheControlPlaneIsUnreachableServesTheVolumesOfItsCachedConfig() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 32 * MiB).revision(3)
+                .build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(3));
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db2")) {
+            c.write(5 * MiB, NbdServerTest.bytes(8192, 7));
+            c.flush();
+        }
+        agent.close();
+        node.close();
+
+        // the same data dir and agent state dir; nothing listens where the control plane is now
+        int closedPort;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        node = DataNode.builder().dataDir(dir.resolve("data")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .build();
+        agent = DataNodeCommand.agent(node, QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + closedPort))
+                .token("weir_node-token-of-the-test").stateDir(dir.resolve("agent-state")),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        agent.start();
+
+        // start() returned: the cached revision is in force and its exports are served, no control plane asked
+        assertThat(node.revision()).isEqualTo(3);
+        assertThat(node.exports()).extracting(DataNode.ExportStatus::name, DataNode.ExportStatus::sizeBytes)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("acme/db1", 16 * MiB),
+                        org.assertj.core.groups.Tuple.tuple("acme/db2", 32 * MiB));
+        assertThat(enforces("acme", "db1")).isTrue();
+        assertThat(enforces("acme", "db2")).isTrue();
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db2")) {
+            assertThat(c.exportSize).isEqualTo(32 * MiB);
+            assertThat(c.read(5 * MiB, 8192)).as("the data written before the restart").isEqualTo(NbdServerTest.bytes(8192, 7));
+            c.write(0, NbdServerTest.bytes(4096, 8));
+            assertThat(c.read(0, 4096)).isEqualTo(NbdServerTest.bytes(4096, 8));
+        }
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(WAIT))
+                .until(() -> agent.state().lastError() != null);
+        assertThat(agent.state().connected()).isFalse();
+        assertThat(agent.state().appliedRevision()).isEqualTo(3);
+    }
+
     /** True if a new connection is refused or closed before any greeting. */
     static boolean refused(InetSocketAddress address) {
         try (java.net.Socket s = new java.net.Socket(address.getAddress(), address.getPort())) {

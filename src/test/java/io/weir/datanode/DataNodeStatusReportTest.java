@@ -1,0 +1,122 @@
+package io.weir.datanode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.IntegrationTest;
+import io.weir.controlplane.support.OpenApiSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What a real data node, started as {@code weir datanode --control-plane ...} starts it, reports
+ * to a real control plane, as {@code GET /api/v1/nodes/{id}} shows it: its NBD listen address, its
+ * exports with their sizes, and the clients connected to each, following a real NBD client as it
+ * connects and disconnects; the response conforms to the committed OpenAPI document.
+ */
+class DataNodeStatusReportTest extends IntegrationTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+    private static final long MiB = 1 << 20;
+
+    @TempDir
+    Path dir;
+
+    private DataNodeCommand.Running running;
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @AfterEach
+    void stop() {
+        if (running != null) {
+            running.stop(Duration.ofSeconds(5), new PrintStream(err, true, StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void getNodeShowsTheListenAddressTheExportsWithTheirSizesAndTheConnectedClientsTheNodeReports() throws Exception {
+        String tenantName = unique("rep");
+        String tenant = id(api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}"));
+        HttpApi.Response created = api.post("/api/v1/nodes", "{\"name\":\"" + unique("dn") + "\"}");
+        String nodeId = id(created);
+        String token = created.json().get("token").asString();
+        String small = id(api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"small\",\"sizeBytes\":" + 16 * MiB
+                + ",\"nodeIds\":[\"" + nodeId + "\"]}"));
+        String large = id(api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"large\",\"sizeBytes\":" + 48 * MiB
+                + ",\"nodeIds\":[\"" + nodeId + "\"]}"));
+
+        running = DataNodeCommand.start(DataNodeCommand.parse(new String[] {"--control-plane", "http://127.0.0.1:" + port,
+                "--data-dir", dir.resolve("data").toString(), "--state-dir", dir.resolve("agent-state").toString(),
+                "--listen", "127.0.0.1:0", "--workers", "2"}, Map.of("WEIR_TOKEN", token)),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String listen = "127.0.0.1:" + running.node().listenAddress().getPort();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            JsonNode report = report(nodeId);
+            assertThat(report.get("listenAddress").asString()).isEqualTo(listen);
+            assertThat(exports(report)).containsExactly(
+                    export(large, tenantName + "/large", 48 * MiB, 0),
+                    export(small, tenantName + "/small", 16 * MiB, 0));
+        });
+
+        try (NbdTestClient client = new NbdTestClient(running.node().listenAddress()).open(tenantName + "/small")) {
+            client.write(0, NbdServerTest.bytes(4096, 3));
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(exports(report(nodeId))).containsExactly(
+                    export(large, tenantName + "/large", 48 * MiB, 0),
+                    export(small, tenantName + "/small", 16 * MiB, 1)));
+            HttpApi.Response node = api.get("/api/v1/nodes/" + nodeId);
+            OpenApiSpec spec = OpenApiSpec.committed();
+            JsonNode schema = spec.root().path("components").path("schemas").path("Node");
+            assertThat(schema.has("properties")).as("the Node schema").isTrue();
+            assertThat(spec.violations(node.json(), schema))
+                    .as("GET /nodes/{id} with a report, against the committed OpenAPI document: " + node).isEmpty();
+            client.disconnect();
+        }
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            JsonNode report = report(nodeId);
+            assertThat(report.get("listenAddress").asString()).isEqualTo(listen);
+            assertThat(exports(report)).containsExactly(
+                    export(large, tenantName + "/large", 48 * MiB, 0),
+                    export(small, tenantName + "/small", 16 * MiB, 0));
+        });
+    }
+
+    /** {@code status.dataNode} of {@code GET /api/v1/nodes/{id}}, present and timestamped. */
+    private JsonNode report(String nodeId) {
+        HttpApi.Response r = api.get("/api/v1/nodes/" + nodeId);
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        JsonNode report = r.json().get("status").get("dataNode");
+        assertThat(report).as(r.toString()).isNotNull();
+        assertThat(report.isNull()).as("the node has reported: " + r).isFalse();
+        assertThat(report.get("reportedAt").asString()).as(r.toString()).isNotBlank();
+        return report;
+    }
+
+    /** The exports of a report, one string each, in the order reported. */
+    private static java.util.List<String> exports(JsonNode report) {
+        java.util.List<String> list = new java.util.ArrayList<>();
+        for (JsonNode e : report.get("exports")) {
+            list.add(export(e.get("volumeId").asString(), e.get("name").asString(), e.get("sizeBytes").asLong(),
+                    e.get("clients").asInt()));
+        }
+        return list;
+    }
+
+    private static String export(String volumeId, String name, long sizeBytes, int clients) {
+        return volumeId + " " + name + " " + sizeBytes + " bytes, " + clients + " clients";
+    }
+
+    private static String id(HttpApi.Response r) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return r.json().get("id").asString();
+    }
+}
