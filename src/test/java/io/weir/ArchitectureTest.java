@@ -65,13 +65,17 @@ class ArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.weir.controlplane..", "org.springframework..")
             .allowEmptyShould(true);
 
-    /** The data node adds JNA (fallocate, lseek for holes) to what the agent may use; nobody else uses JNA. */
+    /**
+     * The data node adds JNA (fallocate, lseek for holes) to what the agent may use, and the JDK's
+     * HotSpot management API (the direct memory limit its buffer budget derives from); nobody else
+     * uses JNA.
+     */
     @ArchTest
     static final ArchRule datanodeDependsOnAgentSchedulerProtocolJdkJacksonAndJnaOnly = classes()
             .that().resideInAPackage("io.weir.datanode..")
             .should().onlyDependOnClassesThat().resideInAnyPackage(concat(JDK, "io.weir.datanode..", "io.weir.agent..",
                     "io.weir.scheduler..", "io.weir.protocol..", "tools.jackson..",
-                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "com.sun.jna.."))
+                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "com.sun.jna..", "com.sun.management.."))
             .allowEmptyShould(true);
 
     @ArchTest

@@ -91,6 +91,7 @@
  * applied all or nothing, and after the first one the files of volumes it does not name are moved
  * to {@code orphans/} ({@code DataNode}).
  *
- * <p>Depends on the scheduler, the protocol, the agent, Jackson and JNA; never on Spring.
+ * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
+ * management API for the direct memory limit); never on Spring.
  */
 package io.weir.datanode;
