@@ -285,6 +285,15 @@ class AgentChannel extends TextWebSocketHandler {
     }
 
     /**
+     * Takes new sessions again after {@link #closeAll}: the application's lifecycle was stopped
+     * and is started again without the context closing ({@code context.stop()} then
+     * {@code start()}; the test framework pauses cached contexts so).
+     */
+    void reopen() {
+        shuttingDown = false;
+    }
+
+    /**
      * Closes every session, for shutdown. The sessions' rows are left to
      * {@link AgentRegistry#leave()}, which removes all of this replica's at once: removing each
      * here, one statement per session on the closing thread, could hold the shutdown for the pool's

@@ -106,6 +106,7 @@ class RevisionWatcher implements SmartLifecycle {
     @Override
     public synchronized void start() {
         running = true;
+        channel.reopen(); // a start after a stop: the channel takes agents again
         // Listening before start() returns: nothing committed once the application is up goes unheard.
         Connection first = null;
         try {

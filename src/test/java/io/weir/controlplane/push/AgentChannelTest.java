@@ -17,6 +17,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -24,6 +25,9 @@ import tools.jackson.databind.JsonNode;
  * application and PostgreSQL.
  */
 class AgentChannelTest extends IntegrationTest {
+
+    @Autowired
+    RevisionWatcher watcher;
 
     /** A node created through the API, with its token. */
     record Node(UUID id, String token) {
@@ -81,6 +85,20 @@ class AgentChannelTest extends IntegrationTest {
         } catch (CompletionException e) {
             assertThat(e.getCause()).isInstanceOf(WebSocketHandshakeException.class);
             return ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode();
+        }
+    }
+
+    @Test
+    void aReplicaWhoseLifecycleWasStoppedAndStartedAgainTakesAgentsAgain() {
+        // Spring stops and starts a context's lifecycle beans without closing it on
+        // context.stop()/start(), and the TestContext framework pauses cached contexts so
+        watcher.stop();
+        watcher.start();
+        Node node = node();
+        volumeOn(tenant(), node);
+
+        try (AgentClient agent = connected(node)) {
+            assertThat(status(node).get("connected").asBoolean()).isTrue();
         }
     }
 
