@@ -134,15 +134,21 @@ class BufferPool {
                 continue; // released or acquired meanwhile: look again
             }
             if (held.compareAndSet(h, h + cap)) {
-                maxHeld.accumulateAndGet(h + cap, Math::max);
+                notePeak(h + cap);
                 return take(shift, size);
             }
         }
     }
 
     private void hold(long cap) {
-        long h = held.addAndGet(cap);
-        maxHeld.accumulateAndGet(h, Math::max);
+        notePeak(held.addAndGet(cap));
+    }
+
+    /** Records {@code h} in {@link #maxHeld} if it is a new peak: a plain read on the IO path otherwise. */
+    private void notePeak(long h) {
+        if (h > maxHeld.get()) {
+            maxHeld.accumulateAndGet(h, Math::max);
+        }
     }
 
     /** A buffer of class {@code shift} with limit {@code size}, already counted as held. */

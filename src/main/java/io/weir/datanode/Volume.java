@@ -101,6 +101,10 @@ final class Volume implements AutoCloseable {
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
     /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
     private final TreeMap<Long, Long> trims = new TreeMap<>();
+    /**
+     * {@link #trimTotal} as of the end of the last change to {@link #trims}, for readers without
+     * the lock: never a value from the middle of a change.
+     */
     private volatile long pendingTrimBytes;
     /** Bytes in {@link #trims}, kept as ranges come and go (guarded by {@code trims}). */
     private long trimTotal;
@@ -475,6 +479,7 @@ final class Volume implements AutoCloseable {
                 it.remove();
             }
             putTrim(start, end);
+            pendingTrimBytes = trimTotal;
         }
     }
 
@@ -513,7 +518,6 @@ final class Volume implements AutoCloseable {
     private void putTrim(long start, long end) {
         Long old = trims.put(start, end);
         trimTotal += end - start - (old == null ? 0 : old - start);
-        pendingTrimBytes = trimTotal;
     }
 
     /** Bytes trimmed and not yet reclaimed by gc. */
@@ -702,10 +706,10 @@ final class Volume implements AutoCloseable {
                 long end = Math.min(e.getValue(), start + GC_STEP_BYTES);
                 trims.remove(start);
                 trimTotal -= e.getValue() - start;
-                pendingTrimBytes = trimTotal;
                 if (end < e.getValue()) {
                     putTrim(end, e.getValue());
                 }
+                pendingTrimBytes = trimTotal;
                 long to = Math.min(end, size);
                 if (to > start) {
                     LinuxFiles.punchHole(f, start, to - start);

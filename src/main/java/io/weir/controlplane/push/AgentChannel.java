@@ -85,7 +85,11 @@ class AgentChannel extends TextWebSocketHandler {
     private final PushMetrics metrics;
     private final UsageIntake usage;
     private final BearerTokens tokens;
-    /** Set by {@link #closeAll()}. */
+    /** How sessions are closed while this replica shuts down: the agent reconnects elsewhere. */
+    private static final CloseStatus SHUTTING_DOWN = new CloseStatus(CloseStatus.GOING_AWAY.getCode(),
+            "control-plane replica shutting down");
+
+    /** Set by {@link #closeAll()}, cleared by {@link #reopen()}. */
     private volatile boolean shuttingDown;
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
@@ -112,7 +116,7 @@ class AgentChannel extends TextWebSocketHandler {
     public void afterConnectionEstablished(WebSocketSession session) throws IOException {
         if (shuttingDown) {
             // the agent reconnects to another replica (or to this one after its restart)
-            session.close(new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "control-plane replica shutting down"));
+            session.close(SHUTTING_DOWN);
             return;
         }
         UUID nodeId = (UUID) session.getAttributes().get(NODE_ID);
@@ -302,7 +306,7 @@ class AgentChannel extends TextWebSocketHandler {
     void closeAll() {
         shuttingDown = true;
         for (AgentSession agent : List.copyOf(sessions.values())) {
-            agent.close(new CloseStatus(CloseStatus.GOING_AWAY.getCode(), "control-plane replica shutting down"));
+            agent.close(SHUTTING_DOWN);
         }
     }
 
