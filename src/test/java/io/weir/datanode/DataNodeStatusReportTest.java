@@ -59,13 +59,7 @@ class DataNodeStatusReportTest extends IntegrationTest {
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         String listen = "127.0.0.1:" + running.node().listenAddress().getPort();
 
-        await().atMost(PATIENCE).untilAsserted(() -> {
-            JsonNode report = report(nodeId);
-            assertThat(report.get("listenAddress").asString()).isEqualTo(listen);
-            assertThat(exports(report)).containsExactly(
-                    export(large, tenantName + "/large", 48 * MiB, 0),
-                    export(small, tenantName + "/small", 16 * MiB, 0));
-        });
+        awaitIdleReport(nodeId, listen, large, small, tenantName);
 
         try (NbdTestClient client = new NbdTestClient(running.node().listenAddress()).open(tenantName + "/small")) {
             client.write(0, NbdServerTest.bytes(4096, 3));
@@ -81,6 +75,11 @@ class DataNodeStatusReportTest extends IntegrationTest {
             client.disconnect();
         }
 
+        awaitIdleReport(nodeId, listen, large, small, tenantName);
+    }
+
+    /** Waits until the node reports its listen address and both exports with no client. */
+    private void awaitIdleReport(String nodeId, String listen, String large, String small, String tenantName) {
         await().atMost(PATIENCE).untilAsserted(() -> {
             JsonNode report = report(nodeId);
             assertThat(report.get("listenAddress").asString()).isEqualTo(listen);
