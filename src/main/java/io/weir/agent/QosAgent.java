@@ -197,6 +197,8 @@ public final class QosAgent implements AutoCloseable {
     private final Consumer<DesiredConfig> check;
     private final Duration usageMaxAge;
     private final int usageMaxReports;
+    /** The node's server certificate and its renewal; null unless the builder asked for it. */
+    private final ServerCertificates certificates;
     /** Made by {@link #start()}; null before. */
     private volatile UsageReporter usage;
     /** event thread */
@@ -231,7 +233,8 @@ public final class QosAgent implements AutoCloseable {
         this.backoffResetAfter = b.backoffResetAfter;
         this.clock = b.clock;
         this.store = new StateStore(b.stateDir, b.clock);
-        this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
+        this.http = b.httpClient != null ? b.httpClient : httpClient(b);
+        this.certificates = b.serverCertificates ? ServerCertificates.open(b.stateDir, b.clock) : null;
         if (b.scheduler != null) {
             this.scheduler = b.scheduler;
             this.ownsScheduler = false;
@@ -253,6 +256,19 @@ public final class QosAgent implements AutoCloseable {
         this.usageMaxReports = b.usageMaxReports;
         this.expectedNodeId = b.nodeId;
         this.nodeId = b.nodeId;
+    }
+
+    private static HttpClient httpClient(Builder b) {
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(b.connectTimeout);
+        if (b.controlPlaneCa != null) {
+            try {
+                http.sslContext(ControlPlaneTrust.sslContext(b.controlPlaneCa));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException("cannot read the control plane's CA " + b.controlPlaneCa + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        return http.build();
     }
 
     /** Returns a builder; the control plane, token, state directory and executor are required. */
@@ -290,6 +306,9 @@ public final class QosAgent implements AutoCloseable {
                 }
                 started = true;
                 loadCached();
+                if (certificates != null && certificates.current() != null) {
+                    notifyCertificate(certificates.current());
+                }
                 startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
@@ -498,6 +517,7 @@ public final class QosAgent implements AutoCloseable {
         for (UsageReport report : unacked) {
             sendUsage(report);
         }
+        requestCertificateIfDue(c);
         LOG.log(Level.INFO, "connected to {0}, applied revision {1}, {2} usage reports resent", endpoint, appliedRevision,
                 unacked.size());
         try {
@@ -526,6 +546,8 @@ public final class QosAgent implements AutoCloseable {
             apply(c, push.config());
         } else if (message instanceof AgentMessage.UsageAck ack) {
             usage.acknowledge(ack.sequence());
+        } else if (message instanceof AgentMessage.CertificateIssued issued) {
+            certificateIssued(c, issued);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             lastError = "the control plane reported " + error.code() + ": " + error.reason();
             LOG.log(Level.WARNING, lastError);
@@ -638,6 +660,66 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         c.ping();
+        requestCertificateIfDue(c);
+    }
+
+    /**
+     * Event thread: sends a server-certificate request on {@code c} if the node has no
+     * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
+     * failed on this connection (then the next connection asks again). Checked after every hello
+     * and every heartbeat interval.
+     */
+    private void requestCertificateIfDue(Connection c) {
+        if (certificates == null || c != current || !connected || c.certificateAsked || !certificates.needsRequest()) {
+            return;
+        }
+        c.certificateAsked = true;
+        try {
+            c.send(new AgentMessage.CertificateRequest(certificates.newRequest()));
+            LOG.log(Level.INFO, certificates.current() == null ? "requested a server certificate"
+                    : "requested a new server certificate (the current one expires at {0})", certificates.current() == null
+                    ? null : certificates.current().notAfter());
+        } catch (RuntimeException e) {
+            lastError = "cannot request a server certificate: " + e.getMessage();
+            LOG.log(Level.ERROR, lastError, e);
+        }
+    }
+
+    /** Event thread: the control plane signed the pending request; store it and put it in force. */
+    private void certificateIssued(Connection c, AgentMessage.CertificateIssued issued) {
+        if (certificates == null || !certificates.pending()) {
+            LOG.log(Level.DEBUG, "ignoring a certificate that was not asked for");
+            return;
+        }
+        ServerCertificate next;
+        try {
+            next = certificates.accept(issued.certificatePem(), issued.caCertificatePem());
+        } catch (RuntimeException e) {
+            // c.certificateAsked stays set: the next connection asks again
+            lastError = "the server certificate from the control plane cannot be used: " + e.getMessage();
+            LOG.log(Level.ERROR, lastError);
+            return;
+        }
+        // asked again only when this one is due (a later heartbeat of this connection, or the next connection)
+        c.certificateAsked = false;
+        LOG.log(Level.INFO, "new server certificate in force: {0}", next);
+        notifyCertificate(next);
+    }
+
+    private void notifyCertificate(ServerCertificate certificate) {
+        try {
+            listener.serverCertificate(certificate);
+        } catch (RuntimeException e) {
+            listenerFailed("serverCertificate", e);
+        }
+    }
+
+    /**
+     * The node's server certificate in force, or null (none yet, or the agent was not built with
+     * {@link Builder#serverCertificates}). May be called from any thread.
+     */
+    public ServerCertificate serverCertificate() {
+        return certificates == null ? null : certificates.current();
     }
 
     /** The connection {@code c} is gone (or never came up): forget it and schedule a reconnect. */
@@ -731,6 +813,8 @@ public final class QosAgent implements AutoCloseable {
         private long openedAtMillis;
         /** Event thread: it had contact {@link QosAgent#backoffResetAfter} after it opened; the backoff was reset. */
         private boolean healthy;
+        /** Event thread: a certificate request was sent on this connection and not yet answered well. */
+        private boolean certificateAsked;
         /** Event thread: the tail of this connection's sends. */
         private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
 
@@ -889,8 +973,32 @@ public final class QosAgent implements AutoCloseable {
         private Consumer<DesiredConfig> check = config -> { };
         private Duration usageMaxAge = UsageReporter.DEFAULT_MAX_AGE;
         private int usageMaxReports = UsageReporter.DEFAULT_MAX_REPORTS;
+        private boolean serverCertificates;
+        private Path controlPlaneCa;
 
         private Builder() {
+        }
+
+        /**
+         * Keeps a TLS server certificate for the data node: a key made on the node, a request sent
+         * to the control plane after every hello when the node has none or two thirds of its
+         * lifetime have passed (checked again every heartbeat interval), the signed certificate
+         * stored beside the state ({@link ServerCertificates}) and handed to
+         * {@link AgentListener#serverCertificate}. Off by default (a plain agent serves no TLS).
+         */
+        public Builder serverCertificates(boolean enabled) {
+            this.serverCertificates = enabled;
+            return this;
+        }
+
+        /**
+         * The cluster CA certificate (PEM file) that the control plane's HTTPS certificate must
+         * chain to, for a {@code wss://} control plane ({@link ControlPlaneTrust}); without it the
+         * JDK's default trust store decides. Ignored when an {@link #httpClient} is given.
+         */
+        public Builder controlPlaneCa(Path caFile) {
+            this.controlPlaneCa = Objects.requireNonNull(caFile, "caFile");
+            return this;
         }
 
         /**

@@ -35,6 +35,8 @@ public final class DataNodeCommand {
     /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
     static final CommandLine OPTIONS = new CommandLine(List.of(
         new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
+        new Option(CommandLine.CONTROL_PLANE_CA, "WEIR_CONTROL_PLANE_CA", null, "FILE",
+                "cluster CA certificate (PEM) an https:// control plane must chain to (none: the JDK's trust store)"),
         new Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN", "node token for the control plane (visible in ps; prefer --token-file)"),
         new Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token"),
         new Option("node-id", "WEIR_NODE_ID", null, "UUID",
@@ -177,6 +179,12 @@ public final class DataNodeCommand {
         if (nodeId != null) {
             builder.nodeId(nodeId);
         }
+        java.nio.file.Path ca = AgentCommand.controlPlaneCa(v);
+        if (ca != null) {
+            builder.controlPlaneCa(ca);
+        }
+        // The node's NBD server certificate: its key made here, signed by the cluster CA, renewed by the agent.
+        builder.serverCertificates(true);
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
         agent.start();
