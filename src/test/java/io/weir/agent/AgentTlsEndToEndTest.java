@@ -150,6 +150,38 @@ class AgentTlsEndToEndTest {
         }
     }
 
+    /** A client certificate issued and then revoked reaches the connected agent's desired config, each within the push latency. */
+    @Test
+    void aRevocationReachesTheConnectedAgent() throws Exception {
+        JsonNode node = post("/api/v1/nodes", "{\"name\":\"tls-" + UUID.randomUUID().toString().substring(0, 8)
+                + "\",\"address\":\"127.0.0.1:10809\"}");
+        String tenant = post("/api/v1/tenants", "{\"name\":\"tls-" + UUID.randomUUID().toString().substring(0, 8) + "\"}")
+                .get("id").asString();
+        post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"v\",\"sizeBytes\":1048576,\"nodeIds\":[\""
+                + node.get("id").asString() + "\"]}");
+        List<AutoCloseable> close = new CopyOnWriteArrayList<>();
+        try {
+            QosAgent agent = agent(node.get("token").asString(), dir.resolve("state-rev-" + node.get("id").asString()),
+                    dir.resolve("pki/ca.crt"), new CopyOnWriteArrayList<>(), new CopyOnWriteArrayList<>(), close);
+            agent.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> agent.state().connected() && agent.appliedConfig() != null);
+            JsonNode issued = post("/api/v1/tenants/" + tenant + "/client-certificates", "{\"name\":\"c\"}");
+            String serial = issued.get("serial").asString();
+            await().atMost(Duration.ofSeconds(30)).until(() -> agent.appliedConfig().tls().clientCertificates().stream()
+                    .anyMatch(c -> c.serial().equals(serial) && c.tenantId().toString().equals(tenant)));
+            HttpResponse<String> revoke = https.send(HttpRequest.newBuilder(URI.create(base() + "/api/v1/tenants/" + tenant
+                    + "/client-certificates/" + issued.get("id").asString()))
+                    .header("Authorization", "Bearer " + IntegrationTest.ADMIN_TOKEN).DELETE().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(revoke.statusCode()).isEqualTo(204);
+            await().atMost(Duration.ofSeconds(30)).until(() -> agent.appliedConfig().tls().revoked().stream()
+                    .anyMatch(c -> c.serial().equals(serial)));
+            assertThat(agent.appliedConfig().tls().clientCertificates()).noneMatch(c -> c.serial().equals(serial));
+        } finally {
+            closeAll(close);
+        }
+    }
+
     @Test
     void anAgentThatTrustsAnotherCaDoesNotConnect() throws Exception {
         Path other = dir.resolve("other-pki");
@@ -186,5 +218,14 @@ class AgentTlsEndToEndTest {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(plain.statusCode()).isEqualTo(400);
         assertThat(plain.body()).doesNotContain("UP");
+        // the image's health check finds HTTPS from SERVER_SSL_BUNDLE and verifies it against the cluster CA
+        String target = io.weir.HealthProbeAccess.target(List.of("java", "io.weir.Main", "controlplane",
+                "--server.port=" + controlPlane.port()), Map.of("SERVER_SSL_BUNDLE", "weir"));
+        assertThat(target).startsWith("https://127.0.0.1:");
+        assertThat(io.weir.HealthProbeAccess.check(target, dir.resolve("pki/ca.crt"))).isNull();
+        Path other = dir.resolve("probe-other-pki");
+        assertThat(PkiCommand.run(new String[] {"init", "--dir", other.toString(), "--server-names", "127.0.0.1"},
+                new PrintStream(new ByteArrayOutputStream()), System.err)).isZero();
+        assertThat(io.weir.HealthProbeAccess.check(target, other.resolve("ca.crt"))).contains("PKIX");
     }
 }

@@ -14,7 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * {@code java -jar weir.jar pki init --dir DIR --server-names NAME[,NAME...] [--days N]}: makes the
+ * {@code java -jar weir.jar pki init --dir DIR --server-names NAME[,NAME...] [--days N] [--public-dir DIR2]}: makes the
  * files a TLS deployment starts from, without Spring or a database, for an operator who brings the
  * CA (compose's one-shot {@code pki} service does this; Helm makes the same files with its own
  * template functions):
@@ -26,7 +26,8 @@ import java.util.List;
  *       {@code --days} (default 365); made again whenever the CA is new, the names changed, or a
  *       third of its lifetime is left.</li>
  * </ul>
- * The control plane then runs with {@code weir.pki.ca-certificate=DIR/ca.crt},
+ * With {@code --public-dir} the CA certificate alone is copied there too, for what the data nodes
+ * mount. The control plane then runs with {@code weir.pki.ca-certificate=DIR/ca.crt},
  * {@code weir.pki.ca-private-key=DIR/ca.key}, and an SSL bundle over the server pair; agents get
  * {@code --control-plane-ca DIR/ca.crt}.
  */
@@ -37,7 +38,8 @@ public final class PkiCommand {
     static final String SERVER_CERT = "controlplane.crt";
     static final String SERVER_KEY = "controlplane.key";
 
-    private static final String USAGE = "Usage: java -jar weir.jar pki init --dir DIR --server-names NAME[,NAME...] [--days N]";
+    private static final String USAGE = "Usage: java -jar weir.jar pki init --dir DIR --server-names NAME[,NAME...] [--days N]"
+            + " [--public-dir DIR2]\n  --public-dir: also copy the CA certificate (never a key) to DIR2/ca.crt, for the data nodes";
 
     private PkiCommand() {
     }
@@ -54,12 +56,14 @@ public final class PkiCommand {
             return a.contains("--help") ? 0 : 2;
         }
         String dir = null;
+        String publicDir = null;
         List<String> names = new ArrayList<>();
         int days = 365;
         for (int i = 1; i < a.size(); i++) {
             String value = i + 1 < a.size() ? a.get(i + 1) : null;
             switch (a.get(i)) {
                 case "--dir" -> dir = value;
+                case "--public-dir" -> publicDir = value;
                 case "--server-names" -> names = value == null ? List.of()
                         : Arrays.stream(value.split(",")).map(String::strip).filter(n -> !n.isEmpty()).toList();
                 case "--days" -> days = value == null ? -1 : Integer.parseInt(value);
@@ -76,6 +80,10 @@ public final class PkiCommand {
         }
         try {
             init(Path.of(dir), names, Duration.ofDays(days), Instant.now(), out);
+            if (publicDir != null) {
+                Files.createDirectories(Path.of(publicDir));
+                write(Path.of(publicDir, CA_CERT), Files.readString(Path.of(dir, CA_CERT)), false);
+            }
             return 0;
         } catch (IOException | RuntimeException e) {
             err.println("weir pki: " + e.getMessage());
