@@ -50,6 +50,8 @@ import java.util.random.RandomGenerator;
  *     │                               (refused by any of the first four: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
  *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
+ *     │  6. (serverCertificates) no certificate, or 2/3 of its lifetime gone: new key ─► certificateRequest{csr}
+ *     │     ─► certificate{cert, ca} ─► check, store beside the state ─► listener.serverCertificate
  *     ▼
  *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
  *                                  (after the next hello: every unacknowledged usage report again, oldest first)
@@ -73,6 +75,17 @@ import java.util.random.RandomGenerator;
  * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
  * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
  * a new interval; no gap is announced for that loss.
+ *
+ * <h2>TLS</h2>
+ * A {@code https://} (or {@code wss://}) control plane is verified against the cluster CA file
+ * given to {@link Builder#controlPlaneCa} ({@code --control-plane-ca}), else the JDK's trust store;
+ * never trusted on first use ({@link ControlPlaneTrust}). An agent built with
+ * {@link Builder#serverCertificates} also keeps the data node's TLS server certificate
+ * ({@link ServerCertificates}): after each {@code hello}, and every heartbeat interval, it asks for
+ * one when the node has none or two thirds of the current one's lifetime have passed; the key is
+ * made on the node and never leaves it; the signed certificate is stored in the state directory
+ * and handed to {@link AgentListener#serverCertificate}, while the previous one stays in force
+ * until then. {@link #serverCertificate()} is the one in force.
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:

@@ -174,6 +174,17 @@ class ClientCertificateApiTest extends IntegrationTest {
     }
 
     @Test
+    void deletingATenantRevokesItsCertificatesForEveryNode() {
+        String tenant = tenant();
+        JsonNode issued = api.post(path(tenant), "{\"name\":\"gone\"}").json();
+        String node = newNode();
+        assertThat(api.delete("/api/v1/tenants/" + tenant, null).status()).isEqualTo(204);
+        assertThat(desired(node).get("tls").get("revoked").findValuesAsString("serial")).contains(issued.get("serial").asString());
+        assertThat(jdbc.sql("SELECT count(*) FROM audit_event WHERE action = 'client-certificate.revoke' AND resource_id = ?")
+                .param(issued.get("id").asString()).query(Long.class).single()).isEqualTo(1);
+    }
+
+    @Test
     void theCaKeyIsNeverServed() throws Exception {
         String tenant = tenant();
         String volume = createPlacedVolume(tenant, "");
