@@ -50,7 +50,7 @@ class ClientCertificateController {
         return service.list(tenantId, Paging.of(page, size));
     }
 
-    @DeleteMapping("/{certificateId}")
+    @DeleteMapping(path = "/{certificateId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Revoke a client certificate", description = "Every data node's desired config lists it as "
             + "revoked from the next push on. Revoking a revoked certificate changes nothing.")
     ResponseEntity<Void> revokeClientCertificate(@PathVariable UUID tenantId, @PathVariable UUID certificateId) {
