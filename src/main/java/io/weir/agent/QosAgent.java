@@ -212,6 +212,8 @@ public final class QosAgent implements AutoCloseable {
     private final int usageMaxReports;
     /** The node's server certificate and its renewal; null unless the builder asked for it. */
     private final ServerCertificates certificates;
+    /** Event thread: the control plane answered a certificate request with unknown-type (an older version). */
+    private boolean certificatesUnsupported;
     /** Made by {@link #start()}; null before. */
     private volatile UsageReporter usage;
     /** event thread */
@@ -564,6 +566,12 @@ public final class QosAgent implements AutoCloseable {
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             lastError = "the control plane reported " + error.code() + ": " + error.reason();
             LOG.log(Level.WARNING, lastError);
+            if (certificates != null && certificates.pending() && c.certificateAsked
+                    && ProtocolException.Code.UNKNOWN_TYPE.wireName().equals(error.code())) {
+                // A control plane older than server certificates: asking again would only lose every connection.
+                certificatesUnsupported = true;
+                LOG.log(Level.WARNING, "the control plane does not sign server certificates; not asking again until restart");
+            }
         } else {
             LOG.log(Level.DEBUG, "ignoring {0}", message.getClass().getSimpleName());
         }
@@ -680,10 +688,13 @@ public final class QosAgent implements AutoCloseable {
      * Event thread: sends a server-certificate request on {@code c} if the node has no
      * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
      * failed on this connection (then the next connection asks again). Checked after every hello
-     * and every heartbeat interval.
+     * and every heartbeat interval. A control plane that answers the request with
+     * {@code unknown-type} (a version before server certificates) is not asked again until the
+     * agent restarts, so that the agent stays connected to it.
      */
     private void requestCertificateIfDue(Connection c) {
-        if (certificates == null || c != current || !connected || c.certificateAsked || !certificates.needsRequest()) {
+        if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
+                || !certificates.needsRequest()) {
             return;
         }
         c.certificateAsked = true;
