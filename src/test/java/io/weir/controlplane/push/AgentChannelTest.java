@@ -226,7 +226,8 @@ class AgentChannelTest extends IntegrationTest {
     @Test
     void aDataNodesStatusMessageIsShownInItsNode() {
         Node node = node();
-        UUID volume = UUID.randomUUID();
+        // A volume placed on the node: a status keeps only the node's own placements (AgentChannelHostileTest).
+        UUID volume = UUID.fromString(volumeOn(tenant(), node).substring("/api/v1/volumes/".length()));
         try (AgentClient agent = connected(node)) {
             agent.send(new AgentMessage.NodeStatus("127.0.0.1:10809",
                     List.of(new AgentMessage.Export(volume, "t/v", 4096, 2))));
