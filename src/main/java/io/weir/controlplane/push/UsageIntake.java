@@ -28,7 +28,8 @@ import org.springframework.web.socket.CloseStatus;
  *  container thread: AgentChannel ── offer(node, report) ──► that node's queue (at most {@value #NODE_CAPACITY};
  *                                                            all nodes together at most {@value #CAPACITY})
  *  weir-usage-intake: take one report of each node with reports waiting, in turn (round robin),
- *                     until {@value #MAX_BATCH} reports or {@value #MAX_BATCH_ROWS} rows
+ *                     at most {@value #NODE_BATCH} of one node, until {@value #MAX_BATCH} reports
+ *                     or {@value #MAX_BATCH_ROWS} rows
  *                     ─► ingestPlaced (one transaction)
  *                     ─► for each report: usageAck(sequence)   (stored, duplicate or expired)
  * </pre>
@@ -47,9 +48,10 @@ import org.springframework.web.socket.CloseStatus;
  *       its fair share ({@value #CAPACITY} divided by the nodes waiting) still gets its slot: the
  *       node holding the most gives up its waiting reports and its connection is closed with
  *       1013. So a flooding node is closed, never an honest one because of it.</li>
- *   <li><b>Thread time.</b> Each batch takes one report of each waiting node in turn, so of
- *       every batch a node gets at most its equal part (and a whole batch only when it alone is
- *       waiting). A report is at most {@code UsageReport.MAX_VOLUMES + MAX_TASKS} rows and a
+ *   <li><b>Thread time.</b> Each batch takes one report of each waiting node in turn, and at
+ *       most {@value #NODE_BATCH} of any one node, so of every batch a node gets at most its
+ *       equal part, and a batch under way (what a newly arrived report waits for) holds little of
+ *       a flooding node's. A report is at most {@code UsageReport.MAX_VOLUMES + MAX_TASKS} rows and a
  *       batch at most {@value #MAX_BATCH_ROWS} rows, so one batch's time is bounded too: a
  *       node's next report is stored within the next batch, however much another node sends.</li>
  * </ul>
@@ -87,6 +89,12 @@ class UsageIntake implements SmartLifecycle {
 
     /** Most reports stored in one transaction. */
     static final int MAX_BATCH = 500;
+
+    /**
+     * Most reports of one node in one transaction: a batch under way is what a report arriving
+     * from another node waits for, so a flooding node's part of it is kept short.
+     */
+    static final int NODE_BATCH = 50;
 
     /** Most rows (one per report, volume and task) stored in one transaction, past its first report. */
     static final int MAX_BATCH_ROWS = 50_000;
@@ -235,18 +243,28 @@ class UsageIntake implements SmartLifecycle {
             TimeUnit.NANOSECONDS.timedWait(this, left);
         }
         List<Pending> batch = new ArrayList<>();
+        Map<UUID, Integer> taken = new HashMap<>();
         int rows = 0;
-        while (!turns.isEmpty() && batch.size() < MAX_BATCH) {
-            UUID node = turns.peek();
+        // One lap of the turns per report taken; a node that has had NODE_BATCH this batch waits for the next.
+        int skipped = 0;
+        while (!turns.isEmpty() && batch.size() < MAX_BATCH && skipped < turns.size()) {
+            UUID node = turns.poll();
             ArrayDeque<Pending> q = queues.get(node);
+            if (taken.getOrDefault(node, 0) >= NODE_BATCH) {
+                turns.add(node);
+                skipped++;
+                continue;
+            }
             Pending next = q.peek();
             if (!batch.isEmpty() && rows + next.rows() > MAX_BATCH_ROWS) {
+                turns.addFirst(node);
                 break;
             }
-            turns.poll();
+            skipped = 0;
             q.poll();
             waiting--;
             batch.add(next);
+            taken.merge(node, 1, Integer::sum);
             rows += next.rows();
             if (q.isEmpty()) {
                 queues.remove(node);

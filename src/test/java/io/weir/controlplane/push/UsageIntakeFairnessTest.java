@@ -90,6 +90,7 @@ class UsageIntakeFairnessTest {
         assertThat(intake.waiting()).isLessThanOrEqualTo(UsageIntake.NODE_CAPACITY + 1);
 
         List<UsageIntake.Pending> first = intake.nextBatch(1000);
+        assertThat(first).as("a flooding node's part of a batch is short").hasSizeLessThanOrEqualTo(UsageIntake.NODE_BATCH + 1);
         assertThat(first).as("the honest report is in the first batch").anySatisfy(
                 p -> assertThat(p.reporter()).isSameAs(honest));
         intake.store(first);
@@ -100,11 +101,11 @@ class UsageIntakeFairnessTest {
     void whenTheQueueIsFullTheNodeHoldingTheMostGivesWayToANodeWithinItsShare() throws Exception {
         UsageIntake intake = intake(null, 0);
         List<Reporter> floods = new ArrayList<>();
-        // Three nodes fill the whole queue between them, each within its own cap.
+        // Three nodes fill the whole queue between them, each within its own cap, the first holding the most.
         for (int n = 0; n < 3 && intake.waiting() < UsageIntake.CAPACITY; n++) {
             Reporter r = new Reporter();
             floods.add(r);
-            for (int i = 1; i <= UsageIntake.NODE_CAPACITY && intake.waiting() < UsageIntake.CAPACITY; i++) {
+            for (int i = 1; i <= UsageIntake.NODE_CAPACITY - 100 * n && intake.waiting() < UsageIntake.CAPACITY; i++) {
                 intake.offer(r, report(i));
             }
         }
@@ -114,6 +115,7 @@ class UsageIntakeFairnessTest {
 
         assertThat(honest.closes).isEmpty();
         assertThat(floods.get(0).closes).as("the node holding the most is closed").isNotEmpty();
+        assertThat(floods.get(1).closes).as("a node holding less is not").isEmpty();
         List<UsageIntake.Pending> batch = intake.nextBatch(1000);
         assertThat(batch).anySatisfy(p -> assertThat(p.reporter()).isSameAs(honest));
     }
@@ -130,8 +132,9 @@ class UsageIntakeFairnessTest {
             intake.offer(b, report(i));
         }
         List<UsageIntake.Pending> batch = intake.nextBatch(1000);
-        assertThat(batch).hasSize(UsageIntake.MAX_BATCH);
         assertThat(batch.stream().filter(p -> p.reporter() == b).count()).as("all of b's reports").isEqualTo(10);
+        assertThat(batch.stream().filter(p -> p.reporter() == a).count()).as("a's part of one batch")
+                .isEqualTo(UsageIntake.NODE_BATCH);
         assertThat(batch.subList(0, 20)).extracting(p -> p.reporter() == a)
                 .as("a and b alternate while both wait").containsExactly(
                         true, false, true, false, true, false, true, false, true, false,
