@@ -33,9 +33,12 @@ import java.util.function.BiConsumer;
  * in completion order, not request order (NBD matches them by cookie).
  *
  * <h2>Bounded buffering</h2>
- * The selector stops reading from a client while it has {@link NbdServer.Limits#maxInFlight}
- * requests in flight, or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and
- * replies not yet written; TCP then pushes back on the client. It also stops when the pool's
+ * The selector stops reading from a client, in every state, while it has
+ * {@link NbdServer.Limits#maxInFlight} requests unanswered (in flight, or answered with their reply
+ * still queued: option replies of the handshake and requests refused at once with an error count
+ * the same), or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and replies not yet
+ * written; TCP then pushes back on the client. A client that reads none of its replies is thus
+ * read no more, and dropped after the write-stall timeout. It also stops when the pool's
  * node-wide budget has no room for the next write payload ({@link BufferPool#tryAcquire}): the
  * request header is left in the receive buffer and the server calls {@link #memoryAvailable} once
  * buffers are released. A client whose queued replies make no progress for
@@ -105,6 +108,8 @@ final class NbdConnection {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong buffered = new AtomicLong();
     private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
+    /** Replies in {@link #out}: written under its lock, read without it. */
+    private volatile int queuedReplies;
     private boolean writeInterest;
     private long lastWriteProgress;
     private volatile boolean closed;
@@ -185,6 +190,11 @@ final class NbdConnection {
         try {
             while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && state != State.OPENING
                     && !readPaused) {
+                if (atBounds()) {
+                    // option replies and error replies count too: a client that reads none is read no more
+                    pauseReading();
+                    break;
+                }
                 if (!step()) {
                     break;
                 }
@@ -637,9 +647,20 @@ final class NbdConnection {
             r.replyError(Nbd.ESHUTDOWN, "volume is being removed");
             r.done();
         }
-        if (inFlight.get() >= server.limits.maxInFlight() || buffered.get() >= server.limits.maxBufferedBytes()) {
+        if (atBounds()) {
             pauseReading();
         }
+    }
+
+    /**
+     * Whether the connection is at its bounds, so that nothing more is read from it: requests
+     * not yet answered to the client (in flight, or answered and their reply still queued, which
+     * covers option replies and requests answered at once with an error) reach the in-flight
+     * limit, or payloads and unwritten replies reach the byte limit.
+     */
+    private boolean atBounds() {
+        return inFlight.get() + queuedReplies >= server.limits.maxInFlight()
+                || buffered.get() >= server.limits.maxBufferedBytes();
     }
 
     private int validate(Request r) {
@@ -696,11 +717,11 @@ final class NbdConnection {
             maybeFinishDrain();
             return;
         }
-        if (memoryWait) {
-            return; // the server calls memoryAvailable once buffers are released
+        if (memoryWait || state == State.OPENING) {
+            return; // the server calls memoryAvailable once buffers are released; the open, its callback
         }
-        if (inFlight.get() >= server.limits.maxInFlight() || buffered.get() >= server.limits.maxBufferedBytes()) {
-            return;
+        if (atBounds()) {
+            return; // the last reply written, or enough requests done, tries again
         }
         readPaused = false;
         if (key.isValid()) {
@@ -718,7 +739,7 @@ final class NbdConnection {
         int n = inFlight.decrementAndGet();
         long b = buffered.addAndGet(-bytes);
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
-                && n < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
+                && n + queuedReplies < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
             resumeQueued = true;
             server.execute(this, this::resumeReading);
         }
@@ -753,6 +774,8 @@ final class NbdConnection {
                 lastWriteProgress = System.nanoTime();
             }
             out.add(b);
+            queuedReplies = out.size();
+            server.noteQueuedReplies(queuedReplies);
             buffered.addAndGet(b.remaining());
             if (!writeInterest) {
                 writeInterest = true;
@@ -793,18 +816,17 @@ final class NbdConnection {
                 out.poll();
                 pool.release(b);
             }
+            queuedReplies = out.size();
             empty = out.isEmpty();
             if (empty) {
                 writeInterest = false;
                 key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
             }
         }
-        if (empty) {
-            if (readPaused) {
-                resumeReading();
-            } else {
-                maybeFinishDrain();
-            }
+        if (readPaused && (empty || queuedReplies < server.limits.maxInFlight() / 2 + 1)) {
+            resumeReading();
+        } else if (empty) {
+            maybeFinishDrain();
         }
     }
 
@@ -895,6 +917,7 @@ final class NbdConnection {
             while ((b = out.poll()) != null) {
                 pool.release(b);
             }
+            queuedReplies = 0;
         }
         if (key != null) {
             key.cancel();

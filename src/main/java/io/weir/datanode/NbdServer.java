@@ -93,6 +93,8 @@ final class NbdServer implements AutoCloseable {
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** The most replies one connection has had queued unwritten (diagnostics and tests). */
+    private final java.util.concurrent.atomic.AtomicInteger peakQueuedReplies = new java.util.concurrent.atomic.AtomicInteger();
     /** Times the selector thread returned from {@code select} (written by that thread only). */
     private volatile long wakeups;
     /** Opens volume files for connections entering transmission, off the selector thread. */
@@ -168,6 +170,18 @@ final class NbdServer implements AutoCloseable {
     void execute(NbdConnection connection, Runnable task) {
         tasks.add(new Task(connection, task));
         selector.wakeup();
+    }
+
+    /** Any thread: a connection has {@code n} replies queued unwritten; records a new peak. */
+    void noteQueuedReplies(int n) {
+        if (n > peakQueuedReplies.get()) {
+            peakQueuedReplies.accumulateAndGet(n, Math::max);
+        }
+    }
+
+    /** The most replies any connection has had queued unwritten since the server started. */
+    int peakQueuedReplies() {
+        return peakQueuedReplies.get();
     }
 
     /** Times the selector thread has returned from {@code select}: a busy selector shows here. */

@@ -33,8 +33,10 @@
  * rest is read straight into the request's buffer) and submits each to the executor as the
  * foreground flow of its volume with its data size as the cost (the bytes it moves through the
  * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). The
- * only queue outside the scheduler is the socket: a connection stops being read at 128 requests
- * in flight or 64 MiB of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
+ * only queue outside the scheduler is the socket: a connection stops being read, in the handshake
+ * as in transmission, at 128 requests unanswered (in flight, or with their reply unsent: option
+ * replies and requests refused at once with an error count too) or 64 MiB of payloads and unsent
+ * replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
  * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
  * is one that has not finished its handshake 30 s (settable) after connecting; connections past a
