@@ -603,7 +603,7 @@ public final class DataNode implements AutoCloseable {
 
         /**
          * Bytes of direct buffers that requests may hold across the node; a client whose next
-         * write payload does not fit is not read from until buffers are released (one request is
+         * write payload or read reply does not fit is not read from until buffers are released (one request is
          * always let through when none is held). Default: 3/4 of the JVM's direct memory limit
          * ({@code -XX:MaxDirectMemorySize}, else the maximum heap size).
          */

@@ -56,7 +56,7 @@ public final class DataNodeCommand {
         new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
         new Option("buffer-memory", "WEIR_BUFFER_MEMORY", null, "MiB",
-                "direct memory requests' buffers may hold across the node; beyond it clients' writes wait"
+                "direct memory requests' buffers may hold across the node; beyond it clients' reads and writes wait"
                         + " (none: 3/4 of the JVM's direct memory limit, -XX:MaxDirectMemorySize, else -Xmx)"),
         new Option("drain-timeout", "WEIR_DRAIN_TIMEOUT", "30s", "DUR",
                 "on stop, how long open connections may take to answer what they have in flight")));

@@ -39,7 +39,7 @@ import java.util.function.BiConsumer;
  * the same), or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and replies not yet
  * written; TCP then pushes back on the client. A client that reads none of its replies is thus
  * read no more, and dropped after the write-stall timeout. It also stops when the pool's
- * node-wide budget has no room for the next write payload ({@link BufferPool#tryAcquire}): the
+ * node-wide budget has no room for the next write payload or read reply ({@link BufferPool#tryAcquire}): the
  * request header is left in the receive buffer and the server calls {@link #memoryAvailable} once
  * buffers are released. A client whose queued replies make no progress for
  * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
@@ -101,7 +101,7 @@ final class NbdConnection {
     private boolean metaContext;
     private Request payloadRequest;
     private volatile boolean readPaused;
-    /** Reading stopped until the pool's budget has room for the next write payload (selector thread). */
+    /** Reading stopped until the pool's budget has room for the next write payload or read reply (selector thread). */
     private boolean memoryWait;
 
     // shared with workers
@@ -594,12 +594,7 @@ final class NbdConnection {
             }
             r.payload = pool.tryAcquire((int) length);
             if (r.payload == null) {
-                // no room in the node's budget: keep the header, read nothing more until buffers are released
-                in.position(in.position() - Nbd.REQUEST_HEADER_BYTES);
-                memoryWait = true;
-                pauseReading();
-                server.awaitMemory(this);
-                return false;
+                return awaitBudget();
             }
             int n = Math.min(in.remaining(), (int) length);
             int lim = in.limit();
@@ -613,6 +608,21 @@ final class NbdConnection {
             }
             r.payload.flip();
         }
+        if (type == Nbd.CMD_READ && validate(r) == 0) {
+            // the reply buffer is taken here, within the node's budget, as a write's payload is
+            try {
+                r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length);
+            } catch (OutOfMemoryError e) {
+                if (!OutOfMemory.isDirect(e)) {
+                    throw e;
+                }
+                r.replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
+                return true;
+            }
+            if (r.payload == null) {
+                return awaitBudget();
+            }
+        }
         if (type == Nbd.CMD_DISC) {
             r.release();
             drain();
@@ -620,6 +630,23 @@ final class NbdConnection {
         }
         dispatch(r);
         return true;
+    }
+
+    /**
+     * No room in the node's buffer budget for the request whose header was just decoded: keeps
+     * the header in {@link #in} and reads nothing more until buffers are released. Returns false.
+     */
+    private boolean awaitBudget() {
+        in.position(in.position() - Nbd.REQUEST_HEADER_BYTES);
+        memoryWait = true;
+        pauseReading();
+        server.awaitMemory(this);
+        return false;
+    }
+
+    /** Bytes in front of a READ's data in its reply. */
+    private int replyHeaderBytes() {
+        return structured ? Nbd.CHUNK_HEADER_BYTES + 8 : Nbd.SIMPLE_REPLY_BYTES;
     }
 
     /** Validates and submits a decoded request, or answers it with an error at once. */
@@ -987,6 +1014,7 @@ final class NbdConnection {
             return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? length : 0;
         }
 
+        /** Bytes of the request's data, counted against the connection's byte limit while it is in flight. */
         long bufferedBytes() {
             return type == Nbd.CMD_READ || type == Nbd.CMD_WRITE ? length : 0;
         }
@@ -1066,7 +1094,11 @@ final class NbdConnection {
 
         /** A pooled buffer holding {@code len} bytes read at {@code offset}, after room for a {@code hdr}-byte reply header. */
         private ByteBuffer readBehindHeader(Volume v, int hdr, int len) throws IOException {
-            ByteBuffer b = conn.pool.acquire(hdr + len);
+            ByteBuffer b = payload; // taken within the budget when the request was decoded
+            payload = null;
+            if (b == null) {
+                b = conn.pool.acquire(hdr + len);
+            }
             try {
                 b.position(hdr);
                 v.read(offset, b);

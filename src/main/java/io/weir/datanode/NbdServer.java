@@ -39,8 +39,8 @@ import java.util.concurrent.TimeUnit;
  * for a greeting that never comes.
  *
  * <h2>Direct memory</h2>
- * Write payloads take buffers from the pool within its node-wide budget
- * ({@link BufferPool#tryAcquire}). A connection whose next payload does not fit stops reading
+ * Write payloads and read reply buffers take buffers from the pool within its node-wide budget
+ * ({@link BufferPool#tryAcquire}). A connection whose next request does not fit stops reading
  * (its request header stays in its receive buffer) and waits here; when buffers are released the
  * pool wakes the selector, which lets the waiting connections try again in the order they came.
  * Other connections go on being served meanwhile, and a request is let through whatever its size
@@ -214,7 +214,7 @@ final class NbdServer implements AutoCloseable {
 
     /**
      * Selector thread: {@code c} stopped reading because the buffer budget had no room for its
-     * next write payload; once buffers are released, {@link NbdConnection#memoryAvailable} runs.
+     * next write payload or read reply; once buffers are released, {@link NbdConnection#memoryAvailable} runs.
      */
     void awaitMemory(NbdConnection c) {
         memoryWaiters.add(c);

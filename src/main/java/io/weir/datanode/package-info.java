@@ -57,12 +57,16 @@
  * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
  * acquired and not yet released may not pass 3/4 of the JVM's direct memory limit
  * ({@code -XX:MaxDirectMemorySize}, which defaults to the maximum heap; settable with
- * {@code --buffer-memory}). A connection whose next write payload does not fit stops being read
- * (its request header waits in its receive buffer) until buffers are released; the pool then
- * wakes the selector, which lets waiting connections try again in order. Other connections go on
- * being served, and a payload is let through whatever its size when no buffer is held, so a
- * request larger than the budget cannot wait forever. Replies are not refused, only counted
- * (reads are bounded per connection); a worker that cannot allocate its reply buffer answers
+ * {@code --buffer-memory}); the buffers the pool keeps idle for reuse count within it too.
+ * Write payloads and read reply buffers are taken from it when their request is decoded. A
+ * connection whose next request does not fit stops being read (its request header waits in its
+ * receive buffer) until buffers are released; the pool then wakes the selector, which lets
+ * waiting connections try again in order. The request waits, it is not answered {@code ENOMEM}.
+ * Requests above 1 MiB may fill only 7/8 of the budget, so small requests of other clients still
+ * find room beside clients of the largest reads and writes. Other connections go on being served,
+ * and a request is let through whatever its size when no buffer is held, so one larger than the
+ * budget cannot wait forever. Small replies (headers, errors, block status) are not refused, only
+ * counted; if the JVM has no direct memory for a reply buffer anyway the request is answered
  * {@code ENOMEM}, and if not even that buffer can be had the connection is closed, so a client is
  * never left waiting for a request that was dropped.
  *
