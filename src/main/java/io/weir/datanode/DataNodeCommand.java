@@ -55,6 +55,12 @@ public final class DataNodeCommand {
                 "disconnect a client that has not finished its NBD handshake this long after connecting"),
         new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
+        new Option("max-connections-per-source", "WEIR_MAX_CONNECTIONS_PER_SOURCE", "256", "N",
+                "open NBD connections from one client address beyond which new ones from it are refused"),
+        new Option("idle-evict-after", "WEIR_IDLE_EVICT_AFTER", "10s", "DUR",
+                "at a connection cap, a connection idle this long is closed to let a new one in"),
+        new Option("request-timeout", "WEIR_REQUEST_TIMEOUT", "10s", "DUR",
+                "disconnect a client that takes longer to send a request (header, then write payload) once begun"),
         new Option("buffer-memory", "WEIR_BUFFER_MEMORY", null, "MiB",
                 "direct memory requests' buffers may hold across the node; beyond it clients' reads and writes wait"
                         + " (none: 3/4 of the JVM's direct memory limit, -XX:MaxDirectMemorySize, else -Xmx)"),
@@ -135,7 +141,10 @@ public final class DataNodeCommand {
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))
-                .maxConnections(v.integer("max-connections", 1));
+                .maxConnections(v.integer("max-connections", 1))
+                .maxConnectionsPerSource(v.integer("max-connections-per-source", 1))
+                .idleEvictAfter(v.duration("idle-evict-after", true))
+                .requestTimeout(v.duration("request-timeout", false));
         if (v.get("buffer-memory") != null) {
             builder.bufferBudget((long) v.integer("buffer-memory", 1) << 20);
         }

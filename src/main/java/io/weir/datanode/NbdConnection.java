@@ -92,6 +92,15 @@ final class NbdConnection {
 
     /** When the connection was accepted (the handshake timeout counts from here). */
     private final long acceptedAt = System.nanoTime();
+    /** The client's address: the server caps connections per source. */
+    final java.net.InetAddress source;
+    /** When bytes last arrived or a request was last answered: idle time counts from here. */
+    private volatile long lastActivityAt = acceptedAt;
+    /**
+     * When the request now arriving began to (its header, then a write's payload), or 0 when none
+     * is half received; the request timeout counts from here while the node is reading (selector thread).
+     */
+    private long requestBegunAt;
     /** The volume attached while its files are opened (OPENING), else null. */
     private Volume opening;
 
@@ -115,10 +124,11 @@ final class NbdConnection {
     private volatile boolean closed;
     private volatile boolean resumeQueued;
 
-    NbdConnection(NbdServer server, SocketChannel channel) {
+    NbdConnection(NbdServer server, SocketChannel channel, java.net.InetAddress source) {
         this.server = server;
         this.channel = channel;
         this.pool = server.pool;
+        this.source = source;
     }
 
     /** Sends the greeting. Selector thread. */
@@ -163,11 +173,15 @@ final class NbdConnection {
                 abort("client closed the connection");
                 return;
             }
+            if (n > 0) {
+                lastActivityAt = System.nanoTime();
+            }
             if (payloadRequest.payload.hasRemaining()) {
                 return;
             }
             Request r = payloadRequest;
             payloadRequest = null;
+            requestBegunAt = 0;
             state = State.REQUEST_HEADER;
             r.payload.flip();
             dispatch(r);
@@ -180,6 +194,9 @@ final class NbdConnection {
             // the client went away: in-flight requests still complete, then the connection closes
             shutdown("client closed the connection");
             return;
+        }
+        if (n > 0) {
+            lastActivityAt = System.nanoTime();
         }
         process();
     }
@@ -201,6 +218,13 @@ final class NbdConnection {
             }
         } finally {
             in.compact();
+            // a request half received (the rest of a header waits in the buffer, or a payload) began now, if not before
+            boolean partial = state == State.PAYLOAD || state == State.REQUEST_HEADER && in.position() > 0;
+            if (!partial) {
+                requestBegunAt = 0;
+            } else if (requestBegunAt == 0) {
+                requestBegunAt = System.nanoTime();
+            }
         }
     }
 
@@ -583,6 +607,7 @@ final class NbdConnection {
         long cookie = in.getLong();
         long offset = in.getLong();
         long length = Integer.toUnsignedLong(in.getInt());
+        requestBegunAt = 0; // its header has arrived; a payload counts on its own
         Request r = new Request(this, type, flags, cookie, offset, length);
         if (type == Nbd.CMD_WRITE) {
             if (length > MAX_PAYLOAD) {
@@ -751,6 +776,9 @@ final class NbdConnection {
             return; // the last reply written, or enough requests done, tries again
         }
         readPaused = false;
+        if (requestBegunAt != 0) {
+            requestBegunAt = System.nanoTime(); // the node was not reading: the client's time starts again
+        }
         if (key.isValid()) {
             key.interestOps(key.interestOps() | SelectionKey.OP_READ);
         }
@@ -763,6 +791,7 @@ final class NbdConnection {
 
     /** Worker: one request fully answered. */
     private void requestDone(long bytes) {
+        lastActivityAt = System.nanoTime();
         int n = inFlight.decrementAndGet();
         long b = buffered.addAndGet(-bytes);
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
@@ -867,6 +896,11 @@ final class NbdConnection {
             abort("handshake not finished within " + server.limits.handshakeNanos() / 1_000_000 + " ms");
             return;
         }
+        if (requestBegunAt != 0 && !readPaused && (state == State.REQUEST_HEADER || state == State.PAYLOAD)
+                && now - requestBegunAt > server.limits.requestNanos()) {
+            abort("request not received within " + server.limits.requestNanos() / 1_000_000 + " ms of its first byte");
+            return;
+        }
         boolean stalled;
         synchronized (out) {
             stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
@@ -874,6 +908,18 @@ final class NbdConnection {
         if (stalled) {
             abort("client stopped reading replies");
         }
+    }
+
+    /**
+     * Selector thread: how long the connection has been idle, or -1 if it is not: idle is in
+     * transmission with nothing in flight, nothing unsent and nothing half received.
+     */
+    long idleNanos(long now) {
+        if (volume == null || state != State.REQUEST_HEADER || readPaused || inFlight.get() > 0 || queuedReplies > 0
+                || in.position() > 0) {
+            return -1;
+        }
+        return now - lastActivityAt;
     }
 
     // --- closing --------------------------------------------------------------------------------

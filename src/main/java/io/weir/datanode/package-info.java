@@ -39,8 +39,17 @@
  * replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
  * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
- * is one that has not finished its handshake 30 s (settable) after connecting; connections past a
- * maximum (1024, settable) are closed before the greeting. A volume's files are opened on first
+ * is one that has not finished its handshake 30 s (settable) after connecting, and one that has
+ * begun a request (its header, or a write's payload) and not finished sending it 10 s later
+ * (settable; time the node itself is not reading from it does not count).
+ *
+ * <p>Connections past a maximum (1024, settable), or past a maximum from one source address (256,
+ * settable; per tenant once TLS lands), are closed before the greeting. The idle policy: an idle
+ * connection in transmission (nothing in flight, unsent or half received) is never closed for
+ * being idle, as qemu and nbd-client keep idle connections open for long; only when a newcomer
+ * meets a cap is one closed to let it in: the one idle longest, if for at least 10 s (settable),
+ * of the newcomer's source at the source cap, or of the source holding the most connections at
+ * the node's cap. Dead peers are found by TCP keepalive. A volume's files are opened on first
  * use by an opener thread, never by the selector thread: the connection that waits for them reads
  * nothing meanwhile, the others go on. A failure while the selector thread works for one
  * connection, an {@code OutOfMemoryError} included, closes that connection only; if the selector

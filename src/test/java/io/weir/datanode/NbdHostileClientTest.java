@@ -14,6 +14,8 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -160,6 +162,91 @@ class NbdHostileClientTest {
             await().atMost(WAIT).until(() -> node.connectionCount() == 1);
             assertThat(honest.read(0, 4096)).as("the other client is still served after %d reads during the flood,"
                     + " the slowest %d ms", reads, slowestNanos / 1_000_000).isEqualTo(bytes(4096, 2));
+        }
+    }
+
+    /** Reads until the node closes the connection; fails if it stays open for the client's socket timeout (20 s). */
+    static void assertClosedByNode(NbdTestClient c) throws IOException {
+        while (c.in.read() >= 0) {
+            // replies still on their way
+        }
+    }
+
+    @Test
+    void idleConnectionsHoldingTheNodesCapMakeRoomForANewClientAndBusyOnesStay() throws Exception {
+        // the global cap of 4 is full of idle connections; idle 300 ms is enough to be evicted (10 s by default)
+        start(DataNode.builder().maxConnections(4).idleEvictAfter(Duration.ofMillis(300)));
+        List<NbdTestClient> idle = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                idle.add(client().open("acme/db1"));
+            }
+            long idleSince = System.nanoTime();
+            await().atMost(WAIT).until(() -> System.nanoTime() - idleSince > TimeUnit.MILLISECONDS.toNanos(400));
+            try (NbdTestClient newcomer = client().open("acme/db2")) {
+                newcomer.write(0, bytes(4096, 3));
+                assertThat(newcomer.read(0, 4096)).isEqualTo(bytes(4096, 3));
+                assertClosedByNode(idle.get(0)); // the one idle longest
+                for (NbdTestClient c : idle.subList(1, 4)) {
+                    assertThat(c.read(0, 4096)).as("the other idle connections are kept").hasSize(4096);
+                }
+            }
+        } finally {
+            for (NbdTestClient c : idle) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void oneSourceIsCappedUnderTheGlobalCapAndItsOwnIdleConnectionsMakeRoom() throws Exception {
+        // every test client comes from 127.0.0.1: one source; a cap of 3 for it, 1024 in all; idle 5 s to be evicted
+        Duration evictAfter = Duration.ofSeconds(5);
+        start(DataNode.builder().maxConnectionsPerSource(3).idleEvictAfter(evictAfter));
+        List<NbdTestClient> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                open.add(client().open("acme/db1"));
+            }
+            try (NbdTestClient refused = client()) {
+                assertClosedByNode(refused); // no greeting: its connections have not been idle for 5 s
+            }
+            assertThat(node.connectionCount()).isEqualTo(3);
+            open.get(0).write(0, bytes(4096, 4)); // the first is the most recently busy now
+            long busy = System.nanoTime();
+            await().atMost(WAIT).until(() -> System.nanoTime() - busy > evictAfter.toNanos() + 100_000_000L);
+            try (NbdTestClient newcomer = client().open("acme/db2")) {
+                assertThat(newcomer.read(0, 4096)).hasSize(4096);
+                assertClosedByNode(open.get(1)); // its source's connection idle longest
+                assertThat(open.get(0).read(0, 4096)).isEqualTo(bytes(4096, 4));
+                assertThat(open.get(2).read(0, 4096)).hasSize(4096);
+            }
+        } finally {
+            for (NbdTestClient c : open) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
+    void aRequestBegunMustFinishArrivingWithinTheRequestTimeoutButAnIdleConnectionStays() throws Exception {
+        start(DataNode.builder().requestTimeout(Duration.ofSeconds(1)));
+        try (NbdTestClient idle = client().open("acme/db2"); NbdTestClient header = client().open("acme/db1");
+                NbdTestClient payload = client().open("acme/db1")) {
+            // 10 of a header's 28 bytes, then nothing
+            header.out.write(request(Nbd.CMD_READ, 0, 4096), 0, 10);
+            header.flushOut();
+            // a whole WRITE header, then 1 KiB of its 64 KiB payload, then nothing
+            payload.out.write(request(Nbd.CMD_WRITE, 0, 64 << 10));
+            payload.out.write(new byte[1024]);
+            payload.flushOut();
+            long t0 = System.nanoTime();
+            assertClosedByNode(header);
+            assertClosedByNode(payload);
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            assertThat(idle.read(0, 4096)).as("an idle connection is not closed (the dripping ones took %s)", took)
+                    .hasSize(4096);
+            assertThat(node.connectionCount()).isEqualTo(1);
         }
     }
 }
