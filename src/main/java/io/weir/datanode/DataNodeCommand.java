@@ -70,11 +70,41 @@ public final class DataNodeCommand {
     private DataNodeCommand() {
     }
 
+    /** The exit status of a node that ran out of heap memory. */
+    static final int HEAP_EXHAUSTED_STATUS = 3;
+
     public static void main(String[] args) {
+        OutOfMemory.onHeapExhausted(haltOnHeapExhausted(System.err, Runtime.getRuntime()::halt));
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+            OutOfMemory.checkFatal(e);
+            System.err.print("Exception in thread \"" + t.getName() + "\" ");
+            e.printStackTrace();
+        });
         int code = run(args, System.out, System.err, System.getenv());
         if (code != 0) {
             System.exit(code);
         }
+    }
+
+    /**
+     * The command's answer to a heap {@code OutOfMemoryError} (see {@link OutOfMemory}): says why
+     * on {@code err} and halts with {@link #HEAP_EXHAUSTED_STATUS}, without the shutdown hook's
+     * drain, which could not run without heap either. A supervisor (Kubernetes, compose) restarts
+     * the node; one that stayed up would keep its port open and serve nobody.
+     */
+    static java.util.function.Consumer<OutOfMemoryError> haltOnHeapExhausted(PrintStream err,
+            java.util.function.IntConsumer halt) {
+        return e -> {
+            try {
+                err.println("weir datanode: FATAL: out of heap memory (" + e.getMessage() + "); exiting with status "
+                        + HEAP_EXHAUSTED_STATUS + " to be restarted. Raise -Xmx or the container's memory limit.");
+                err.flush();
+            } catch (Throwable ignored) {
+                // halting anyway
+            } finally {
+                halt.accept(HEAP_EXHAUSTED_STATUS);
+            }
+        };
     }
 
     /** Parses, starts and (unless it fails) blocks until the JVM stops. Returns an exit code. */

@@ -1108,6 +1108,7 @@ final class NbdConnection {
                 replyError(Nbd.EIO, "IO error: " + e.getMessage());
             } catch (OutOfMemoryError e) {
                 // no direct memory for the reply buffer: answer anyway, the client must not wait forever
+                OutOfMemory.checkFatal(e); // unless it was the heap's
                 replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
             } finally {
                 release();
@@ -1224,6 +1225,7 @@ final class NbdConnection {
             try {
                 sendError(error, message);
             } catch (OutOfMemoryError e) {
+                OutOfMemory.checkFatal(e);
                 LOG.log(Level.WARNING, "no memory for an NBD error reply; closing the connection: " + e.getMessage());
                 conn.closeFromAnyThread("out of memory for an error reply");
             }

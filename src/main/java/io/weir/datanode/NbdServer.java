@@ -32,8 +32,10 @@ import java.util.concurrent.TimeUnit;
  * <h2>Failures</h2>
  * Everything the selector thread does is done for one connection (a queued task, a selected
  * key, a stall check, a retry after buffers were released) or for the listener (accepting).
- * Anything thrown while working for a connection, an {@link OutOfMemoryError} included, is logged
- * and closes that connection only; the loop goes on serving the others. Only a failing
+ * Anything thrown while working for a connection, an {@link OutOfMemoryError} for direct memory
+ * included, is logged and closes that connection only; the loop goes on serving the others. An
+ * {@code OutOfMemoryError} of the heap (any but direct memory's) goes to
+ * {@link OutOfMemory#heapExhausted} first, which in the {@code datanode} command ends the process. Only a failing
  * {@code select} itself stops the server; if the loop ever ends that way, the failure is logged
  * at ERROR and the listening socket is closed, so that new clients are refused instead of waiting
  * for a greeting that never comes.
@@ -329,6 +331,7 @@ final class NbdServer implements AutoCloseable {
             }
         } catch (Throwable e) {
             LOG.log(Level.ERROR, "NBD selector loop failed: the node no longer serves NBD clients", e);
+            OutOfMemory.checkFatal(e);
         } finally {
             // new clients are refused rather than left waiting for a greeting nobody will send
             stopAccepting();
@@ -352,7 +355,9 @@ final class NbdServer implements AutoCloseable {
         try {
             work.run();
         } catch (Throwable e) {
-            LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            if (!OutOfMemory.checkFatal(e)) {
+                LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            }
             try {
                 c.abort("internal error: " + e);
             } catch (Throwable again) {
@@ -399,6 +404,7 @@ final class NbdServer implements AutoCloseable {
                     bySource.computeIfAbsent(source, s -> new java.util.ArrayList<>()).add(c);
                     c.start(key);
                 } catch (Throwable e) { // an OutOfMemoryError for its receive buffer included
+                    OutOfMemory.checkFatal(e);
                     LOG.log(Level.WARNING, "accepting a connection: " + e);
                     if (c != null) {
                         NbdConnection failed = c;

@@ -14,7 +14,7 @@
  *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
  *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
- *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
+ *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>
  * </ul>
@@ -52,7 +52,11 @@
  * the node's cap. Dead peers are found by TCP keepalive. A volume's files are opened on first
  * use by an opener thread, never by the selector thread: the connection that waits for them reads
  * nothing meanwhile, the others go on. A failure while the selector thread works for one
- * connection, an {@code OutOfMemoryError} included, closes that connection only; if the selector
+ * connection, an {@code OutOfMemoryError} for direct memory included, closes that connection
+ * only. Out of heap is not contained ({@code OutOfMemory}): the {@code datanode} command prints a
+ * FATAL line and halts with status 3, and its launchers (image, compose, Helm, the demo's child
+ * JVMs) add {@code -XX:+ExitOnOutOfMemoryError}, so that a supervisor restarts the node instead of
+ * it keeping its port open while serving nobody; if the selector
  * loop itself ever ends, the listening socket is closed (clients are refused, not left hanging)
  * and the failure logged at ERROR.
  *
