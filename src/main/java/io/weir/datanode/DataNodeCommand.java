@@ -51,6 +51,9 @@ public final class DataNodeCommand {
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
         new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
         new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
+        new Option("pacing", "WEIR_PACING", "off", "on|off",
+                "on: the scheduler paces the node while weights do not hold, so the backlog waits where weights decide"
+                        + " (experimental)"),
         new Option("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "30s", "DUR",
                 "disconnect a client that leaves its replies unread this long"),
         new Option("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "30s", "DUR",
@@ -168,8 +171,11 @@ public final class DataNodeCommand {
         if (!List.of("on", "off").contains(v.get("qos"))) {
             throw new CommandLine.UsageException("--qos must be on or off: " + v.get("qos"));
         }
+        if (!List.of("on", "off").contains(v.get("pacing"))) {
+            throw new CommandLine.UsageException("--pacing must be on or off: " + v.get("pacing"));
+        }
         DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos")))
+                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos"))).pacing("on".equals(v.get("pacing")))
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))
