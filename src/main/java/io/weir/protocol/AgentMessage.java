@@ -124,8 +124,18 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      * @param name export name, {@code tenant/volume}
      * @param sizeBytes size in bytes
      * @param clients NBD clients connected now
+     * @param usedBytes bytes allocated in the volume's file (its data extents, as
+     *     {@code base:allocation} reports them); null if the node does not report it. The control
+     *     plane keeps its history and scales per-GiB terms of capacity basis {@code used} with it
+     *     ({@link CapacityQos})
      */
-    record Export(UUID volumeId, String name, long sizeBytes, int clients) {
+    record Export(UUID volumeId, String name, long sizeBytes, int clients,
+            @org.jspecify.annotations.Nullable Long usedBytes) {
+
+        /** An export whose used bytes are not reported. */
+        public Export(UUID volumeId, String name, long sizeBytes, int clients) {
+            this(volumeId, name, sizeBytes, clients, null);
+        }
     }
 
     /**

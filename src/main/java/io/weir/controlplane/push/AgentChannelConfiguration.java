@@ -3,6 +3,7 @@ package io.weir.controlplane.push;
 import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
+import io.weir.controlplane.usage.UsedSpaceHistory;
 import io.weir.protocol.AgentMessages;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,8 +22,8 @@ class AgentChannelConfiguration {
 
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
-            PushMetrics metrics, UsageIntake usage, BearerTokens tokens) {
-        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens);
+            PushMetrics metrics, UsageIntake usage, BearerTokens tokens, UsedSpaceHistory usedSpace) {
+        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, usedSpace);
     }
 
     @Bean

@@ -15,6 +15,7 @@ import io.weir.controlplane.web.FieldError;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.RequestValidationException;
+import io.weir.protocol.CapacityQos;
 import io.weir.protocol.EffectivePolicy;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -149,10 +150,10 @@ public class VolumeService {
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, List.of(), new ArrayList<>());
-        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.effective().minIops(), request.nodeIdsOrNone());
+        Resolved resolved = resolve(tenant, request, List.of(), 0, new ArrayList<>());
+        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.reservedIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
-        apply(volume, request, resolved.policyId());
+        apply(volume, request, resolved);
         if (!request.nodeIdsOrNone().isEmpty()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
@@ -170,14 +171,14 @@ public class VolumeService {
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), new ArrayList<>());
+        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), volume.getUsedBytesInForce(), new ArrayList<>());
         if (request.sizeBytes() < volume.getSizeBytes()) {
             // A valid request that the volume's state refuses: its data past the new end would be cut.
             throw ApiException.conflict("volumes cannot shrink: the current size is " + volume.getSizeBytes()
                     + " bytes, the request asks for " + request.sizeBytes() + "; a volume grows only",
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
-        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.reservedIops(),
                 request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
@@ -186,7 +187,7 @@ public class VolumeService {
         boolean enforced = placed && (placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
                 || !before.equals(resolved.effective()));
-        apply(volume, request, resolved.policyId());
+        apply(volume, request, resolved);
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
@@ -225,7 +226,8 @@ public class VolumeService {
         return v -> {
             // The foreign key and the PolicyDeleting veto keep every referenced policy in place.
             QosPolicy policy = Objects.requireNonNull(byId.get(v.getPolicyId()), "policy of volume " + v.getId());
-            return EffectivePolicies.combine(policy.enforced(), v.getOverrides());
+            return EffectivePolicies.resolve(EffectivePolicies.combine(policy.terms(), v.getOverrides()), policy.costModel(),
+                    v.getSizeBytes(), v.getUsedBytesInForce());
         };
     }
 
@@ -245,26 +247,33 @@ public class VolumeService {
                 : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
     }
 
-    private record Resolved(UUID policyId, EffectivePolicy effective) {
+    private record Resolved(UUID policyId, EffectivePolicy effective, Long reservedIops) {
     }
 
     /**
      * Checks the references and the effective policy of {@code request}, adding to
      * {@code errors} (which may already hold some), and throws one 400 listing all of them.
      */
-    private Resolved resolve(Tenant tenant, VolumeRequest request, Collection<UUID> placedBefore, List<FieldError> errors) {
+    private Resolved resolve(Tenant tenant, VolumeRequest request, Collection<UUID> placedBefore, long usedBytesInForce,
+            List<FieldError> errors) {
         UUID policyId = request.policyId() != null ? request.policyId() : PolicyService.STANDARD_POLICY_ID;
         // Lock order (ConfigRevisions): FOR SHARE on the policy before the bump, so the policy
         // cannot change between this validation and the commit.
         Optional<QosPolicy> policy = policies.lockForValidation(policyId);
         EffectivePolicy effective = null;
+        Long reservedIops = null;
         if (policy.isEmpty()) {
             errors.add(new FieldError("policyId", request.policyId() != null
                     ? "no such policy: " + policyId
                     : "required, because the default policy 'standard' no longer exists"));
         } else {
-            effective = EffectivePolicies.combine(policy.get().enforced(), request.overridesOrNone());
-            errors.addAll(EffectivePolicies.violations(effective, request.overridesOrNone()));
+            CapacityQos terms = EffectivePolicies.combine(policy.get().terms(), request.overridesOrNone());
+            List<FieldError> broken = EffectivePolicies.violations(terms, request.overridesOrNone());
+            errors.addAll(broken);
+            if (broken.isEmpty() && request.sizeBytes() != null) {
+                effective = EffectivePolicies.resolve(terms, policy.get().costModel(), request.sizeBytes(), usedBytesInForce);
+                reservedIops = EffectivePolicies.reservedIops(terms, request.sizeBytes());
+            }
         }
         if (scope.current().role() == Role.ADMIN) {
             Set<UUID> existing = nodes.existingIds(request.nodeIdsOrNone());
@@ -288,17 +297,18 @@ public class VolumeService {
         if (!errors.isEmpty()) {
             throw new RequestValidationException(errors);
         }
-        return new Resolved(policyId, effective);
+        return new Resolved(policyId, effective, reservedIops);
     }
 
     private static ApiException duplicate(String name) {
         return ApiException.conflict("The tenant already has a volume named '" + name + "'");
     }
 
-    private static void apply(Volume volume, VolumeRequest request, UUID policyId) {
+    private static void apply(Volume volume, VolumeRequest request, Resolved resolved) {
         volume.setName(request.name());
         volume.setSizeBytes(request.sizeBytes());
-        volume.setPolicyId(policyId);
+        volume.setPolicyId(resolved.policyId());
+        volume.setReservedIops(resolved.reservedIops());
         volume.setOverrides(request.overridesOrNone());
         volume.setNodeIds(request.nodeIdsOrNone());
     }
