@@ -36,6 +36,10 @@ class TenantReservations {
      */
     private static final String EFFECTIVE_MIN = "v.reserved_iops";
 
+    /** A tenant's reservable IOPS, as {@code Tenant.getReservableIops()} computes it. */
+    private static final String RESERVABLE =
+            "(CASE WHEN t.max_iops_per_gib IS NULL THEN t.max_iops ELSE coalesce(t.max_iops_floor, 1) END)";
+
     private final JdbcClient jdbc;
 
     TenantReservations(JdbcClient jdbc) {
@@ -95,12 +99,12 @@ class TenantReservations {
      * its reservations on each node.
      */
     void checkPolicy(UUID policyId, String policyName) {
-        jdbc.sql("SELECT v.tenant_id, vp.node_id, t.max_iops, sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
+        jdbc.sql("SELECT v.tenant_id, vp.node_id, " + RESERVABLE + ", sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
                         + " JOIN volume_placement vp ON vp.volume_id = v.id"
                         + " JOIN tenant t ON t.id = v.tenant_id"
-                        + " WHERE t.max_iops IS NOT NULL"
+                        + " WHERE " + RESERVABLE + " IS NOT NULL"
                         + " AND v.tenant_id IN (SELECT tenant_id FROM volume WHERE policy_id = :policy)"
-                        + " GROUP BY v.tenant_id, vp.node_id, t.max_iops HAVING sum(" + EFFECTIVE_MIN + ") > t.max_iops"
+                        + " GROUP BY v.tenant_id, vp.node_id, " + RESERVABLE + " HAVING sum(" + EFFECTIVE_MIN + ") > " + RESERVABLE
                         + " ORDER BY v.tenant_id, vp.node_id LIMIT 1")
                 .param("policy", policyId)
                 .query((rs, n) -> new Over(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getLong(3),

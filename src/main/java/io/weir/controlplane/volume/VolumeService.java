@@ -151,10 +151,11 @@ public class VolumeService {
             throw duplicate(request.name());
         }
         Resolved resolved = resolve(tenant, request, List.of(), 0, new ArrayList<>());
-        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.reservedIops(), request.nodeIdsOrNone());
+        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved);
-        if (!request.nodeIdsOrNone().isEmpty()) {
+        // A tenant's per-GiB limits scale with the sum of its volumes, which this one joins.
+        if (!request.nodeIdsOrNone().isEmpty() || tenant.terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
         VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
@@ -178,7 +179,7 @@ public class VolumeService {
                     + " bytes, the request asks for " + request.sizeBytes() + "; a volume grows only",
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
-        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.reservedIops(),
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getReservableIops(), resolved.reservedIops(),
                 request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
@@ -186,7 +187,8 @@ public class VolumeService {
         boolean placed = !volume.getNodeIds().isEmpty() || !request.nodeIdsOrNone().isEmpty();
         boolean enforced = placed && (placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
-                || !before.equals(resolved.effective()));
+                || !before.equals(resolved.effective()))
+                || volume.getSizeBytes() != request.sizeBytes() && tenant.terms().scales();
         apply(volume, request, resolved);
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
@@ -209,7 +211,7 @@ public class VolumeService {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
         VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
-        if (!volume.getNodeIds().isEmpty()) {
+        if (!volume.getNodeIds().isEmpty() || tenants.require(volume.getTenantId()).terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
         volumes.delete(volume);

@@ -3,6 +3,7 @@ package io.weir.controlplane.volume;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.policy.PolicyService;
 import io.weir.controlplane.policy.QosPolicy;
+import io.weir.controlplane.tenant.TenantService;
 import io.weir.controlplane.usage.UsedSpaceListener;
 import io.weir.protocol.CapacityQos;
 import io.weir.protocol.EffectivePolicy;
@@ -22,7 +23,7 @@ import org.springframework.transaction.annotation.Transactional;
  * ({@code usedBytesInForce}) follows only once the report moved past
  * {@link CapacityQos#hysteresisBytes} from it, so that a volume being written re-scales in steps,
  * not at every report. When that changes the numbers a placed volume enforces, the config
- * revision is bumped and the nodes get the new numbers through the push channel, with no
+ * revision is bumped (also when the volume's tenant scales its limits by used space) and the nodes get the new numbers through the push channel, with no
  * reconnect and no client interruption.
  *
  * <p>Lock order ({@link ConfigRevisions}): it decides from a plain read, then bumps, then writes
@@ -35,8 +36,11 @@ class VolumeUsedSpace implements UsedSpaceListener {
     private final PolicyService policies;
     private final ConfigRevisions revisions;
     private final JdbcClient jdbc;
+    private final TenantService tenants;
 
-    VolumeUsedSpace(VolumeRepository volumes, PolicyService policies, ConfigRevisions revisions, JdbcClient jdbc) {
+    VolumeUsedSpace(VolumeRepository volumes, PolicyService policies, ConfigRevisions revisions, JdbcClient jdbc,
+            TenantService tenants) {
+        this.tenants = tenants;
         this.volumes = volumes;
         this.policies = policies;
         this.revisions = revisions;
@@ -56,6 +60,8 @@ class VolumeUsedSpace implements UsedSpaceListener {
                 continue;
             }
             rescaled.add(v);
+            enforced |= tenants.require(v.getTenantId()).terms().basis() == CapacityQos.CapacityBasis.used
+                    && tenants.require(v.getTenantId()).terms().scales();
             QosPolicy policy = byId.get(v.getPolicyId());
             if (policy == null || v.getNodeIds().isEmpty()) {
                 continue;

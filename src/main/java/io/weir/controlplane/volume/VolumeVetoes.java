@@ -37,7 +37,7 @@ class VolumeVetoes {
 
     @EventListener
     void onTenantChanging(TenantChanging event) {
-        reservations.checkTenant(event.tenantId(), event.tenantName(), event.enforced().maxIops());
+        reservations.checkTenant(event.tenantId(), event.tenantName(), event.reservableIops());
     }
 
     // Vetoes run before the listeners that remove a tenant's or node's dependants.

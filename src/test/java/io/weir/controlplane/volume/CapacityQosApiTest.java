@@ -214,6 +214,38 @@ class CapacityQosApiTest extends IntegrationTest {
                 .containsExactly(300L << 20, 2 * GIB);
     }
 
+    @Test
+    void aTenantsPerGiBLimitScalesWithTheSumOfItsVolumesAndReachesItsNodes() {
+        String scaled = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
+                + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
+        String policy = fx.policy(unique("p"), "");
+        String node = newNode();
+        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 20 * GIB
+                + ",\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}"));
+        JsonNode limits = api.get("/api/v1/tenants/" + scaled).json().get("effectiveLimits");
+        assertThat(limits.get("maxIops").asLong()).isEqualTo(200);
+        assertThat(limits.get("maxIopsSource").asString()).isEqualTo("perGiB");
+        // a second volume, on no node, still raises the tenant's limit on the node of the first
+        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + 30 * GIB
+                + ",\"policyId\":\"" + policy + "\"}"));
+        assertThat(api.get("/api/v1/tenants/" + scaled).json().get("effectiveLimits").get("capacityBytes").asLong())
+                .isEqualTo(50 * GIB);
+        JsonNode desired = api.get("/api/v1/nodes/" + node + "/desired-config").json();
+        assertThat(desired.get("tenants").get(0).get("maxIops").asLong()).isEqualTo(500);
+
+        Response floorOverCap = api.patch("/api/v1/tenants/" + scaled, "{\"maxIopsFloor\":20000}", null);
+        assertThat(floorOverCap.status()).as(floorOverCap.toString()).isEqualTo(400);
+        assertThat(errorFields(floorOverCap)).containsExactly("maxIopsFloor");
+        Response misspelled = api.patch("/api/v1/tenants/" + scaled, "{\"maxIopsPerGb\":20}", null);
+        assertThat(misspelled.status()).isEqualTo(400);
+        assertThat(misspelled.body()).contains("maxIopsPerGb");
+        // reservations fit under the floor, the least the scaled limit can be
+        String reserving = fx.policy(unique("p"), ",\"minIops\":150");
+        Response over = api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"c\",\"sizeBytes\":" + GIB
+                + ",\"policyId\":\"" + reserving + "\",\"nodeIds\":[\"" + node + "\"]}");
+        assertThat(over.status()).as(over.toString()).isEqualTo(409);
+    }
+
     private void report(String node, String volume, long used) {
         tx.executeWithoutResult(s -> usedSpace.record(UUID.fromString(node), Map.of(UUID.fromString(volume), used)));
     }
