@@ -11,7 +11,9 @@
  *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}). Its
  *       options are parsed by the agent's {@link io.weir.agent.CommandLine} (one precedence rule and
  *       duration syntax with {@code agent}); the agent's {@link io.weir.agent.AgentListener#applying}
- *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
+ *       applies the exports, so a config the node cannot serve is nacked. Every second it sends
+ *       the node's status (exports, clients, and each export's used bytes: the allocated extents
+ *       of its file, {@code DataNode.allocatedBytes}) when it changed. On SIGTERM: refuse new
  *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.

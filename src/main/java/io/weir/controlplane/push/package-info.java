@@ -5,7 +5,8 @@
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
  *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error); a
- *       session lives only as long as the token that opened it.</li>
+ *       session lives only as long as the token that opened it. The used bytes of a status go to
+ *       the usage feature's {@code UsedSpaceHistory}.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
  *       WebSocket threads into a bounded queue, stores them in batches through the usage
  *       feature's {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after

@@ -15,6 +15,11 @@
  *   <li>{@code UsageQueries} and {@code UsageController} serve {@code /api/v1/usage/...}: series
  *       per volume, tenant (summed over its volumes) and node task, and a top-N; each series is
  *       read from the coarsest level whose bucket divides the step.</li>
+ *   <li>{@link io.weir.controlplane.usage.UsedSpaceHistory}: the used bytes the data nodes report in
+ *       their status ({@code usage_volume_used}, one row per change per node, kept as long as raw
+ *       samples), served at {@code GET /api/v1/usage/volumes/{id}/used}; it tells the
+ *       {@link io.weir.controlplane.usage.UsedSpaceListener} (the volume feature) in the same
+ *       transaction.</li>
  *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
  * </ul>
  *
