@@ -68,7 +68,7 @@ expect(stale.response.headers.get("Content-Type")?.startsWith("application/probl
 
 // Capacity-based QoS: a policy of 50 IOPS per GiB gives a 10 GiB volume 500 IOPS, and the
 // effective policy says which term produced each number (typed: required, nullable, an enum).
-const policyCreated = await client.POST("/api/v1/policies", { body: { name: `${name}-gp`, maxIopsPerGiB: 50, maxIopsFloor: 100 } });
+const policyCreated = await client.POST("/api/v1/policies", { body: { name: `${name}-gp`, weight: 100, maxIopsPerGiB: 50, maxIopsFloor: 100 } });
 expect(policyCreated.response.status === 201, `policy create answered ${policyCreated.response.status}`);
 const policy = policyCreated.data ?? fail("policy create returned no body");
 const perGiB: number | null = policy.maxIopsPerGiB;

@@ -98,7 +98,7 @@ class CapacityQosE2ETest extends IntegrationTest {
 
         CompletableFuture<JsonNode> running = CompletableFuture.supplyAsync(() -> {
             try {
-                return fio("--runtime=10");
+                return fio("--runtime=10", "--iodepth=32"); // a deep queue: fio keeps the volume backlogged on a busy machine
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
@@ -138,7 +138,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         assertThat(empty.get("sources").get("maxIops").asString()).isEqualTo("floor");
         double floor = fio("--runtime=4", "--ramp_time=1").get("read").get("iops").asDouble();
         System.out.printf("capacity e2e: used basis, empty volume, fio %.1f IOPS at the floor of 50%n", floor);
-        assertThat(floor).as("empty: the floor").isCloseTo(50, within(1.5));
+        assertThat(floor).as("empty: the floor (200 IOs in 4 s)").isCloseTo(50, within(2.5));
 
         JsonNode write = fio("--rw=write", "--bs=4m", "--size=2g", "--iodepth=4", "--time_based=0");
         assertThat(write.get("error").asInt()).isZero();
