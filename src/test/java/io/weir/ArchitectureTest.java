@@ -16,7 +16,7 @@ import io.weir.controlplane.ControlPlaneApplication;
 import io.weir.protocol.QosSettings;
 
 /**
- * The package boundaries of the README's Architecture section: what each top-level package may
+ * The package boundaries of docs/architecture.md: what each top-level package may
  * depend on, and no cycles among the control plane's feature packages.
  * Only the control plane sees Spring, so the agent (scheduler, protocol, agent) embeds in a data
  * node without it.

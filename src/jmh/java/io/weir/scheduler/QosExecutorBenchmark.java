@@ -58,22 +58,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * </pre>
  *
  * <h2>Results</h2>
- * {@code -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc}; 2-vCPU AMD EPYC VM (Zen 4, 2.6 GHz), OpenJDK
- * 17.0.15, G1, 2026-12-02; three runs between 01:12 and 01:16 UTC.
- * <table>
- *   <caption>CRC32C of 4 KiB per item, 2 workers, 2 submitters: items/s (millions)</caption>
- *   <tr><th>run</th><th>fifo</th><th>qos</th><th>qos-wallclock</th><th>qos / fifo</th></tr>
- *   <tr><td>1</td><td>2.27</td><td>1.54</td><td>1.73</td><td>0.68</td></tr>
- *   <tr><td>2</td><td>2.18</td><td>1.12</td><td>1.45</td><td>0.51</td></tr>
- *   <tr><td>3</td><td>2.17</td><td>1.22</td><td>1.28</td><td>0.56</td></tr>
- * </table>
- * Allocation: 108 B/item for fifo, 75 for qos. The target (at least 90% of FIFO) is not met. The
- * sampled CPU accounting made the CPU clock cheap (qos and qos-wallclock are equal within the
- * noise); what remains is the scheduling itself and the lock hand-offs between the workers. At
- * FIFO's rate the machine spends about 0.7 us of CPU per item in all, so at 90% of that rate an
- * item may cost about 0.78 us: about 80 ns per item for admission, enqueue, decision and completion, less than one single-threaded,
- * cache-hot round trip ({@link SchedulerBenchmark}, 100 flows: 110-150 ns on this VM). The
- * README, section Benchmarks, has the profile.
+ * The conditions, the target and the result on a named commit are in {@code docs/benchmarks.md}
+ * (benchmark 3), with what bounds it.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)

@@ -50,10 +50,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * </pre>
  *
  * <h2>Results</h2>
- * The current figures, their conditions and the targets are in the README (section Benchmarks);
- * the analysis of what a round trip costs, and what was tried, in {@code src/jmh/README.md}. The
- * VM shares its host, and the same code measures tens of percent apart from minute to minute;
- * compare versions with {@link InterleavedComparison}.
+ * The conditions, the targets, the result on a named commit and what bounds a round trip are in
+ * {@code docs/benchmarks.md} (benchmarks 1 and 2). A shared VM measures the same code tens of
+ * percent apart from minute to minute; compare versions with {@link InterleavedComparison}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -37,7 +37,7 @@ import org.springframework.stereotype.Component;
  * <p>The address is {@code request.getRemoteAddr()}, the TCP peer: {@code application.yml} sets
  * {@code server.forward-headers-strategy: none}, so a client cannot pick its address with
  * {@code X-Forwarded-For}. Behind a real ingress every client would share the proxy's address;
- * enable forwarded headers for exactly that proxy (see the README's Configuration section).
+ * enable forwarded headers for exactly that proxy (see docs/operations.md, "Behind a reverse proxy or ingress").
  */
 @Component
 public class AuthFailureLimiter {

@@ -28,8 +28,13 @@ public record VolumeResponse(
                 + "enforces this effectivePolicy. Null when the volume is on no node, and in the answer to a write "
                 + "(read the volume again to see it).", accessMode = Schema.AccessMode.READ_ONLY)
         @Nullable Boolean policyApplied,
-        @Schema(description = "Bytes allocated in the volume's file as its data nodes last reported them (the largest over "
-                + "its nodes); null before the first report. Per-GiB terms with capacityBasis used scale with it once it "
+        @Schema(description = "Set only for a volume placed on several data nodes, which an earlier release allowed: "
+                + "the nodes do not replicate, so each serves its own, unrelated copy. Says how to keep one. Such a "
+                + "placement is kept as it is until a write names one node; no write may add a node to it.",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        @Nullable String placementWarning,
+        @Schema(description = "Bytes allocated in the volume's file as its data node last reported them; null before "
+                + "the first report. Per-GiB terms with capacityBasis used scale with it once it "
                 + "moves past min(1 GiB, 5% of sizeBytes) from the figure in force (effectivePolicy.capacityBytes).",
                 accessMode = Schema.AccessMode.READ_ONLY)
         @Nullable Long usedBytes) implements Versioned {
@@ -41,6 +46,11 @@ public record VolumeResponse(
     static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied) {
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
                 v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt(),
-                policyApplied, v.getUsedBytes());
+                policyApplied, placementWarning(v.getNodeIds().size()), v.getUsedBytes());
+    }
+
+    private static @Nullable String placementWarning(int nodes) {
+        return nodes < 2 ? null : "placed on " + nodes + " data nodes, which do not replicate: each serves its own, "
+                + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone";
     }
 }
