@@ -56,7 +56,7 @@ try {
     return {
       tenants: text('kpi-tenants'), volumes: text('kpi-volumes'), nodes: text('kpi-nodes'), iops: text('kpi-iops'),
       tenantRows: rows('tenants-table'), nodeRows: document.getElementById('nodes-table').hidden ? null : rows('nodes-table'),
-      topRows: rows('top-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
+      topRows: rows('top-table'), qosRows: rows('qos-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
       charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured,
       token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
     };

@@ -66,6 +66,31 @@ const title: string = problem.title;
 expect(status === 412 && title.length > 0, `problem ${JSON.stringify(problem)}`);
 expect(stale.response.headers.get("Content-Type")?.startsWith("application/problem+json") === true, "not a problem");
 
+// Capacity-based QoS: a policy of 50 IOPS per GiB gives a 10 GiB volume 500 IOPS, and the
+// effective policy says which term produced each number (typed: required, nullable, an enum).
+const policyCreated = await client.POST("/api/v1/policies", { body: { name: `${name}-gp`, weight: 100, maxIopsPerGiB: 50, maxIopsFloor: 100 } });
+expect(policyCreated.response.status === 201, `policy create answered ${policyCreated.response.status}`);
+const policy = policyCreated.data ?? fail("policy create returned no body");
+const perGiB: number | null = policy.maxIopsPerGiB;
+const basis: "allocated" | "used" | null = policy.capacityBasis;
+expect(perGiB === 50 && basis === null, `policy ${JSON.stringify(policy)}`);
+const volumeCreated = await client.POST("/api/v1/tenants/{tenantId}/volumes", {
+  params: { path: { tenantId: id } },
+  body: { name: "v", sizeBytes: 10 * 2 ** 30, policyId: policy.id },
+});
+expect(volumeCreated.response.status === 201, `volume create answered ${volumeCreated.response.status}`);
+const volume = volumeCreated.data ?? fail("volume create returned no body");
+const limit: number | null = volume.effectivePolicy.maxIops;
+const source: "absolute" | "perGiB" | "floor" | "cap" | null = volume.effectivePolicy.sources.maxIops;
+const capacityBytes: number | null = volume.effectivePolicy.capacityBytes;
+const usedBytes: number | null = volume.usedBytes;
+expect(limit === 500 && source === "perGiB" && capacityBytes === 10 * 2 ** 30 && usedBytes === null,
+  `volume ${JSON.stringify(volume.effectivePolicy)}`);
+const volumeGone = await client.DELETE("/api/v1/volumes/{volumeId}", { params: { path: { volumeId: volume.id } } });
+expect(volumeGone.response.status === 204, `volume delete answered ${volumeGone.response.status}`);
+const policyGone = await client.DELETE("/api/v1/policies/{policyId}", { params: { path: { policyId: policy.id } } });
+expect(policyGone.response.status === 204, `policy delete answered ${policyGone.response.status}`);
+
 // Delete: 204, and the tenant is gone (a 404 problem).
 const current = updated.response.headers.get("ETag") ?? fail("no ETag after update");
 const deleted = await client.DELETE("/api/v1/tenants/{tenantId}", {

@@ -42,6 +42,32 @@
     return String(s == null ? '' : s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
   }
 
+  // ---- QoS in force -------------------------------------------------------------------------
+  // The absolute numbers the data nodes enforce for the chosen volume, after scaling by capacity,
+  // and the term that produced each (absolute, per GiB, floor or cap).
+  const SOURCE_TEXT = { absolute: 'absolute', perGiB: 'per GiB', floor: 'floor', cap: 'cap' };
+  function renderQos(volume) {
+    const body = $('qos-table').querySelector('tbody');
+    const note = $('qos-capacity');
+    if (!volume || !volume.effectivePolicy) {
+      body.innerHTML = '<tr class="empty"><td colspan="3">No volume</td></tr>';
+      note.textContent = '';
+      return;
+    }
+    const e = volume.effectivePolicy;
+    const sources = e.sources || {};
+    const rows = [['Reservation', 'minIops', num], ['IOPS limit', 'maxIops', num], ['Burst IOPS', 'burstIops', num],
+      ['Throughput limit', 'maxBytesPerSec', bytesPerSec], ['Burst throughput', 'burstBytesPerSec', bytesPerSec]];
+    body.innerHTML = rows.map(([label, key, fmt]) => '<tr data-qos="' + key + '"><td>' + esc(label) + '</td><td class="num">'
+      + (e[key] == null ? 'none' : esc(fmt(e[key]))) + '</td><td>' + esc(sources[key] ? SOURCE_TEXT[sources[key]] || sources[key] : '–')
+      + '</td></tr>').join('');
+    const gib = (b) => (b / 1073741824).toFixed(b >= 10 * 1073741824 ? 0 : 2) + ' GiB';
+    note.textContent = e.capacityBasis
+      ? 'Scaled by ' + (e.capacityBasis === 'used' ? 'used space' : 'size') + ': ' + gib(e.capacityBytes)
+        + (volume.usedBytes != null ? ' · used now ' + gib(volume.usedBytes) : '')
+      : 'Absolute numbers' + (volume.usedBytes != null ? ' · used now ' + gib(volume.usedBytes) : '');
+  }
+
   // ---- API ----------------------------------------------------------------------------------
   class HttpError extends Error {
     constructor(status, detail) { super(detail || ('HTTP ' + status)); this.status = status; }
@@ -255,6 +281,7 @@
         nodeId ? optional('/api/v1/usage/nodes/' + nodeId + '/tasks?' + q) : null,
         optional('/api/v1/usage/top?limit=10&by=' + $('top-by').value + '&' + q)]);
       renderVolume(volumeSeries);
+      renderQos(volumes.items.find((v) => v.id === volumeId));
       renderTasks(taskSeries);
       renderTop(top, tenantsById);
       $('live').classList.remove('stale');

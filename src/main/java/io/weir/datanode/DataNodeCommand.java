@@ -233,6 +233,15 @@ public final class DataNodeCommand {
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
         agent.start();
+        helpers.add(statusReporter(node, agent, err));
+        return agent;
+    }
+
+    /**
+     * Starts the daemon thread that checks the node's status (exports, clients, used bytes) every
+     * second and sends it through {@code agent} when it changed; interrupt it to stop it.
+     */
+    static Thread statusReporter(DataNode node, QosAgent agent, PrintStream err) {
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
             while (true) {
@@ -252,8 +261,7 @@ public final class DataNodeCommand {
         }, "weir-status");
         reporter.setDaemon(true);
         reporter.start();
-        helpers.add(reporter);
-        return agent;
+        return reporter;
     }
 
     /**
@@ -303,8 +311,10 @@ public final class DataNodeCommand {
 
     static AgentMessage.NodeStatus status(DataNode node) {
         InetSocketAddress a = node.listenAddress();
+        java.util.Map<java.util.UUID, Long> used = node.allocatedBytes();
         return new AgentMessage.NodeStatus(a.getHostString() + ":" + a.getPort(), node.exports().stream()
-                .map(e -> new AgentMessage.Export(e.volumeId(), e.name(), e.sizeBytes(), e.clients())).toList());
+                .map(e -> new AgentMessage.Export(e.volumeId(), e.name(), e.sizeBytes(), e.clients(), used.get(e.volumeId())))
+                .toList());
     }
 
     /** Applies the config file now and again whenever its modification time changes. */

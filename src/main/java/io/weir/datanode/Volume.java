@@ -619,6 +619,36 @@ final class Volume implements AutoCloseable {
         return n;
     }
 
+    /**
+     * Bytes allocated in the volume's file within its size: the sum of its data extents, found
+     * with {@code SEEK_DATA}/{@code SEEK_HOLE} as {@link #blockStatus} finds them.
+     */
+    long allocatedBytes() throws IOException {
+        pin();
+        try {
+            int f = fd();
+            long end = size;
+            long pos = 0;
+            long used = 0;
+            while (pos < end) {
+                long d = LinuxFiles.nextData(f, pos);
+                if (d < 0 || d >= end) {
+                    break;
+                }
+                long h = Math.min(LinuxFiles.nextHole(f, d), end);
+                if (h <= d) {
+                    used += end - d; // file shorter than the volume: counted as blockStatus reports it
+                    break;
+                }
+                used += h - d;
+                pos = h;
+            }
+            return used;
+        } finally {
+            unpin();
+        }
+    }
+
     // --- background work ------------------------------------------------------------------------
 
     /** Blocks in the volume (the last may be partial). */

@@ -11,7 +11,9 @@
  *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}). Its
  *       options are parsed by the agent's {@link io.weir.agent.CommandLine} (one precedence rule and
  *       duration syntax with {@code agent}); the agent's {@link io.weir.agent.AgentListener#applying}
- *       applies the exports, so a config the node cannot serve is nacked. Its agent verifies an
+ *       applies the exports, so a config the node cannot serve is nacked. Every second it sends
+ *       the node's status (exports, clients, and each export's used bytes: the allocated extents
+ *       of its file, {@code DataNode.allocatedBytes}) when it changed. Its agent verifies an
  *       {@code https://} control plane against {@code --control-plane-ca} and keeps the node's TLS
  *       server certificate in its state directory (requested and renewed over the agent channel;
  *       the NBD server does not use it yet). On SIGTERM: refuse new clients, drain in-flight

@@ -152,8 +152,13 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      * @param name export name, {@code tenant/volume}
      * @param sizeBytes size in bytes, from 0 to {@value #MAX_SIZE_BYTES} (2^62)
      * @param clients NBD clients connected now, from 0 to {@value #MAX_CLIENTS}
+     * @param usedBytes bytes allocated in the volume's file (its data extents, as
+     *     {@code base:allocation} reports them), from 0 to {@value #MAX_SIZE_BYTES}; null if the
+     *     node does not report it. The control plane keeps its history and scales per-GiB terms of
+     *     capacity basis {@code used} with it ({@link CapacityQos})
      */
-    record Export(UUID volumeId, String name, long sizeBytes, int clients) {
+    record Export(UUID volumeId, String name, long sizeBytes, int clients,
+            @org.jspecify.annotations.Nullable Long usedBytes) {
         /** Largest export size: 2^62 bytes. */
         public static final long MAX_SIZE_BYTES = 1L << 62;
 
@@ -171,6 +176,15 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
                 throw new IllegalArgumentException("clients of export " + volumeId + " is not from 0 to " + MAX_CLIENTS
                         + ": " + clients);
             }
+            if (usedBytes != null && (usedBytes < 0 || usedBytes > MAX_SIZE_BYTES)) {
+                throw new IllegalArgumentException("usedBytes of export " + volumeId + " is not from 0 to " + MAX_SIZE_BYTES
+                        + ": " + usedBytes);
+            }
+        }
+
+        /** An export whose used bytes are not reported. */
+        public Export(UUID volumeId, String name, long sizeBytes, int clients) {
+            this(volumeId, name, sizeBytes, clients, null);
         }
     }
 

@@ -23,12 +23,21 @@
  *       {@link io.weir.protocol.DesiredConfig#usageReportIntervalSeconds()}.</li>
  *   <li>{@link io.weir.protocol.WireText}: the rule for every string of the channel (bounded
  *       length, no NUL or other control character).</li>
+ *   <li>{@link io.weir.protocol.AgentMessage.NodeStatus}: a data node's exports, each with the
+ *       bytes allocated in its file ({@code usedBytes}), which the control plane keeps as history
+ *       and scales capacity basis {@code used} with.</li>
  *   <li>{@link io.weir.protocol.ConfigDigest}: names a snapshot's content, for the agent's
  *       {@code hello} (a revision alone may name another node's snapshot, or one from before a
  *       database restore).</li>
  *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
  *       that the control plane's REST API and the data node's scheduler both check. It alone uses
  *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>
+ *   <li>{@link io.weir.protocol.CapacityQos}: capacity-based QoS, where its formula is written down
+ *       once: per-GiB rates with named floors and absolute caps, scaled by a volume's size or used
+ *       bytes, resolved by the control plane into the absolute numbers of {@code QosSettings} (the
+ *       nodes see only those, with the {@linkplain io.weir.protocol.EffectivePolicy#sources() term}
+ *       behind each), and its rules "at every capacity", which the REST API checks. JDK only, like
+ *       {@code QosSettings}.</li>
  * </ul>
  */
 package io.weir.protocol;

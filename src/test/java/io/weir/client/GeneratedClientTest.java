@@ -156,4 +156,25 @@ class GeneratedClientTest extends IntegrationTest {
         nodes.deleteNode(node.getId(), null);
         tenants.deleteTenant(tenant.getId(), null);
     }
+
+    @Test
+    void automationSetsCapacityBasedTermsAndReadsTheNumbersInForceWithTheirSources() throws Exception {
+        Tenant tenant = tenants.createTenant(new TenantRequest().name(unique("gen")).maxIopsPerGiB(10.0).maxIopsFloor(100L));
+        Policy policy = policies.createPolicy(new PolicyRequest().name(unique("gp")).maxIopsPerGiB(50.0).maxIopsFloor(100L)
+                .maxIops(16000L).capacityBasis(PolicyRequest.CapacityBasisEnum.ALLOCATED));
+        assertThat(policy.getMaxIopsPerGiB()).isEqualTo(50.0);
+        assertThat(policy.getCapacityBasis()).isEqualTo(Policy.CapacityBasisEnum.ALLOCATED);
+        Volume volume = volumes.createVolume(tenant.getId(), new VolumeRequest().name("db").sizeBytes(10L << 30)
+                .policyId(policy.getId()).overrides(new VolumeOverridesRequest().maxIopsFloor(200L)));
+        assertThat(volume.getEffectivePolicy().getMaxIops()).isEqualTo(500L);
+        assertThat(volume.getEffectivePolicy().getSources().getMaxIops())
+                .isEqualTo(io.weir.client.model.Sources.MaxIopsEnum.PER_GI_B);
+        assertThat(volume.getEffectivePolicy().getCapacityBytes()).isEqualTo(10L << 30);
+        assertThat(volume.getOverrides().getMaxIopsFloor()).isEqualTo(200L);
+        assertThat(tenants.getTenant(tenant.getId()).getEffectiveLimits().getMaxIops()).isEqualTo(100L);
+
+        volumes.deleteVolume(volume.getId(), null);
+        policies.deletePolicy(policy.getId(), null);
+        tenants.deleteTenant(tenant.getId(), null);
+    }
 }

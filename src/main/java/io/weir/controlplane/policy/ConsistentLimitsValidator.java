@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Validates {@link ConsistentLimits} on a {@link PolicyRequest} by the rules between fields of
- * {@link QosSettings#consistency()}, the contract the data nodes' scheduler checks too. A value
+ * {@link io.weir.protocol.CapacityQos#violations()} (which include those of {@link QosSettings}
+ * at every capacity), the contract the data nodes' scheduler checks too. A value
  * that fails its own field constraint (not positive) is reported there only.
  */
 public class ConsistentLimitsValidator implements ConstraintValidator<ConsistentLimits, PolicyRequest> {
@@ -17,7 +18,9 @@ public class ConsistentLimitsValidator implements ConstraintValidator<Consistent
         if (request == null) {
             return true;
         }
-        List<QosSettings.Violation> violations = request.qosSettings().consistency();
+        // Rules on one field (positivity, the weight) are the field constraints' to report.
+        List<QosSettings.Violation> violations = request.terms().violations().stream()
+                .filter(v -> v.related() != null).toList();
         if (violations.isEmpty()) {
             return true;
         }

@@ -1,6 +1,7 @@
 package io.weir.controlplane.policy;
 
-import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.CapacityQos;
+import io.weir.protocol.CostModel;
 import java.util.UUID;
 
 /**
@@ -11,7 +12,8 @@ import java.util.UUID;
  *
  * @param policyId the policy being changed
  * @param policyName its name after the change
- * @param enforced the policy's enforcement values after the change
+ * @param terms the policy's QoS terms after the change, absolute and per GiB
+ * @param costModel the policy's cost model after the change
  */
-public record PolicyChanging(UUID policyId, String policyName, EffectivePolicy enforced) {
+public record PolicyChanging(UUID policyId, String policyName, CapacityQos terms, CostModel costModel) {
 }

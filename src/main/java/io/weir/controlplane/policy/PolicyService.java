@@ -7,7 +7,7 @@ import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
-import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.CapacityQos;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
@@ -117,16 +117,17 @@ public class PolicyService {
             throw duplicate(request.name());
         }
         PolicyResponse beforeDto = PolicyResponse.from(policy);
-        EffectivePolicy before = policy.enforced();
+        CapacityQos before = policy.terms();
+        int costBefore = policy.getMinChargeBytes();
         policy.setName(request.name());
         apply(policy, request);
-        EffectivePolicy after = policy.enforced();
-        if (!before.equals(after)) {
+        CapacityQos after = policy.terms();
+        if (!before.equals(after) || costBefore != policy.getMinChargeBytes()) {
             if (placements.anyPlacedWithPolicy(id)) {
                 // Lock order (ConfigRevisions): the policy row is already locked.
                 revisions.bump();
             }
-            events.publishEvent(new PolicyChanging(id, policy.getName(), after));
+            events.publishEvent(new PolicyChanging(id, policy.getName(), after, policy.costModel()));
         }
         PolicyResponse afterDto = PolicyResponse.from(policies.saveAndFlush(policy));
         audit.record("policy.update", "policy", id, null, beforeDto, afterDto);
@@ -171,5 +172,6 @@ public class PolicyService {
         policy.setMaxBytesPerSec(request.maxBytesPerSec());
         policy.setBurstBytesPerSec(request.burstBytesPerSec());
         policy.setMinChargeBytes(request.minChargeBytesOrDefault());
+        policy.setTerms(request);
     }
 }

@@ -1,9 +1,11 @@
 package io.weir.controlplane.policy;
 
 import io.weir.controlplane.database.VersionedEntity;
-import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.CapacityQos;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
 import jakarta.persistence.Table;
 
 /** A QoS policy: a named template of weight, reservation, limits, burst and cost model. */
@@ -42,6 +44,34 @@ public class QosPolicy extends VersionedEntity {
     @Column(name = "min_charge_bytes", nullable = false)
     private int minChargeBytes;
 
+    @Column(name = "min_iops_per_gib")
+    private Double minIopsPerGiB;
+
+    @Column(name = "max_iops_per_gib")
+    private Double maxIopsPerGiB;
+
+    @Column(name = "burst_iops_per_gib")
+    private Double burstIopsPerGiB;
+
+    @Column(name = "max_bytes_per_sec_per_gib")
+    private Double maxBytesPerSecPerGiB;
+
+    @Column(name = "min_iops_floor")
+    private Long minIopsFloor;
+
+    @Column(name = "max_iops_floor")
+    private Long maxIopsFloor;
+
+    @Column(name = "burst_iops_floor")
+    private Long burstIopsFloor;
+
+    @Column(name = "max_bytes_per_sec_floor")
+    private Long maxBytesPerSecFloor;
+
+    @Column(name = "capacity_basis", length = 16)
+    @Enumerated(EnumType.STRING)
+    private CapacityQos.CapacityBasis capacityBasis;
+
     protected QosPolicy() {
     }
 
@@ -49,10 +79,30 @@ public class QosPolicy extends VersionedEntity {
         this.name = name;
     }
 
-    /** What a volume with no overrides enforces under this policy. */
-    public EffectivePolicy enforced() {
-        return new EffectivePolicy(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec,
-                new io.weir.protocol.CostModel(minChargeBytes));
+    /** The policy's QoS terms, absolute and per GiB ({@link CapacityQos}), before any capacity is known. */
+    public CapacityQos terms() {
+        return new CapacityQos(weight, new CapacityQos.Term(minIops, minIopsPerGiB, minIopsFloor),
+                new CapacityQos.Term(maxIops, maxIopsPerGiB, maxIopsFloor),
+                new CapacityQos.Term(burstIops, burstIopsPerGiB, burstIopsFloor),
+                new CapacityQos.Term(maxBytesPerSec, maxBytesPerSecPerGiB, maxBytesPerSecFloor),
+                CapacityQos.Term.of(burstBytesPerSec), capacityBasis);
+    }
+
+    /** The policy's cost model, which every volume of it gets. */
+    public io.weir.protocol.CostModel costModel() {
+        return new io.weir.protocol.CostModel(minChargeBytes);
+    }
+
+    void setTerms(PolicyRequest r) {
+        minIopsPerGiB = r.minIopsPerGiB();
+        maxIopsPerGiB = r.maxIopsPerGiB();
+        burstIopsPerGiB = r.burstIopsPerGiB();
+        maxBytesPerSecPerGiB = r.maxBytesPerSecPerGiB();
+        minIopsFloor = r.minIopsFloor();
+        maxIopsFloor = r.maxIopsFloor();
+        burstIopsFloor = r.burstIopsFloor();
+        maxBytesPerSecFloor = r.maxBytesPerSecFloor();
+        capacityBasis = r.capacityBasis();
     }
 
     public String getName() {

@@ -7,6 +7,14 @@
  * deleted when unused. A volume created without a policy gets {@code standard}
  * ({@link io.weir.controlplane.policy.PolicyService#STANDARD_POLICY_ID}).
  *
+ * <p>Besides absolute numbers, a policy may hold capacity-based terms
+ * ({@code maxIopsPerGiB}, {@code maxBytesPerSecPerGiB}, {@code minIopsPerGiB}, {@code burstIopsPerGiB},
+ * their floors {@code ...Floor}, and {@code capacityBasis} {@code allocated} or {@code used}); the
+ * absolute field beside a rate caps it. The formula and its rules are
+ * {@link io.weir.protocol.CapacityQos}'s; {@link io.weir.controlplane.policy.ConsistentLimits}
+ * refuses, with 400 naming the field, any combination that some capacity would make a node refuse.
+ * {@link io.weir.controlplane.policy.PolicyChanging} carries the new terms.
+ *
  * <p>The volume feature vetoes a delete of a policy in use through {@link
  * io.weir.controlplane.policy.PolicyDeleting}, and a change that would make a volume's effective
  * policy inconsistent through {@link io.weir.controlplane.policy.PolicyChanging}.

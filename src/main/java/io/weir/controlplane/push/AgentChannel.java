@@ -3,6 +3,7 @@ package io.weir.controlplane.push;
 import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.BearerTokens;
+import io.weir.controlplane.usage.UsedSpaceHistory;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
@@ -101,6 +102,7 @@ class AgentChannel extends TextWebSocketHandler {
     static final String REVOKED_CODE = "unauthorized";
 
     private final Map<UUID, AgentSession> sessions = new ConcurrentHashMap<>();
+    private final UsedSpaceHistory usedSpace;
     private final Map<String, AgentSession> byId = new ConcurrentHashMap<>();
     private final DesiredConfigService desiredConfigs;
     private final AnswerRecorder answers;
@@ -119,7 +121,9 @@ class AgentChannel extends TextWebSocketHandler {
     private volatile boolean shuttingDown;
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
-            UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames, NodeCertificates certificates) {
+            UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames, NodeCertificates certificates,
+            UsedSpaceHistory usedSpace) {
+        this.usedSpace = usedSpace;
         this.tokens = tokens;
         this.clock = clock;
         this.partialFrames = partialFrames;
@@ -252,7 +256,9 @@ class AgentChannel extends TextWebSocketHandler {
             }
             usage.offer(agent, report);
         } else if (message instanceof AgentMessage.NodeStatus status) {
-            registry.reported(agent.nodeId(), ownExports(agent, status));
+            AgentMessage.NodeStatus own = ownExports(agent, status);
+            registry.reported(agent.nodeId(), own);
+            usedSpace(agent.nodeId(), own);
         } else if (message instanceof AgentMessage.CertificateRequest request) {
             certificate(agent, request);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
@@ -456,6 +462,25 @@ class AgentChannel extends TextWebSocketHandler {
             registry.disconnected(agent.nodeId(), agent.id());
         } catch (DataAccessException e) {
             log.debug("could not record the disconnect of node {}: {}", agent.nodeId(), e.getMessage());
+        }
+    }
+
+    /**
+     * Hands the used bytes of a status report to the usage feature, which keeps their history and
+     * lets the volume feature re-scale capacity-based terms; a failure costs this report only (the
+     * node reports again when the figures change).
+     */
+    private void usedSpace(UUID nodeId, AgentMessage.NodeStatus status) {
+        Map<UUID, Long> used = new java.util.HashMap<>();
+        for (AgentMessage.Export e : status.exports()) {
+            if (e.volumeId() != null && e.usedBytes() != null) {
+                used.put(e.volumeId(), e.usedBytes());
+            }
+        }
+        try {
+            usedSpace.record(nodeId, used);
+        } catch (RuntimeException e) {
+            log.warn("used space reported by node {} not stored: {}", nodeId, e.toString());
         }
     }
 }

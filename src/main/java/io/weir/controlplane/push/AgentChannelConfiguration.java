@@ -4,6 +4,7 @@ import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
+import io.weir.controlplane.usage.UsedSpaceHistory;
 import io.weir.protocol.AgentMessages;
 import java.time.Clock;
 import org.springframework.context.annotation.Bean;
@@ -24,8 +25,9 @@ class AgentChannelConfiguration {
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
             PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames,
-            NodeCertificates certificates) {
-        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames, certificates);
+            NodeCertificates certificates, UsedSpaceHistory usedSpace) {
+        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames, certificates,
+                usedSpace);
     }
 
     @Bean

@@ -4,9 +4,9 @@
  *
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
- *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, certificateRequest,
- *       error); a
- *       session lives only as long as the token that opened it.</li>
+ *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage,
+ *       certificateRequest, error); a session lives only as long as the token that opened it. The
+ *       used bytes of a status go to the usage feature's {@code UsedSpaceHistory}.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
  *       WebSocket threads into one bounded queue per node (a node's share of the slots is
  *       bounded, and a full intake sheds the node holding the most, never one within its share),

@@ -4,7 +4,10 @@ import io.weir.controlplane.database.VersionedEntity;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
 import jakarta.persistence.ElementCollection;
+import io.weir.protocol.CapacityQos;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.MapKeyColumn;
 import jakarta.persistence.Table;
@@ -32,6 +35,22 @@ public class Tenant extends VersionedEntity {
 
     @Column(name = "max_bytes_per_sec")
     private Long maxBytesPerSec;
+
+    @Column(name = "max_iops_per_gib")
+    private Double maxIopsPerGiB;
+
+    @Column(name = "max_bytes_per_sec_per_gib")
+    private Double maxBytesPerSecPerGiB;
+
+    @Column(name = "max_iops_floor")
+    private Long maxIopsFloor;
+
+    @Column(name = "max_bytes_per_sec_floor")
+    private Long maxBytesPerSecFloor;
+
+    @Column(name = "capacity_basis", length = 16)
+    @Enumerated(EnumType.STRING)
+    private CapacityQos.CapacityBasis capacityBasis;
 
     /**
      * The labels a data node must carry for a tenant-admin to place this tenant's volumes on it;
@@ -95,6 +114,33 @@ public class Tenant extends VersionedEntity {
 
     void setMaxIops(Long maxIops) {
         this.maxIops = maxIops;
+    }
+
+    /**
+     * The tenant's QoS terms ({@link CapacityQos}): its limits, absolute or per GiB of the sum of
+     * its volumes' capacities; it has no reservation and no burst.
+     */
+    public CapacityQos terms() {
+        return new CapacityQos(weight, CapacityQos.Term.NONE, new CapacityQos.Term(maxIops, maxIopsPerGiB, maxIopsFloor),
+                CapacityQos.Term.NONE, new CapacityQos.Term(maxBytesPerSec, maxBytesPerSecPerGiB, maxBytesPerSecFloor),
+                CapacityQos.Term.NONE, capacityBasis);
+    }
+
+    /**
+     * The IOPS this tenant's limit carries in reservations on each node: its {@code maxIops}, or,
+     * when that scales with capacity, the least it can be ({@code maxIopsFloor}, else 1), since
+     * the sum of its volumes may fall (a delete, used space freed) without a write that checks it.
+     */
+    public Long getReservableIops() {
+        return maxIopsPerGiB == null ? maxIops : maxIopsFloor != null ? maxIopsFloor : Long.valueOf(1);
+    }
+
+    void setTerms(TenantRequest r) {
+        maxIopsPerGiB = r.maxIopsPerGiB();
+        maxBytesPerSecPerGiB = r.maxBytesPerSecPerGiB();
+        maxIopsFloor = r.maxIopsFloor();
+        maxBytesPerSecFloor = r.maxBytesPerSecFloor();
+        capacityBasis = r.capacityBasis();
     }
 
     public Long getMaxBytesPerSec() {

@@ -11,7 +11,9 @@ import java.util.UUID;
  *
  * @param tenantId the tenant being changed
  * @param tenantName its name after the change
- * @param enforced its QoS fields after the change
+ * @param enforced its absolute QoS fields after the change
+ * @param reservableIops the IOPS its limit carries in reservations on each node after the change
+ *     ({@link Tenant#getReservableIops()}), null for no limit
  */
-public record TenantChanging(UUID tenantId, String tenantName, QosSettings enforced) {
+public record TenantChanging(UUID tenantId, String tenantName, QosSettings enforced, Long reservableIops) {
 }

@@ -4,6 +4,7 @@ import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import io.weir.controlplane.web.Weight;
 import io.weir.controlplane.node.NodeLabels;
+import io.weir.protocol.CapacityQos;
 import io.weir.protocol.QosSettings;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
@@ -29,11 +30,26 @@ public record TenantRequest(
         @Schema(description = "The labels a data node must carry for this tenant's tenant-admins to place volumes on it "
                 + "(all of them must match); absent or empty: no node. Admins place anywhere. Keys and values as node "
                 + "labels. Admins only, like every tenant field.", example = "{\"pool\":\"acme\"}")
-        @NodeLabels Map<String, String> nodeSelector) {
+        @NodeLabels Map<String, String> nodeSelector,
+        @Schema(description = "IOPS limit per GiB of the sum of the tenant's volumes: "
+                + "min(maxIops, max(maxIopsFloor, round(maxIopsPerGiB x GiB))); null: maxIops is absolute. Reservations "
+                + "on a node must fit under maxIopsFloor (the least it can be).")
+        @Positive Double maxIopsPerGiB,
+        @Schema(description = "Bytes/s limit per GiB of the sum of the tenant's volumes, bounded by maxBytesPerSecFloor and "
+                + "maxBytesPerSec; null: maxBytesPerSec is absolute.")
+        @Positive Double maxBytesPerSecPerGiB,
+        @Schema(description = "Floor of maxIopsPerGiB; needs it, at most maxIops. Left out: 1.")
+        @Positive Long maxIopsFloor,
+        @Schema(description = "Floor of maxBytesPerSecPerGiB; needs it, at most maxBytesPerSec. Left out: 1.")
+        @Positive Long maxBytesPerSecFloor,
+        @Schema(description = "What the per-GiB terms scale with: allocated (the sum of the volumes' sizes) or used (the sum "
+                + "of their used bytes in force). Left out: allocated.")
+        CapacityQos.CapacityBasis capacityBasis) {
 
     static TenantRequest from(Tenant t) {
         return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec(),
-                new TreeMap<>(t.getNodeSelector()));
+                new TreeMap<>(t.getNodeSelector()), t.terms().maxIops().perGiB(), t.terms().maxBytesPerSec().perGiB(),
+                t.terms().maxIops().floor(), t.terms().maxBytesPerSec().floor(), t.terms().capacityBasis());
     }
 
     /**
@@ -43,6 +59,13 @@ public record TenantRequest(
      */
     QosSettings qosSettings() {
         return new QosSettings(weightOrDefault(), null, maxIops, null, maxBytesPerSec, null);
+    }
+
+    /** The tenant's terms, absolute and per GiB, for the rules of {@link CapacityQos#violations()}. */
+    CapacityQos terms() {
+        return new CapacityQos(weightOrDefault(), CapacityQos.Term.NONE, new CapacityQos.Term(maxIops, maxIopsPerGiB,
+                maxIopsFloor), CapacityQos.Term.NONE, new CapacityQos.Term(maxBytesPerSec, maxBytesPerSecPerGiB,
+                maxBytesPerSecFloor), CapacityQos.Term.NONE, capacityBasis);
     }
 
     int weightOrDefault() {

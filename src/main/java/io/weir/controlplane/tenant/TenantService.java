@@ -1,5 +1,10 @@
 package io.weir.controlplane.tenant;
 
+import java.util.Map;
+import java.util.List;
+import io.weir.protocol.CapacityQos;
+import io.weir.controlplane.web.RequestValidationException;
+import io.weir.controlplane.web.FieldError;
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.config.PlacementIndex;
@@ -48,9 +53,11 @@ public class TenantService {
     private final AuditLog audit;
     private final PlacementIndex placements;
     private final NodeService nodes;
+    private final TenantCapacity capacity;
 
     TenantService(TenantRepository tenants, ConfigRevisions revisions, JsonMergePatch mergePatch,
-            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements, NodeService nodes) {
+            ApplicationEventPublisher events, AuditLog audit, PlacementIndex placements, NodeService nodes, TenantCapacity capacity) {
+        this.capacity = capacity;
         this.nodes = nodes;
         this.audit = audit;
         this.placements = placements;
@@ -77,7 +84,7 @@ public class TenantService {
 
     @Transactional(readOnly = true)
     public TenantResponse get(UUID id) {
-        return TenantResponse.from(require(id));
+        return response(require(id));
     }
 
     /**
@@ -95,7 +102,10 @@ public class TenantService {
         } else {
             page = byName ? tenants.findByNameContaining(nameContains, pageable) : tenants.findAll(pageable);
         }
-        return PageResponse.of(page, TenantResponse::from);
+        Map<UUID, TenantCapacity.Capacity> capacities = capacity.capacities(page.getContent().stream()
+                .filter(t -> t.terms().scales()).map(Tenant::getId).toList());
+        return PageResponse.of(page, t -> TenantResponse.from(t, capacities.getOrDefault(t.getId(),
+                TenantCapacity.Capacity.NONE)));
     }
 
     /** The nodes tenant {@code id}'s tenant-admins may place volumes on (404 for no such tenant). */
@@ -110,9 +120,10 @@ public class TenantService {
         if (tenants.existsByName(request.name())) {
             throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
         }
+        validate(request);
         Tenant tenant = new Tenant(request.name());
         apply(tenant, request);
-        TenantResponse created = TenantResponse.from(tenants.saveAndFlush(tenant));
+        TenantResponse created = response(tenants.saveAndFlush(tenant));
         audit.record("tenant.create", "tenant", created.id(), created.id(), null, created);
         return created;
     }
@@ -124,22 +135,24 @@ public class TenantService {
         if (!tenant.getName().equals(request.name()) && tenants.existsByNameAndIdNot(request.name(), id)) {
             throw ApiException.conflict("A tenant named '" + request.name() + "' already exists");
         }
-        TenantResponse before = TenantResponse.from(tenant);
+        validate(request);
+        TenantResponse before = response(tenant);
         // The name travels in every desired-config snapshot; the display name does not.
         boolean enforced = !tenant.getName().equals(request.name())
                 || tenant.getWeight() != request.weightOrDefault()
-                || !Objects.equals(tenant.getMaxIops(), request.maxIops())
-                || !Objects.equals(tenant.getMaxBytesPerSec(), request.maxBytesPerSec());
-        if (!Objects.equals(tenant.getMaxIops(), request.maxIops())) {
+                || !tenant.terms().equals(request.terms());
+        Long reservable = request.terms().maxIops().scales()
+                ? (request.maxIopsFloor() != null ? request.maxIopsFloor() : Long.valueOf(1)) : request.maxIops();
+        if (!Objects.equals(tenant.getReservableIops(), reservable)) {
             // The volume feature vetoes a limit below its reservations (lock order: tenant row locked).
-            events.publishEvent(new TenantChanging(id, request.name(), request.qosSettings()));
+            events.publishEvent(new TenantChanging(id, request.name(), request.qosSettings(), reservable));
         }
         tenant.setName(request.name());
         apply(tenant, request);
         if (enforced && placements.anyPlacedInTenant(id)) {
             revisions.bump(); // lock order: see ConfigRevisions (the tenant row is locked)
         }
-        TenantResponse after = TenantResponse.from(tenants.saveAndFlush(tenant));
+        TenantResponse after = response(tenants.saveAndFlush(tenant));
         audit.record("tenant.update", "tenant", id, id, before, after);
         return after;
     }
@@ -157,7 +170,7 @@ public class TenantService {
         Tenant tenant = require(id);
         ETags.checkIfMatch(ifMatch, tenant.getVersion());
         events.publishEvent(new TenantDeleting(id, tenant.getName()));
-        TenantResponse before = TenantResponse.from(tenant);
+        TenantResponse before = response(tenant);
         tenants.delete(tenant);
         tenants.flush();
         audit.record("tenant.delete", "tenant", id, id, before, null);
@@ -167,7 +180,24 @@ public class TenantService {
         return tenants.findForUpdateById(id).orElseThrow(() -> ApiException.notFound("Tenant", id));
     }
 
+    private TenantResponse response(Tenant t) {
+        TenantCapacity.Capacity c = t.terms().scales() && t.getId() != null
+                ? capacity.capacities(List.of(t.getId())).getOrDefault(t.getId(), TenantCapacity.Capacity.NONE)
+                : TenantCapacity.Capacity.NONE;
+        return TenantResponse.from(t, c);
+    }
+
+    /** The rules between the tenant's terms ({@link CapacityQos#violations()}); single fields are the constraints'. */
+    private static void validate(TenantRequest request) {
+        List<FieldError> errors = request.terms().violations().stream().filter(v -> v.related() != null)
+                .map(v -> new FieldError(v.field(), v.message())).toList();
+        if (!errors.isEmpty()) {
+            throw new RequestValidationException(errors);
+        }
+    }
+
     private static void apply(Tenant tenant, TenantRequest request) {
+        tenant.setTerms(request);
         tenant.setDisplayName(request.displayName());
         tenant.setWeight(request.weightOrDefault());
         tenant.setMaxIops(request.maxIops());

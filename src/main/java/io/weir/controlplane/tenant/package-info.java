@@ -10,6 +10,13 @@
  * the tenant (its tokens, each removal audited), by listening to
  * {@link io.weir.controlplane.tenant.TenantDeleting}.
  *
+ * <p>A tenant's limits may scale with the sum of its volumes ({@code maxIopsPerGiB},
+ * {@code maxBytesPerSecPerGiB}, their floors and caps, {@code capacityBasis}; the formula is
+ * {@link io.weir.protocol.CapacityQos}'s), read through {@link io.weir.controlplane.tenant.TenantCapacity}
+ * (implemented by the volume feature); {@code effectiveLimits} shows the numbers in force. Such a
+ * limit carries reservations up to its floor ({@link io.weir.controlplane.tenant.Tenant#getReservableIops()}),
+ * the least it can become.
+ *
  * <p>A tenant's node selector (labels, admin-managed) names the data nodes its tenant-admins may
  * place volumes on; {@code GET /tenants/{id}/nodes} lists them
  * ({@link io.weir.controlplane.tenant.PlaceableNodeResponse}, without node status), and the

@@ -35,9 +35,11 @@ class UsageController {
     private final AccessScope scope;
     private final UsageProperties properties;
     private final Clock clock;
+    private final UsedSpaceHistory usedSpace;
 
     UsageController(UsageQueries queries, UsageDirectory directory, AccessScope scope, UsageProperties properties,
-            Clock clock) {
+            Clock clock, UsedSpaceHistory usedSpace) {
+        this.usedSpace = usedSpace;
         this.queries = queries;
         this.directory = directory;
         this.scope = scope;
@@ -58,6 +60,19 @@ class UsageController {
         return new UsageSeries(volumeId, volume.tenantId(), range.from(), range.to(), range.step().toString(),
                 range.level().wireName(), queries.volume(volumeId, range),
                 queries.gaps(directory.nodesOfVolume(volumeId), range));
+    }
+
+    @GetMapping("/volumes/{volumeId}/used")
+    @Operation(summary = "Used space of a volume", description = "The bytes allocated in the volume's file as its data "
+            + "nodes reported them, one point per change per node; per-GiB terms of capacity basis used scale with it.")
+    UsedSpaceSeries volumeUsedSpace(@PathVariable UUID volumeId,
+            @Parameter(description = FROM) @RequestParam(required = false) String from,
+            @Parameter(description = TO) @RequestParam(required = false) String to) {
+        UsageVolumes.VolumeInfo volume = directory.volume(volumeId)
+                .orElseThrow(() -> ApiException.notFound("Volume", volumeId));
+        scope.requireTenant(volume.tenantId(), "Volume", volumeId);
+        UsageRange range = range(from, to, null);
+        return new UsedSpaceSeries(volumeId, range.from(), range.to(), usedSpace.history(volumeId, range.from(), range.to()));
     }
 
     @GetMapping("/tenants/{tenantId}")

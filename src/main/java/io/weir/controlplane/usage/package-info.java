@@ -18,6 +18,11 @@
  *       read from the coarsest level whose bucket divides the step. Aggregates never overflow
  *       (numeric sums clamped to a bigint, products in float8, float terms clamped), so a stored
  *       extreme never fails a query, nor serves "Infinity".</li>
+ *   <li>{@link io.weir.controlplane.usage.UsedSpaceHistory}: the used bytes the data nodes report in
+ *       their status ({@code usage_volume_used}, one row per change per node, kept as long as raw
+ *       samples), served at {@code GET /api/v1/usage/volumes/{id}/used}; it tells the
+ *       {@link io.weir.controlplane.usage.UsedSpaceListener} (the volume feature) in the same
+ *       transaction.</li>
  *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
  * </ul>
  *

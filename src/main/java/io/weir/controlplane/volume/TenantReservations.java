@@ -30,8 +30,15 @@ class TenantReservations {
     /** Most volumes named in one problem. */
     private static final int MAX_LISTED = VolumeVetoes.MAX_LISTED;
 
-    /** A volume's effective reservation: its override, else its policy's. */
-    private static final String EFFECTIVE_MIN = "coalesce(v.min_iops, p.min_iops)";
+    /**
+     * A volume's reservation as it counts here: the most it can reach, its effective minIops at its
+     * allocated size (kept in {@code reserved_iops} by every volume write and policy change).
+     */
+    private static final String EFFECTIVE_MIN = "v.reserved_iops";
+
+    /** A tenant's reservable IOPS, as {@code Tenant.getReservableIops()} computes it. */
+    private static final String RESERVABLE =
+            "(CASE WHEN t.max_iops_per_gib IS NULL THEN t.max_iops ELSE coalesce(t.max_iops_floor, 1) END)";
 
     private final JdbcClient jdbc;
 
@@ -86,27 +93,28 @@ class TenantReservations {
         }
     }
 
-    /** Policy {@code policyId} is about to reserve {@code minIops} for every volume that does not override it. */
-    void checkPolicy(UUID policyId, String policyName, Long minIops) {
-        if (minIops == null) {
-            return;
-        }
-        String effective = "coalesce(v.min_iops, CASE WHEN v.policy_id = :policy THEN :min ELSE p.min_iops END)";
-        jdbc.sql("SELECT v.tenant_id, vp.node_id, t.max_iops, sum(" + effective + ") AS reserved FROM volume v"
-                        + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
+    /**
+     * The volumes of policy {@code policyId} have just had their reservations recomputed for the
+     * policy's new terms (in this transaction); every tenant with such a volume must still carry
+     * its reservations on each node.
+     */
+    void checkPolicy(UUID policyId, String policyName) {
+        jdbc.sql("SELECT v.tenant_id, vp.node_id, " + RESERVABLE + ", sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
+                        + " JOIN volume_placement vp ON vp.volume_id = v.id"
                         + " JOIN tenant t ON t.id = v.tenant_id"
-                        + " WHERE t.max_iops IS NOT NULL"
+                        + " WHERE " + RESERVABLE + " IS NOT NULL"
                         + " AND v.tenant_id IN (SELECT tenant_id FROM volume WHERE policy_id = :policy)"
-                        + " GROUP BY v.tenant_id, vp.node_id, t.max_iops HAVING sum(" + effective + ") > t.max_iops"
+                        + " GROUP BY v.tenant_id, vp.node_id, " + RESERVABLE + " HAVING sum(" + EFFECTIVE_MIN + ") > " + RESERVABLE
                         + " ORDER BY v.tenant_id, vp.node_id LIMIT 1")
-                .param("policy", policyId).param("min", minIops)
+                .param("policy", policyId)
                 .query((rs, n) -> new Over(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getLong(3),
                         rs.getLong(4)))
                 .optional()
                 .ifPresent(over -> {
-                    throw violation("The new minIops of policy '" + policyName + "'", List.of("minIops"),
+                    throw violation("The new reservation terms of policy '" + policyName + "'",
+                            List.of("minIops", "minIopsPerGiB", "minIopsFloor"),
                             over.tenantId(), over.nodeId(), over.maxIops(), over.reserved(),
-                            reservedWithPolicy(over.tenantId(), over.nodeId(), policyId));
+                            reservedOn(over.tenantId(), over.nodeId(), null));
                 });
     }
 
@@ -126,16 +134,6 @@ class TenantReservations {
                         + " AND " + EFFECTIVE_MIN + " IS NOT NULL AND v.id IS DISTINCT FROM CAST(? AS uuid) ORDER BY v.name, v.id LIMIT "
                         + MAX_LISTED)
                 .param(tenantId).param(nodeId).param(except)
-                .query((rs, n) -> new Reserving(rs.getObject(1, UUID.class), rs.getString(2))).list();
-    }
-
-    /** As {@link #reservedOn}, counting the volumes of {@code policyId} that do not override it. */
-    private List<Reserving> reservedWithPolicy(UUID tenantId, UUID nodeId, UUID policyId) {
-        return jdbc.sql("SELECT v.id, v.name FROM volume v JOIN qos_policy p ON p.id = v.policy_id"
-                        + " JOIN volume_placement vp ON vp.volume_id = v.id WHERE v.tenant_id = ? AND vp.node_id = ?"
-                        + " AND (" + EFFECTIVE_MIN + " IS NOT NULL OR v.policy_id = ?) ORDER BY v.name, v.id LIMIT "
-                        + MAX_LISTED)
-                .param(tenantId).param(nodeId).param(policyId)
                 .query((rs, n) -> new Reserving(rs.getObject(1, UUID.class), rs.getString(2))).list();
     }
 

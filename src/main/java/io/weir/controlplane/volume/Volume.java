@@ -4,7 +4,10 @@ import io.weir.controlplane.database.VersionedEntity;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
 import jakarta.persistence.ElementCollection;
+import io.weir.protocol.CapacityQos;
 import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.Table;
 import java.util.Collection;
@@ -57,6 +60,46 @@ public class Volume extends VersionedEntity {
     @Column(name = "burst_bytes_per_sec")
     private Long burstBytesPerSec;
 
+    @Column(name = "min_iops_per_gib")
+    private Double minIopsPerGiB;
+
+    @Column(name = "max_iops_per_gib")
+    private Double maxIopsPerGiB;
+
+    @Column(name = "burst_iops_per_gib")
+    private Double burstIopsPerGiB;
+
+    @Column(name = "max_bytes_per_sec_per_gib")
+    private Double maxBytesPerSecPerGiB;
+
+    @Column(name = "min_iops_floor")
+    private Long minIopsFloor;
+
+    @Column(name = "max_iops_floor")
+    private Long maxIopsFloor;
+
+    @Column(name = "burst_iops_floor")
+    private Long burstIopsFloor;
+
+    @Column(name = "max_bytes_per_sec_floor")
+    private Long maxBytesPerSecFloor;
+
+    @Column(name = "capacity_basis", length = 16)
+    @Enumerated(EnumType.STRING)
+    private CapacityQos.CapacityBasis capacityBasis;
+
+    /** The most IOPS this volume can reserve: its effective minIops at its allocated size. */
+    @Column(name = "reserved_iops")
+    private Long reservedIops;
+
+    /** Written by {@link VolumeUsedSpace} only (never by an entity update, which would undo a report). */
+    @Column(name = "used_bytes", insertable = false, updatable = false)
+    private Long usedBytes;
+
+    /** The used bytes the per-GiB terms scale with under capacityBasis used; see {@link VolumeUsedSpace}. */
+    @Column(name = "used_bytes_in_force", insertable = false, updatable = false)
+    private long usedBytesInForce;
+
     /**
      * The data nodes that serve this volume. Batched so that a page of volumes loads in one query.
      * Excluded from Hibernate's automatic version increment, which would also fire (with an extra
@@ -108,7 +151,33 @@ public class Volume extends VersionedEntity {
 
     /** The per-volume overrides; a null member inherits from the policy. */
     public VolumeOverrides getOverrides() {
-        return new VolumeOverrides(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec);
+        return new VolumeOverrides(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, minIopsPerGiB,
+                maxIopsPerGiB, burstIopsPerGiB, maxBytesPerSecPerGiB, minIopsFloor, maxIopsFloor, burstIopsFloor,
+                maxBytesPerSecFloor, capacityBasis);
+    }
+
+    /** The most IOPS this volume can reserve (its effective minIops at its size), null for none. */
+    public Long getReservedIops() {
+        return reservedIops;
+    }
+
+    void setReservedIops(Long reservedIops) {
+        this.reservedIops = reservedIops;
+    }
+
+    /** What its data nodes last reported allocated in its file; null before the first report. */
+    public Long getUsedBytes() {
+        return usedBytes;
+    }
+
+    /** The used bytes its per-GiB terms scale with under capacityBasis {@code used}. */
+    public long getUsedBytesInForce() {
+        return usedBytesInForce;
+    }
+
+    /** The capacity its per-GiB terms scale with under {@code basis}. */
+    long capacity(CapacityQos.CapacityBasis basis) {
+        return basis == CapacityQos.CapacityBasis.used ? Math.min(usedBytesInForce, sizeBytes) : sizeBytes;
     }
 
     void setOverrides(VolumeOverrides o) {
@@ -118,6 +187,15 @@ public class Volume extends VersionedEntity {
         this.burstIops = o.burstIops();
         this.maxBytesPerSec = o.maxBytesPerSec();
         this.burstBytesPerSec = o.burstBytesPerSec();
+        this.minIopsPerGiB = o.minIopsPerGiB();
+        this.maxIopsPerGiB = o.maxIopsPerGiB();
+        this.burstIopsPerGiB = o.burstIopsPerGiB();
+        this.maxBytesPerSecPerGiB = o.maxBytesPerSecPerGiB();
+        this.minIopsFloor = o.minIopsFloor();
+        this.maxIopsFloor = o.maxIopsFloor();
+        this.burstIopsFloor = o.burstIopsFloor();
+        this.maxBytesPerSecFloor = o.maxBytesPerSecFloor();
+        this.capacityBasis = o.capacityBasis();
     }
 
     /**

@@ -8,6 +8,7 @@ import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
 import org.springframework.data.jpa.repository.EntityGraph;
 import org.springframework.data.jpa.repository.JpaRepository;
+import org.springframework.data.jpa.repository.Modifying;
 import org.springframework.data.jpa.repository.Query;
 import org.springframework.data.repository.query.Param;
 
@@ -67,9 +68,11 @@ interface VolumeRepository extends JpaRepository<Volume, UUID> {
     boolean existsPlacedWithPolicy(@Param("policyId") UUID policyId);
 
     /** Volumes of a policy that override a limit: the only ones a change of the policy's limits can upset. */
-    @Query("""
-            select v from Volume v where v.policyId = :policyId and (v.minIops is not null or v.maxIops is not null
-              or v.burstIops is not null or v.maxBytesPerSec is not null or v.burstBytesPerSec is not null)
-            order by v.name, v.id""")
-    List<Volume> findByPolicyIdWithLimitOverrides(@Param("policyId") UUID policyId);
+    @Query("select v from Volume v where v.policyId = :policyId order by v.name, v.id")
+    List<Volume> findAllByPolicyIdOrdered(@Param("policyId") UUID policyId);
+
+    /** Sets the most IOPS a volume can reserve (see {@link Volume#getReservedIops}); no version change. */
+    @Modifying(flushAutomatically = true)
+    @Query("update Volume v set v.reservedIops = :reserved where v.id = :id")
+    int updateReservedIops(@Param("id") UUID id, @Param("reserved") Long reserved);
 }

@@ -17,8 +17,9 @@ public record VolumeResponse(
         UUID policyId,
         @Schema(description = "Per-volume overrides; a null member inherits from the policy.") VolumeOverrides overrides,
         @Schema(description = "Ids of the data nodes that serve the volume, sorted.") List<UUID> nodeIds,
-        @Schema(description = "What the data nodes enforce: each override if set, else the policy's value; "
-                + "costModel is the policy's.", accessMode = Schema.AccessMode.READ_ONLY)
+        @Schema(description = "What the data nodes enforce: the absolute numbers after scaling, each term (absolute "
+                + "number, per-GiB rate, floor, capacity basis) the override if set, else the policy's; sources names the "
+                + "term that produced each number; costModel is the policy's.", accessMode = Schema.AccessMode.READ_ONLY)
         EffectivePolicy effectivePolicy,
         @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
         Instant createdAt,
@@ -31,7 +32,12 @@ public record VolumeResponse(
                 + "the nodes do not replicate, so each serves its own, unrelated copy. Says how to keep one. Such a "
                 + "placement is kept as it is until a write names one node; no write may add a node to it.",
                 accessMode = Schema.AccessMode.READ_ONLY)
-        @Nullable String placementWarning) implements Versioned {
+        @Nullable String placementWarning,
+        @Schema(description = "Bytes allocated in the volume's file as its data node last reported them; null before "
+                + "the first report. Per-GiB terms with capacityBasis used scale with it once it "
+                + "moves past min(1 GiB, 5% of sizeBytes) from the figure in force (effectivePolicy.capacityBytes).",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        @Nullable Long usedBytes) implements Versioned {
 
     static VolumeResponse from(Volume v, EffectivePolicy effective) {
         return from(v, effective, null);
@@ -40,7 +46,7 @@ public record VolumeResponse(
     static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied) {
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
                 v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt(),
-                policyApplied, placementWarning(v.getNodeIds().size()));
+                policyApplied, placementWarning(v.getNodeIds().size()), v.getUsedBytes());
     }
 
     private static @Nullable String placementWarning(int nodes) {

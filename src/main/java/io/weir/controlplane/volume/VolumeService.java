@@ -15,6 +15,7 @@ import io.weir.controlplane.web.FieldError;
 import io.weir.controlplane.web.JsonMergePatch;
 import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.RequestValidationException;
+import io.weir.protocol.CapacityQos;
 import io.weir.protocol.EffectivePolicy;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -149,12 +150,13 @@ public class VolumeService {
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, List.of(), new ArrayList<>());
+        Resolved resolved = resolve(tenant, request, List.of(), 0, new ArrayList<>());
         checkOneCopy(List.of(), request.nodeIdsOrNone());
-        reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.effective().minIops(), request.nodeIdsOrNone());
+        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
-        apply(volume, request, resolved.policyId());
-        if (!request.nodeIdsOrNone().isEmpty()) {
+        apply(volume, request, resolved);
+        // A tenant's per-GiB limits scale with the sum of its volumes, which this one joins.
+        if (!request.nodeIdsOrNone().isEmpty() || tenant.terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
         VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
@@ -171,7 +173,7 @@ public class VolumeService {
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), new ArrayList<>());
+        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), volume.getUsedBytesInForce(), new ArrayList<>());
         if (request.sizeBytes() < volume.getSizeBytes()) {
             // A valid request that the volume's state refuses: its data past the new end would be cut.
             throw ApiException.conflict("volumes cannot shrink: the current size is " + volume.getSizeBytes()
@@ -179,7 +181,7 @@ public class VolumeService {
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
         checkOneCopy(volume.getNodeIds(), request.nodeIdsOrNone());
-        reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getReservableIops(), resolved.reservedIops(),
                 request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = VolumeResponse.from(volume, before);
@@ -187,8 +189,9 @@ public class VolumeService {
         boolean placed = !volume.getNodeIds().isEmpty() || !request.nodeIdsOrNone().isEmpty();
         boolean enforced = placed && (placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
-                || !before.equals(resolved.effective()));
-        apply(volume, request, resolved.policyId());
+                || !before.equals(resolved.effective()))
+                || volume.getSizeBytes() != request.sizeBytes() && tenant.terms().scales();
+        apply(volume, request, resolved);
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
@@ -210,7 +213,7 @@ public class VolumeService {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
         VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
-        if (!volume.getNodeIds().isEmpty()) {
+        if (!volume.getNodeIds().isEmpty() || tenants.require(volume.getTenantId()).terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
         volumes.delete(volume);
@@ -227,7 +230,8 @@ public class VolumeService {
         return v -> {
             // The foreign key and the PolicyDeleting veto keep every referenced policy in place.
             QosPolicy policy = Objects.requireNonNull(byId.get(v.getPolicyId()), "policy of volume " + v.getId());
-            return EffectivePolicies.combine(policy.enforced(), v.getOverrides());
+            return EffectivePolicies.resolve(EffectivePolicies.combine(policy.terms(), v.getOverrides()), policy.costModel(),
+                    v.getSizeBytes(), v.getUsedBytesInForce());
         };
     }
 
@@ -247,26 +251,33 @@ public class VolumeService {
                 : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
     }
 
-    private record Resolved(UUID policyId, EffectivePolicy effective) {
+    private record Resolved(UUID policyId, EffectivePolicy effective, Long reservedIops) {
     }
 
     /**
      * Checks the references and the effective policy of {@code request}, adding to
      * {@code errors} (which may already hold some), and throws one 400 listing all of them.
      */
-    private Resolved resolve(Tenant tenant, VolumeRequest request, Collection<UUID> placedBefore, List<FieldError> errors) {
+    private Resolved resolve(Tenant tenant, VolumeRequest request, Collection<UUID> placedBefore, long usedBytesInForce,
+            List<FieldError> errors) {
         UUID policyId = request.policyId() != null ? request.policyId() : PolicyService.STANDARD_POLICY_ID;
         // Lock order (ConfigRevisions): FOR SHARE on the policy before the bump, so the policy
         // cannot change between this validation and the commit.
         Optional<QosPolicy> policy = policies.lockForValidation(policyId);
         EffectivePolicy effective = null;
+        Long reservedIops = null;
         if (policy.isEmpty()) {
             errors.add(new FieldError("policyId", request.policyId() != null
                     ? "no such policy: " + policyId
                     : "required, because the default policy 'standard' no longer exists"));
         } else {
-            effective = EffectivePolicies.combine(policy.get().enforced(), request.overridesOrNone());
-            errors.addAll(EffectivePolicies.violations(effective, request.overridesOrNone()));
+            CapacityQos terms = EffectivePolicies.combine(policy.get().terms(), request.overridesOrNone());
+            List<FieldError> broken = EffectivePolicies.violations(terms, request.overridesOrNone());
+            errors.addAll(broken);
+            if (broken.isEmpty() && request.sizeBytes() != null) {
+                effective = EffectivePolicies.resolve(terms, policy.get().costModel(), request.sizeBytes(), usedBytesInForce);
+                reservedIops = EffectivePolicies.reservedIops(terms, request.sizeBytes());
+            }
         }
         if (scope.current().role() == Role.ADMIN) {
             Set<UUID> existing = nodes.existingIds(request.nodeIdsOrNone());
@@ -290,7 +301,7 @@ public class VolumeService {
         if (!errors.isEmpty()) {
             throw new RequestValidationException(errors);
         }
-        return new Resolved(policyId, effective);
+        return new Resolved(policyId, effective, reservedIops);
     }
 
     /**
@@ -311,10 +322,11 @@ public class VolumeService {
         return ApiException.conflict("The tenant already has a volume named '" + name + "'");
     }
 
-    private static void apply(Volume volume, VolumeRequest request, UUID policyId) {
+    private static void apply(Volume volume, VolumeRequest request, Resolved resolved) {
         volume.setName(request.name());
         volume.setSizeBytes(request.sizeBytes());
-        volume.setPolicyId(policyId);
+        volume.setPolicyId(resolved.policyId());
+        volume.setReservedIops(resolved.reservedIops());
         volume.setOverrides(request.overridesOrNone());
         volume.setNodeIds(request.nodeIdsOrNone());
     }

@@ -37,7 +37,7 @@ class VolumeVetoes {
 
     @EventListener
     void onTenantChanging(TenantChanging event) {
-        reservations.checkTenant(event.tenantId(), event.tenantName(), event.enforced().maxIops());
+        reservations.checkTenant(event.tenantId(), event.tenantName(), event.reservableIops());
     }
 
     // Vetoes run before the listeners that remove a tenant's or node's dependants.
@@ -74,16 +74,26 @@ class VolumeVetoes {
 
     @EventListener
     void onPolicyChanging(PolicyChanging event) {
-        List<Volume> broken = volumes.findByPolicyIdWithLimitOverrides(event.policyId()).stream()
+        List<Volume> all = volumes.findAllByPolicyIdOrdered(event.policyId());
+        List<Volume> broken = all.stream()
                 .filter(v -> !EffectivePolicies.violations(
-                        EffectivePolicies.combine(event.enforced(), v.getOverrides()), v.getOverrides()).isEmpty())
+                        EffectivePolicies.combine(event.terms(), v.getOverrides()), v.getOverrides()).isEmpty())
                 .toList();
         if (!broken.isEmpty()) {
             throw blocked("The new limits of policy '" + event.policyName() + "' contradict the overrides of "
                     + broken.size() + " volume(s) (for example a reservation above an overridden maximum); "
                     + "change their overrides first", broken.stream().limit(MAX_LISTED).toList());
         }
-        reservations.checkPolicy(event.policyId(), event.policyName(), event.enforced().minIops());
+        // Each volume's reservation under the new terms (a scaled one at its allocated size), then the
+        // tenants' limits against the new sums.
+        for (Volume v : all) {
+            Long reserved = EffectivePolicies.reservedIops(EffectivePolicies.combine(event.terms(), v.getOverrides()),
+                    v.getSizeBytes());
+            if (!java.util.Objects.equals(reserved, v.getReservedIops())) {
+                volumes.updateReservedIops(v.getId(), reserved);
+            }
+        }
+        reservations.checkPolicy(event.policyId(), event.policyName());
     }
 
     private static ApiException blocked(String detail, List<Volume> blockers) {

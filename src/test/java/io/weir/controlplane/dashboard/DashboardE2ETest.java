@@ -68,14 +68,18 @@ class DashboardE2ETest extends IntegrationTest {
         UUID globex = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("globex") + "\"}")));
         n1 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-a") + "\",\"address\":\"10.0.0.11:10809\"}")));
         n2 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-b") + "\",\"address\":\"10.0.0.12:10809\"}")));
+        // 3000 IOPS per GiB, at least 100, at most 16000: each 1 GiB volume is limited to 3000 by its per-GiB term
+        String gp = id(api.post("/api/v1/policies", "{\"name\":\"" + unique("gp") + "\",\"maxIopsPerGiB\":3000,"
+                + "\"maxIopsFloor\":100,\"maxIops\":16000}"));
         String[][] volumes = {{"db", "1"}, {"logs", "1"}, {"analytics", "2"}};
         for (String[] v : volumes) {
-            String body = "{\"name\":\"" + v[0] + "\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + (v[1].equals("1") ? n1 : n2) + "\"]}";
+            String body = "{\"name\":\"" + v[0] + "\",\"sizeBytes\":1073741824,\"policyId\":\"" + gp + "\",\"nodeIds\":[\""
+                    + (v[1].equals("1") ? n1 : n2) + "\"]}";
             UUID vid = UUID.fromString(id(api.post("/api/v1/tenants/" + acme + "/volumes", body)));
             (v[1].equals("1") ? onN1 : onN2).add(vid);
         }
         onN2.add(UUID.fromString(id(api.post("/api/v1/tenants/" + globex + "/volumes",
-                "{\"name\":\"web\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + n2 + "\"]}"))));
+                "{\"name\":\"web\",\"sizeBytes\":1073741824,\"policyId\":\"" + gp + "\",\"nodeIds\":[\"" + n2 + "\"]}"))));
         // push status as an agent would leave it: store-a applied the current revision, store-b is behind
         jdbc.update("UPDATE data_node SET applied_revision = (SELECT revision FROM config_revision), last_ack_at = now() WHERE id = ?", n1);
         jdbc.update("UPDATE data_node SET applied_revision = GREATEST((SELECT revision FROM config_revision) - 2, 0) WHERE id = ?", n2);
@@ -143,6 +147,8 @@ class DashboardE2ETest extends IntegrationTest {
     void anAdminSignsInAndSeesTheClusterWithLiveCharts() throws Exception {
         String out = browse(ADMIN_TOKEN, "dashboard-admin.png", "admin");
         assertThat(out).contains("\"nodeRows\":[[").contains("Acme Corp");
+        // the chosen volume's numbers in force, with the term that produced each
+        assertThat(out).contains("[\"IOPS limit\",\"3000\",\"per GiB\"]").contains("[\"Reservation\",\"none\",\"–\"]");
     }
 
     @Test

@@ -113,6 +113,7 @@ class AuthorizationMatrixTest extends IntegrationTest {
                                                                                  401, 403, 403, 403, 403, 204),
             // usage: a tenant's callers read its volumes' and its own; node task usage is cluster-wide
             api("GET", "/api/v1/usage/volumes/{volumeId}", null,                 401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/usage/volumes/{volumeId}/used", null,            401, 403, 200, 200, 200, 200),
             api("GET", "/api/v1/usage/tenants/{tenantId}", null,                 401, 403, 200, 200, 200, 200),
             api("GET", "/api/v1/usage/nodes/{nodeId}/tasks", null,               401, 403, 403, 200, 403, 200),
             api("GET", "/api/v1/usage/top", null,                                401, 403, 200, 200, 200, 200),
