@@ -95,6 +95,12 @@ class AuthorizationMatrixTest extends IntegrationTest {
             api("PATCH", "/api/v1/volumes/{volumeId}", f -> "{\"overrides\":{\"weight\":300}}",
                                                                                  401, 403, 403, 403, 200, 200),
             api("DELETE", "/api/v1/volumes/{volumeId}", null,                    401, 403, 403, 403, 204, 204),
+            // client certificates: a tenant-admin manages its own tenant's, viewers read (never a key)
+            api("POST", "/api/v1/tenants/{tenantId}/client-certificates", f -> "{\"name\":\"" + unique("mx") + "\"}",
+                                                                                 401, 403, 403, 403, 201, 201),
+            api("GET", "/api/v1/tenants/{tenantId}/client-certificates", null,   401, 403, 200, 200, 200, 200),
+            api("DELETE", "/api/v1/tenants/{tenantId}/client-certificates/{certificateId}", null,
+                                                                                 401, 403, 403, 403, 204, 204),
             // data nodes and cluster resources: admins and unbound viewers; a node reads its own config
             api("POST", "/api/v1/nodes", f -> "{\"name\":\"" + unique("mx") + "\"}",
                                                                                  401, 403, 403, 403, 403, 201),
@@ -242,6 +248,7 @@ class AuthorizationMatrixTest extends IntegrationTest {
                 case "nodeId" -> f.nodeId().toString();
                 case "policyId" -> f.policyId().toString();
                 case "volumeId" -> f.volumeId().toString();
+                case "certificateId" -> f.certificateId().toString();
                 default -> throw new IllegalArgumentException("no fixture for {" + m.group(1) + "} in " + template);
             };
             m.appendReplacement(out, value);
@@ -262,6 +269,7 @@ class AuthorizationMatrixTest extends IntegrationTest {
         private UUID policyId;
         final String volumeName = unique("mx");
         private UUID volumeId;
+        private UUID certificateId;
 
         Fixture() {
             Response t = api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}");
@@ -314,6 +322,17 @@ class AuthorizationMatrixTest extends IntegrationTest {
                 volumeId = UUID.fromString(r.json().get("id").asString());
             }
             return volumeId;
+        }
+
+        /** A client certificate of tenant A, issued through the API. */
+        UUID certificateId() {
+            if (certificateId == null) {
+                Response r = api.post("/api/v1/tenants/" + tenantId + "/client-certificates",
+                        "{\"name\":\"" + unique("mx") + "\"}");
+                assertThat(r.status()).isEqualTo(201);
+                certificateId = UUID.fromString(r.json().get("id").asString());
+            }
+            return certificateId;
         }
 
         UUID tokenId() {
