@@ -166,6 +166,8 @@ class ApiFuzzTest extends IntegrationTest {
         ids.put("volumeId", create("/api/v1/tenants/" + ids.get("tenantId") + "/volumes",
                 "{\"name\":\"" + unique("fz") + "\",\"sizeBytes\":4096,\"nodeIds\":[\"" + ids.get("nodeId") + "\"]}"));
         ids.put("tokenId", create("/api/v1/tokens", "{\"name\":\"" + unique("fz") + "\",\"role\":\"viewer\"}"));
+        ids.put("certificateId", create("/api/v1/tenants/" + ids.get("tenantId") + "/client-certificates",
+                "{\"name\":\"" + unique("fz") + "\"}"));
     }
 
     private String create(String path, String body) {
