@@ -18,13 +18,19 @@ try {
   const page = await browser.newPage({ viewport: { width: 1480, height: 1250 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  // The dashboard runs under its Content-Security-Policy (no inline script or style): Chromium
+  // reports each thing the policy blocked on the console.
+  const blocked = [];
+  page.on('console', (m) => { if (m.text().includes('Content Security Policy')) blocked.push(m.text()); });
   if (token === '-') {
-    await page.goto(baseUrl, { waitUntil: 'load' });
+    const first = await page.goto(baseUrl, { waitUntil: 'load' });
+    if (!(first.headers()['content-security-policy'] || '').includes("script-src 'self'")) fail('no Content-Security-Policy');
     if (page.url().includes('#')) fail('the token stayed in the address bar: ' + page.url());
     // a cluster that has just started has minutes of usage, not an hour: look at the last 15 minutes
     await page.selectOption('#range', '900');
   } else {
-    await page.goto(baseUrl + '/', { waitUntil: 'load' });
+    const first = await page.goto(baseUrl + '/', { waitUntil: 'load' });
+    if (!(first.headers()['content-security-policy'] || '').includes("script-src 'self'")) fail('no Content-Security-Policy');
     await page.fill('#token', token);
     await page.click('#signin-form button[type=submit]');
   }
@@ -55,6 +61,7 @@ try {
       token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
     };
   });
+  if (blocked.length > 0) fail('the Content-Security-Policy blocked: ' + blocked.join('; '));
   await page.screenshot({ path: screenshot, fullPage: true });
   console.log(JSON.stringify(seen));
 

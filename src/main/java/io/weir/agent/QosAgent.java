@@ -525,6 +525,10 @@ public final class QosAgent implements AutoCloseable {
         if (message instanceof AgentMessage.ConfigPush push) {
             apply(c, push.config());
         } else if (message instanceof AgentMessage.UsageAck ack) {
+            if (ack.refused() != null) {
+                // Refused for good (its figures broke the protocol's bounds, or it could not be stored): forgotten, not resent.
+                LOG.log(Level.WARNING, "the control plane refused usage report {0}: {1}", ack.sequence(), ack.refused());
+            }
             usage.acknowledge(ack.sequence());
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             lastError = "the control plane reported " + error.code() + ": " + error.reason();
@@ -569,6 +573,8 @@ public final class QosAgent implements AutoCloseable {
         } catch (RuntimeException e) {
             reason = e.getMessage() == null ? e.toString() : e.getMessage();
         }
+        // The protocol refuses a reason with a NUL or over its length: an exception's text may be either.
+        reason = io.weir.protocol.WireText.clean(reason, io.weir.protocol.WireText.MAX_REASON);
         if (reason != null) {
             lastError = "refused revision " + revision + ": " + reason;
             LOG.log(Level.WARNING, lastError);

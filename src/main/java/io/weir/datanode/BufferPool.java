@@ -29,7 +29,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * held, and the next release then calls the {@link #onRoom} callback so that the refused caller
  * can try again. Without it a few write-heavy clients of a slow volume could take every byte of
  * direct memory, and the next allocation would fail with {@link OutOfMemoryError}.
- * {@link #acquire} is not refused (replies and reads, bounded per connection), but is counted.
+ * {@link #acquire} is not refused (small replies, and the rare buffer a worker needs), but is counted.
+ *
+ * <p>Buffers kept for reuse count too: the pool keeps the capacity of its idle buffers
+ * ({@link #idle}) and {@link #held} together within the budget, so the direct memory the pool
+ * uses, in use or not, stays within it. A buffer released when that would be exceeded is not
+ * kept; a new buffer that needs room drops idle ones (largest first) to make it. Dropped buffers
+ * are the garbage collector's, which the JDK's direct allocation asks for when it needs the room.
+ *
+ * <p>Requests larger than {@link #SMALL_BYTES} may take the budget only up to 7/8 of it: the last
+ * eighth is kept for small requests, so that a few clients of large reads or writes, which fill
+ * the budget, do not hold back every other client's 4 KiB read behind them.
  *
  * <h2>Thread safety</h2>
  * Safe for any number of threads: each class is a small stack behind its own monitor, held only
@@ -52,7 +62,12 @@ class BufferPool {
     /** Buffers each class may keep even where that exceeds the byte cap. */
     static final int MIN_POOLED_PER_CLASS = 4;
 
+    /** Requests of at most this many bytes may use the whole budget; larger ones 7/8 of it. */
+    static final int SMALL_BYTES = 1 << 20;
+
     private final Stack[] classes = new Stack[JUMBO + 1];
+    /** Capacity of the buffers kept for reuse. */
+    private final AtomicLong idle = new AtomicLong();
     /** Bytes of acquired buffers beyond which {@link #tryAcquire} refuses (unless none is held). */
     private final long budget;
     /** Capacity of the buffers acquired and not yet released. */
@@ -124,9 +139,10 @@ class BufferPool {
     ByteBuffer tryAcquire(int size) {
         int shift = shiftFor(size);
         long cap = capacity(shift);
+        long limit = size <= SMALL_BYTES ? budget : budget - budget / 8;
         for (;;) {
             long h = held.get();
-            if (h > 0 && h + cap > budget) {
+            if (h > 0 && h + cap > limit) {
                 starved = true;
                 if (held.get() == h) {
                     return null; // a release from now on sees starved
@@ -154,7 +170,13 @@ class BufferPool {
     /** A buffer of class {@code shift} with limit {@code size}, already counted as held. */
     private ByteBuffer take(int shift, int size) {
         ByteBuffer b = classes[shift].pop();
-        if (b == null) {
+        if (b != null) {
+            idle.addAndGet(-capacity(shift));
+        } else {
+            // a new buffer: drop idle ones while the pool's memory would pass the budget
+            while (held.get() + idle.get() > budget && dropIdle()) {
+                // dropped one
+            }
             try {
                 b = newBuffer(capacity(shift));
             } catch (Throwable t) {
@@ -164,6 +186,17 @@ class BufferPool {
         }
         b.clear().limit(size);
         return b;
+    }
+
+    /** Drops one idle buffer, of the largest class that has one, to the garbage collector; false if none is idle. */
+    private boolean dropIdle() {
+        for (int s = JUMBO; s >= MIN_SHIFT; s--) {
+            if (classes[s].pop() != null) {
+                idle.addAndGet(-capacity(s));
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Allocates a buffer; tests override it to fail as an exhausted JVM would. */
@@ -178,6 +211,11 @@ class BufferPool {
     /** Capacity of the buffers acquired and not yet released, in bytes. */
     long held() {
         return held.get();
+    }
+
+    /** Capacity of the buffers kept for reuse, in bytes: with {@link #held}, within the budget. */
+    long idle() {
+        return idle.get();
     }
 
     /** The most {@link #held} has been since the pool was made. */
@@ -196,13 +234,12 @@ class BufferPool {
      */
     void release(ByteBuffer b) {
         int cap = b.capacity();
-        held.addAndGet(-cap);
-        if (cap == JUMBO_BYTES) {
-            classes[JUMBO].push(b);
-        } else {
-            int shift = Integer.numberOfTrailingZeros(cap);
-            if (Integer.bitCount(cap) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT) {
-                classes[shift].push(b);
+        long h = held.addAndGet(-cap);
+        if (h + idle.get() + cap <= budget) { // else left to the garbage collector: kept, it would pass the budget
+            int shift = cap == JUMBO_BYTES ? JUMBO : Integer.numberOfTrailingZeros(cap);
+            if ((cap == JUMBO_BYTES || Integer.bitCount(cap) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT)
+                    && classes[shift].push(b)) {
+                idle.addAndGet(cap);
             }
         }
         if (starved) {
@@ -241,10 +278,12 @@ class BufferPool {
             return b;
         }
 
-        synchronized void push(ByteBuffer b) {
+        synchronized boolean push(ByteBuffer b) {
             if (size < items.length) {
                 items[size++] = b;
+                return true;
             }
+            return false;
         }
     }
 }

@@ -124,7 +124,8 @@ public final class DataNode implements AutoCloseable {
             }
         };
         NbdServer.Limits limits = new NbdServer.Limits(b.maxInFlight, b.maxBufferedBytes, b.writeStallTimeout.toNanos(),
-                b.handshakeTimeout.toNanos(), b.maxConnections);
+                b.handshakeTimeout.toNanos(), b.maxConnections, b.maxConnectionsPerSource, b.requestTimeout.toNanos(),
+                b.idleEvictAfter.toNanos());
         this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
         try {
             this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
@@ -513,6 +514,9 @@ public final class DataNode implements AutoCloseable {
         private boolean qos = true;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
+        private int maxConnectionsPerSource = NbdServer.Limits.defaults().maxConnectionsPerSource();
+        private Duration requestTimeout = Duration.ofNanos(NbdServer.Limits.defaults().requestNanos());
+        private Duration idleEvictAfter = Duration.ofNanos(NbdServer.Limits.defaults().idleEvictNanos());
         private long bufferBudget = BufferPool.defaultBudget();
         private BufferPool pool;
 
@@ -579,6 +583,45 @@ public final class DataNode implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Open connections from one source address (per tenant once TLS lands) beyond which new
+         * ones from it are refused, unless one of its connections idle long enough can be
+         * evicted ({@link #idleEvictAfter}). Default 256.
+         */
+        public Builder maxConnectionsPerSource(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxConnectionsPerSource must be >= 1");
+            }
+            this.maxConnectionsPerSource = n;
+            return this;
+        }
+
+        /**
+         * How long a request may take to arrive once its first byte has (its header, then a
+         * write's payload); a client slower than that is disconnected. Default 10 s.
+         */
+        public Builder requestTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("requestTimeout must be positive");
+            }
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How long a connection in transmission must have been idle (nothing in flight, nothing
+         * unsent, nothing received) before it may be closed to let a newcomer in when the node or
+         * the newcomer's source is at its connection cap. Idle connections are never closed
+         * otherwise. Default 10 s.
+         */
+        public Builder idleEvictAfter(Duration idle) {
+            if (idle.isNegative()) {
+                throw new IllegalArgumentException("idleEvictAfter must not be negative");
+            }
+            this.idleEvictAfter = idle;
+            return this;
+        }
+
         /** Requests in flight per connection before the node stops reading from it. Default 128. */
         public Builder maxInFlight(int n) {
             this.maxInFlight = n;
@@ -603,7 +646,7 @@ public final class DataNode implements AutoCloseable {
 
         /**
          * Bytes of direct buffers that requests may hold across the node; a client whose next
-         * write payload does not fit is not read from until buffers are released (one request is
+         * write payload or read reply does not fit is not read from until buffers are released (one request is
          * always let through when none is held). Default: 3/4 of the JVM's direct memory limit
          * ({@code -XX:MaxDirectMemorySize}, else the maximum heap size).
          */

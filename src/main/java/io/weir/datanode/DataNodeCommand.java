@@ -55,8 +55,14 @@ public final class DataNodeCommand {
                 "disconnect a client that has not finished its NBD handshake this long after connecting"),
         new Option("max-connections", "WEIR_MAX_CONNECTIONS", "1024", "N",
                 "open NBD connections beyond which new ones are refused (closed before the greeting)"),
+        new Option("max-connections-per-source", "WEIR_MAX_CONNECTIONS_PER_SOURCE", "256", "N",
+                "open NBD connections from one client address beyond which new ones from it are refused"),
+        new Option("idle-evict-after", "WEIR_IDLE_EVICT_AFTER", "10s", "DUR",
+                "at a connection cap, a connection idle this long is closed to let a new one in"),
+        new Option("request-timeout", "WEIR_REQUEST_TIMEOUT", "10s", "DUR",
+                "disconnect a client that takes longer to send a request (header, then write payload) once begun"),
         new Option("buffer-memory", "WEIR_BUFFER_MEMORY", null, "MiB",
-                "direct memory requests' buffers may hold across the node; beyond it clients' writes wait"
+                "direct memory requests' buffers may hold across the node; beyond it clients' reads and writes wait"
                         + " (none: 3/4 of the JVM's direct memory limit, -XX:MaxDirectMemorySize, else -Xmx)"),
         new Option("drain-timeout", "WEIR_DRAIN_TIMEOUT", "30s", "DUR",
                 "on stop, how long open connections may take to answer what they have in flight")));
@@ -64,11 +70,41 @@ public final class DataNodeCommand {
     private DataNodeCommand() {
     }
 
+    /** The exit status of a node that ran out of heap memory. */
+    static final int HEAP_EXHAUSTED_STATUS = 3;
+
     public static void main(String[] args) {
+        OutOfMemory.onHeapExhausted(haltOnHeapExhausted(System.err, Runtime.getRuntime()::halt));
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+            OutOfMemory.checkFatal(e);
+            System.err.print("Exception in thread \"" + t.getName() + "\" ");
+            e.printStackTrace();
+        });
         int code = run(args, System.out, System.err, System.getenv());
         if (code != 0) {
             System.exit(code);
         }
+    }
+
+    /**
+     * The command's answer to a heap {@code OutOfMemoryError} (see {@link OutOfMemory}): says why
+     * on {@code err} and halts with {@link #HEAP_EXHAUSTED_STATUS}, without the shutdown hook's
+     * drain, which could not run without heap either. A supervisor (Kubernetes, compose) restarts
+     * the node; one that stayed up would keep its port open and serve nobody.
+     */
+    static java.util.function.Consumer<OutOfMemoryError> haltOnHeapExhausted(PrintStream err,
+            java.util.function.IntConsumer halt) {
+        return e -> {
+            try {
+                err.println("weir datanode: FATAL: out of heap memory (" + e.getMessage() + "); exiting with status "
+                        + HEAP_EXHAUSTED_STATUS + " to be restarted. Raise -Xmx or the container's memory limit.");
+                err.flush();
+            } catch (Throwable ignored) {
+                // halting anyway
+            } finally {
+                halt.accept(HEAP_EXHAUSTED_STATUS);
+            }
+        };
     }
 
     /** Parses, starts and (unless it fails) blocks until the JVM stops. Returns an exit code. */
@@ -135,7 +171,10 @@ public final class DataNodeCommand {
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))
-                .maxConnections(v.integer("max-connections", 1));
+                .maxConnections(v.integer("max-connections", 1))
+                .maxConnectionsPerSource(v.integer("max-connections-per-source", 1))
+                .idleEvictAfter(v.duration("idle-evict-after", true))
+                .requestTimeout(v.duration("request-timeout", false));
         if (v.get("buffer-memory") != null) {
             builder.bufferBudget((long) v.integer("buffer-memory", 1) << 20);
         }

@@ -33,10 +33,13 @@ import java.util.function.BiConsumer;
  * in completion order, not request order (NBD matches them by cookie).
  *
  * <h2>Bounded buffering</h2>
- * The selector stops reading from a client while it has {@link NbdServer.Limits#maxInFlight}
- * requests in flight, or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and
- * replies not yet written; TCP then pushes back on the client. It also stops when the pool's
- * node-wide budget has no room for the next write payload ({@link BufferPool#tryAcquire}): the
+ * The selector stops reading from a client, in every state, while it has
+ * {@link NbdServer.Limits#maxInFlight} requests unanswered (in flight, or answered with their reply
+ * still queued: option replies of the handshake and requests refused at once with an error count
+ * the same), or {@link NbdServer.Limits#maxBufferedBytes} of request payloads and replies not yet
+ * written; TCP then pushes back on the client. A client that reads none of its replies is thus
+ * read no more, and dropped after the write-stall timeout. It also stops when the pool's
+ * node-wide budget has no room for the next write payload or read reply ({@link BufferPool#tryAcquire}): the
  * request header is left in the receive buffer and the server calls {@link #memoryAvailable} once
  * buffers are released. A client whose queued replies make no progress for
  * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
@@ -89,6 +92,15 @@ final class NbdConnection {
 
     /** When the connection was accepted (the handshake timeout counts from here). */
     private final long acceptedAt = System.nanoTime();
+    /** The client's address: the server caps connections per source. */
+    final java.net.InetAddress source;
+    /** When bytes last arrived or a request was last answered: idle time counts from here. */
+    private volatile long lastActivityAt = acceptedAt;
+    /**
+     * When the request now arriving began to (its header, then a write's payload), or 0 when none
+     * is half received; the request timeout counts from here while the node is reading (selector thread).
+     */
+    private long requestBegunAt;
     /** The volume attached while its files are opened (OPENING), else null. */
     private Volume opening;
 
@@ -98,22 +110,25 @@ final class NbdConnection {
     private boolean metaContext;
     private Request payloadRequest;
     private volatile boolean readPaused;
-    /** Reading stopped until the pool's budget has room for the next write payload (selector thread). */
+    /** Reading stopped until the pool's budget has room for the next write payload or read reply (selector thread). */
     private boolean memoryWait;
 
     // shared with workers
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong buffered = new AtomicLong();
     private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
+    /** Replies in {@link #out}: written under its lock, read without it. */
+    private volatile int queuedReplies;
     private boolean writeInterest;
     private long lastWriteProgress;
     private volatile boolean closed;
     private volatile boolean resumeQueued;
 
-    NbdConnection(NbdServer server, SocketChannel channel) {
+    NbdConnection(NbdServer server, SocketChannel channel, java.net.InetAddress source) {
         this.server = server;
         this.channel = channel;
         this.pool = server.pool;
+        this.source = source;
     }
 
     /** Sends the greeting. Selector thread. */
@@ -158,11 +173,15 @@ final class NbdConnection {
                 abort("client closed the connection");
                 return;
             }
+            if (n > 0) {
+                lastActivityAt = System.nanoTime();
+            }
             if (payloadRequest.payload.hasRemaining()) {
                 return;
             }
             Request r = payloadRequest;
             payloadRequest = null;
+            requestBegunAt = 0;
             state = State.REQUEST_HEADER;
             r.payload.flip();
             dispatch(r);
@@ -176,6 +195,9 @@ final class NbdConnection {
             shutdown("client closed the connection");
             return;
         }
+        if (n > 0) {
+            lastActivityAt = System.nanoTime();
+        }
         process();
     }
 
@@ -185,12 +207,24 @@ final class NbdConnection {
         try {
             while (state != State.CLOSED && state != State.DRAINING && state != State.PAYLOAD && state != State.OPENING
                     && !readPaused) {
+                if (atBounds()) {
+                    // option replies and error replies count too: a client that reads none is read no more
+                    pauseReading();
+                    break;
+                }
                 if (!step()) {
                     break;
                 }
             }
         } finally {
             in.compact();
+            // a request half received (the rest of a header waits in the buffer, or a payload) began now, if not before
+            boolean partial = state == State.PAYLOAD || state == State.REQUEST_HEADER && in.position() > 0;
+            if (!partial) {
+                requestBegunAt = 0;
+            } else if (requestBegunAt == 0) {
+                requestBegunAt = System.nanoTime();
+            }
         }
     }
 
@@ -573,6 +607,7 @@ final class NbdConnection {
         long cookie = in.getLong();
         long offset = in.getLong();
         long length = Integer.toUnsignedLong(in.getInt());
+        requestBegunAt = 0; // its header has arrived; a payload counts on its own
         Request r = new Request(this, type, flags, cookie, offset, length);
         if (type == Nbd.CMD_WRITE) {
             if (length > MAX_PAYLOAD) {
@@ -584,12 +619,7 @@ final class NbdConnection {
             }
             r.payload = pool.tryAcquire((int) length);
             if (r.payload == null) {
-                // no room in the node's budget: keep the header, read nothing more until buffers are released
-                in.position(in.position() - Nbd.REQUEST_HEADER_BYTES);
-                memoryWait = true;
-                pauseReading();
-                server.awaitMemory(this);
-                return false;
+                return awaitBudget();
             }
             int n = Math.min(in.remaining(), (int) length);
             int lim = in.limit();
@@ -603,6 +633,21 @@ final class NbdConnection {
             }
             r.payload.flip();
         }
+        if (type == Nbd.CMD_READ && validate(r) == 0) {
+            // the reply buffer is taken here, within the node's budget, as a write's payload is
+            try {
+                r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length);
+            } catch (OutOfMemoryError e) {
+                if (!OutOfMemory.isDirect(e)) {
+                    throw e;
+                }
+                r.replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
+                return true;
+            }
+            if (r.payload == null) {
+                return awaitBudget();
+            }
+        }
         if (type == Nbd.CMD_DISC) {
             r.release();
             drain();
@@ -610,6 +655,23 @@ final class NbdConnection {
         }
         dispatch(r);
         return true;
+    }
+
+    /**
+     * No room in the node's buffer budget for the request whose header was just decoded: keeps
+     * the header in {@link #in} and reads nothing more until buffers are released. Returns false.
+     */
+    private boolean awaitBudget() {
+        in.position(in.position() - Nbd.REQUEST_HEADER_BYTES);
+        memoryWait = true;
+        pauseReading();
+        server.awaitMemory(this);
+        return false;
+    }
+
+    /** Bytes in front of a READ's data in its reply. */
+    private int replyHeaderBytes() {
+        return structured ? Nbd.CHUNK_HEADER_BYTES + 8 : Nbd.SIMPLE_REPLY_BYTES;
     }
 
     /** Validates and submits a decoded request, or answers it with an error at once. */
@@ -637,9 +699,20 @@ final class NbdConnection {
             r.replyError(Nbd.ESHUTDOWN, "volume is being removed");
             r.done();
         }
-        if (inFlight.get() >= server.limits.maxInFlight() || buffered.get() >= server.limits.maxBufferedBytes()) {
+        if (atBounds()) {
             pauseReading();
         }
+    }
+
+    /**
+     * Whether the connection is at its bounds, so that nothing more is read from it: requests
+     * not yet answered to the client (in flight, or answered and their reply still queued, which
+     * covers option replies and requests answered at once with an error) reach the in-flight
+     * limit, or payloads and unwritten replies reach the byte limit.
+     */
+    private boolean atBounds() {
+        return inFlight.get() + queuedReplies >= server.limits.maxInFlight()
+                || buffered.get() >= server.limits.maxBufferedBytes();
     }
 
     private int validate(Request r) {
@@ -696,13 +769,16 @@ final class NbdConnection {
             maybeFinishDrain();
             return;
         }
-        if (memoryWait) {
-            return; // the server calls memoryAvailable once buffers are released
+        if (memoryWait || state == State.OPENING) {
+            return; // the server calls memoryAvailable once buffers are released; the open, its callback
         }
-        if (inFlight.get() >= server.limits.maxInFlight() || buffered.get() >= server.limits.maxBufferedBytes()) {
-            return;
+        if (atBounds()) {
+            return; // the last reply written, or enough requests done, tries again
         }
         readPaused = false;
+        if (requestBegunAt != 0) {
+            requestBegunAt = System.nanoTime(); // the node was not reading: the client's time starts again
+        }
         if (key.isValid()) {
             key.interestOps(key.interestOps() | SelectionKey.OP_READ);
         }
@@ -715,10 +791,11 @@ final class NbdConnection {
 
     /** Worker: one request fully answered. */
     private void requestDone(long bytes) {
+        lastActivityAt = System.nanoTime();
         int n = inFlight.decrementAndGet();
         long b = buffered.addAndGet(-bytes);
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
-                && n < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
+                && n + queuedReplies < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
             resumeQueued = true;
             server.execute(this, this::resumeReading);
         }
@@ -753,6 +830,8 @@ final class NbdConnection {
                 lastWriteProgress = System.nanoTime();
             }
             out.add(b);
+            queuedReplies = out.size();
+            server.noteQueuedReplies(queuedReplies);
             buffered.addAndGet(b.remaining());
             if (!writeInterest) {
                 writeInterest = true;
@@ -793,18 +872,17 @@ final class NbdConnection {
                 out.poll();
                 pool.release(b);
             }
+            queuedReplies = out.size();
             empty = out.isEmpty();
             if (empty) {
                 writeInterest = false;
                 key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
             }
         }
-        if (empty) {
-            if (readPaused) {
-                resumeReading();
-            } else {
-                maybeFinishDrain();
-            }
+        if (readPaused && (empty || queuedReplies < server.limits.maxInFlight() / 2 + 1)) {
+            resumeReading();
+        } else if (empty) {
+            maybeFinishDrain();
         }
     }
 
@@ -818,6 +896,11 @@ final class NbdConnection {
             abort("handshake not finished within " + server.limits.handshakeNanos() / 1_000_000 + " ms");
             return;
         }
+        if (requestBegunAt != 0 && !readPaused && (state == State.REQUEST_HEADER || state == State.PAYLOAD)
+                && now - requestBegunAt > server.limits.requestNanos()) {
+            abort("request not received within " + server.limits.requestNanos() / 1_000_000 + " ms of its first byte");
+            return;
+        }
         boolean stalled;
         synchronized (out) {
             stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
@@ -825,6 +908,18 @@ final class NbdConnection {
         if (stalled) {
             abort("client stopped reading replies");
         }
+    }
+
+    /**
+     * Selector thread: how long the connection has been idle, or -1 if it is not: idle is in
+     * transmission with nothing in flight, nothing unsent and nothing half received.
+     */
+    long idleNanos(long now) {
+        if (volume == null || state != State.REQUEST_HEADER || readPaused || inFlight.get() > 0 || queuedReplies > 0
+                || in.position() > 0) {
+            return -1;
+        }
+        return now - lastActivityAt;
     }
 
     // --- closing --------------------------------------------------------------------------------
@@ -895,6 +990,7 @@ final class NbdConnection {
             while ((b = out.poll()) != null) {
                 pool.release(b);
             }
+            queuedReplies = 0;
         }
         if (key != null) {
             key.cancel();
@@ -964,6 +1060,7 @@ final class NbdConnection {
             return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? length : 0;
         }
 
+        /** Bytes of the request's data, counted against the connection's byte limit while it is in flight. */
         long bufferedBytes() {
             return type == Nbd.CMD_READ || type == Nbd.CMD_WRITE ? length : 0;
         }
@@ -1011,6 +1108,7 @@ final class NbdConnection {
                 replyError(Nbd.EIO, "IO error: " + e.getMessage());
             } catch (OutOfMemoryError e) {
                 // no direct memory for the reply buffer: answer anyway, the client must not wait forever
+                OutOfMemory.checkFatal(e); // unless it was the heap's
                 replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
             } finally {
                 release();
@@ -1043,7 +1141,11 @@ final class NbdConnection {
 
         /** A pooled buffer holding {@code len} bytes read at {@code offset}, after room for a {@code hdr}-byte reply header. */
         private ByteBuffer readBehindHeader(Volume v, int hdr, int len) throws IOException {
-            ByteBuffer b = conn.pool.acquire(hdr + len);
+            ByteBuffer b = payload; // taken within the budget when the request was decoded
+            payload = null;
+            if (b == null) {
+                b = conn.pool.acquire(hdr + len);
+            }
             try {
                 b.position(hdr);
                 v.read(offset, b);
@@ -1123,6 +1225,7 @@ final class NbdConnection {
             try {
                 sendError(error, message);
             } catch (OutOfMemoryError e) {
+                OutOfMemory.checkFatal(e);
                 LOG.log(Level.WARNING, "no memory for an NBD error reply; closing the connection: " + e.getMessage());
                 conn.closeFromAnyThread("out of memory for an error reply");
             }

@@ -32,15 +32,24 @@ import java.util.concurrent.TimeUnit;
  * <h2>Failures</h2>
  * Everything the selector thread does is done for one connection (a queued task, a selected
  * key, a stall check, a retry after buffers were released) or for the listener (accepting).
- * Anything thrown while working for a connection, an {@link OutOfMemoryError} included, is logged
- * and closes that connection only; the loop goes on serving the others. Only a failing
+ * Anything thrown while working for a connection, an {@link OutOfMemoryError} for direct memory
+ * included, is logged and closes that connection only; the loop goes on serving the others. An
+ * {@code OutOfMemoryError} of the heap (any but direct memory's) goes to
+ * {@link OutOfMemory#heapExhausted} first, which in the {@code datanode} command ends the process. Only a failing
  * {@code select} itself stops the server; if the loop ever ends that way, the failure is logged
  * at ERROR and the listening socket is closed, so that new clients are refused instead of waiting
  * for a greeting that never comes.
  *
+ * <h2>Connection caps</h2>
+ * A new connection beyond {@link Limits#maxConnectionsPerSource} from its source address, or
+ * beyond {@link Limits#maxConnections} in all, is closed before the greeting, unless a connection
+ * idle for {@link Limits#idleEvictNanos} can be closed to make room: the one idle longest of the
+ * newcomer's source at the source cap, of the source holding the most connections at the node's
+ * cap. Idle connections are closed for nothing else (real clients keep them open for long).
+ *
  * <h2>Direct memory</h2>
- * Write payloads take buffers from the pool within its node-wide budget
- * ({@link BufferPool#tryAcquire}). A connection whose next payload does not fit stops reading
+ * Write payloads and read reply buffers take buffers from the pool within its node-wide budget
+ * ({@link BufferPool#tryAcquire}). A connection whose next request does not fit stops reading
  * (its request header stays in its receive buffer) and waits here; when buffers are released the
  * pool wakes the selector, which lets the waiting connections try again in the order they came.
  * Other connections go on being served meanwhile, and a request is let through whatever its size
@@ -64,19 +73,23 @@ final class NbdServer implements AutoCloseable {
         Collection<Volume> all();
     }
 
-    /** Tunables of the IO path, per connection. */
     /**
      * Tunables of the IO path: per connection, the requests in flight and bytes buffered before
-     * the server stops reading from it, how long its replies may stay unread and how long its
-     * handshake may take; and the open connections beyond which new ones are refused.
+     * the server stops reading from it, how long its replies may stay unread, how long its
+     * handshake may take and how long a request it has begun to send may take to arrive; the open
+     * connections beyond which new ones are refused, in all and from one source address; and how
+     * long a connection must have been idle to be closed for a newcomer when a cap is reached.
      */
-    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos, long handshakeNanos, int maxConnections) {
+    record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos, long handshakeNanos, int maxConnections,
+            int maxConnectionsPerSource, long requestNanos, long idleEvictNanos) {
         /**
-         * 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s or has
-         * not finished its handshake after 30 s is dropped, 1024 connections.
+         * 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s, has not
+         * finished its handshake after 30 s or not finished sending a request 10 s after it began
+         * is dropped; 1024 connections, 256 from one address; idle 10 s to be evicted at a cap.
          */
         static Limits defaults() {
-            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), 1024);
+            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), 1024, 256,
+                    TimeUnit.SECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(10));
         }
     }
 
@@ -93,12 +106,18 @@ final class NbdServer implements AutoCloseable {
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** The most replies one connection has had queued unwritten (diagnostics and tests). */
+    private final java.util.concurrent.atomic.AtomicInteger peakQueuedReplies = new java.util.concurrent.atomic.AtomicInteger();
     /** Times the selector thread returned from {@code select} (written by that thread only). */
     private volatile long wakeups;
     /** Opens volume files for connections entering transmission, off the selector thread. */
     private final java.util.concurrent.ThreadPoolExecutor opener;
     /** Set while new connections are refused for {@link Limits#maxConnections} (selector thread). */
     private boolean atCapacity;
+    /** Open connections by source address (selector thread). */
+    private final java.util.Map<java.net.InetAddress, java.util.List<NbdConnection>> bySource = new java.util.HashMap<>();
+    /** When a refusal for a source's cap was last logged (selector thread): one line per 10 s at most. */
+    private long sourceCapLoggedAt = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /**
      * Connections that stopped reading because the pool's budget had no room for a write
      * payload, in the order they asked (selector thread).
@@ -170,6 +189,18 @@ final class NbdServer implements AutoCloseable {
         selector.wakeup();
     }
 
+    /** Any thread: a connection has {@code n} replies queued unwritten; records a new peak. */
+    void noteQueuedReplies(int n) {
+        if (n > peakQueuedReplies.get()) {
+            peakQueuedReplies.accumulateAndGet(n, Math::max);
+        }
+    }
+
+    /** The most replies any connection has had queued unwritten since the server started. */
+    int peakQueuedReplies() {
+        return peakQueuedReplies.get();
+    }
+
     /** Times the selector thread has returned from {@code select}: a busy selector shows here. */
     long selectorWakeups() {
         return wakeups;
@@ -200,7 +231,7 @@ final class NbdServer implements AutoCloseable {
 
     /**
      * Selector thread: {@code c} stopped reading because the buffer budget had no room for its
-     * next write payload; once buffers are released, {@link NbdConnection#memoryAvailable} runs.
+     * next write payload or read reply; once buffers are released, {@link NbdConnection#memoryAvailable} runs.
      */
     void awaitMemory(NbdConnection c) {
         memoryWaiters.add(c);
@@ -221,6 +252,10 @@ final class NbdServer implements AutoCloseable {
     /** Selector thread. */
     void forget(NbdConnection c) {
         memoryWaiters.remove(c);
+        java.util.List<NbdConnection> same = bySource.get(c.source);
+        if (same != null && same.remove(c) && same.isEmpty()) {
+            bySource.remove(c.source);
+        }
         connections.remove(c);
         if (connections.isEmpty()) {
             synchronized (connections) {
@@ -296,6 +331,7 @@ final class NbdServer implements AutoCloseable {
             }
         } catch (Throwable e) {
             LOG.log(Level.ERROR, "NBD selector loop failed: the node no longer serves NBD clients", e);
+            OutOfMemory.checkFatal(e);
         } finally {
             // new clients are refused rather than left waiting for a greeting nobody will send
             stopAccepting();
@@ -319,12 +355,14 @@ final class NbdServer implements AutoCloseable {
         try {
             work.run();
         } catch (Throwable e) {
-            LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            if (!OutOfMemory.checkFatal(e)) {
+                LOG.log(Level.ERROR, "NBD connection failed on the selector thread; closing it", e);
+            }
             try {
                 c.abort("internal error: " + e);
             } catch (Throwable again) {
                 LOG.log(Level.ERROR, "closing the failed connection", again);
-                connections.remove(c);
+                forget(c);
             }
         }
     }
@@ -333,10 +371,23 @@ final class NbdServer implements AutoCloseable {
         SocketChannel ch;
         try {
             while ((ch = listener.accept()) != null) {
-                if (connections.size() >= limits.maxConnections()) {
+                java.net.InetAddress source = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+                java.util.List<NbdConnection> same = bySource.getOrDefault(source, java.util.List.of());
+                if (same.size() >= limits.maxConnectionsPerSource() && !evictIdle(same)) {
+                    long now = System.nanoTime();
+                    if (now - sourceCapLoggedAt > TimeUnit.SECONDS.toNanos(10)) {
+                        sourceCapLoggedAt = now;
+                        LOG.log(Level.WARNING, "{0} NBD connections open from {1}, the maximum for one source, none idle:"
+                                + " refusing new ones from it", same.size(), source.getHostAddress());
+                    }
+                    ch.close(); // before the greeting: the client sees the connection closed
+                    continue;
+                }
+                if (connections.size() >= limits.maxConnections() && !evictIdle(largestSource())) {
                     if (!atCapacity) {
                         atCapacity = true;
-                        LOG.log(Level.WARNING, "{0} NBD connections open, the maximum: refusing new ones", connections.size());
+                        LOG.log(Level.WARNING, "{0} NBD connections open, the maximum, none idle: refusing new ones",
+                                connections.size());
                     }
                     ch.close(); // before the greeting: the client sees the connection closed
                     continue;
@@ -347,11 +398,13 @@ final class NbdServer implements AutoCloseable {
                     ch.configureBlocking(false);
                     ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
                     ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-                    c = new NbdConnection(this, ch);
+                    c = new NbdConnection(this, ch, source);
                     SelectionKey key = ch.register(selector, SelectionKey.OP_READ, c);
                     connections.add(c);
+                    bySource.computeIfAbsent(source, s -> new java.util.ArrayList<>()).add(c);
                     c.start(key);
                 } catch (Throwable e) { // an OutOfMemoryError for its receive buffer included
+                    OutOfMemory.checkFatal(e);
                     LOG.log(Level.WARNING, "accepting a connection: " + e);
                     if (c != null) {
                         NbdConnection failed = c;
@@ -363,6 +416,42 @@ final class NbdServer implements AutoCloseable {
         } catch (IOException e) {
             LOG.log(Level.WARNING, "accept failed: " + e);
         }
+    }
+
+    /** Selector thread: the connections of the source that has the most open. */
+    private java.util.List<NbdConnection> largestSource() {
+        java.util.List<NbdConnection> largest = java.util.List.of();
+        for (java.util.List<NbdConnection> l : bySource.values()) {
+            if (l.size() > largest.size()) {
+                largest = l;
+            }
+        }
+        return largest;
+    }
+
+    /**
+     * Selector thread: closes the one of {@code candidates} idle longest, if it has been idle for
+     * {@link Limits#idleEvictNanos} (see "Connection caps"); false if none has.
+     */
+    private boolean evictIdle(java.util.List<NbdConnection> candidates) {
+        long now = System.nanoTime();
+        NbdConnection oldest = null;
+        long longest = -1;
+        for (NbdConnection c : candidates) {
+            long idle = c.idleNanos(now);
+            if (idle >= limits.idleEvictNanos() && idle > longest) {
+                longest = idle;
+                oldest = c;
+            }
+        }
+        if (oldest == null) {
+            return false;
+        }
+        LOG.log(Level.INFO, "closing an NBD connection from {0} idle for {1} s to let a new one in (connection cap)",
+                oldest.source.getHostAddress(), longest / 1_000_000_000L);
+        NbdConnection evicted = oldest;
+        contained(evicted, () -> evicted.abort("idle, evicted at the connection cap"));
+        return true;
     }
 
     /** Closes every connection gracefully (in-flight requests answered first) on the selector thread. */

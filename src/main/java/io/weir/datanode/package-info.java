@@ -14,7 +14,7 @@
  *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
  *       clients, drain in-flight requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
- *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers.
+ *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>
  * </ul>
@@ -33,15 +33,30 @@
  * rest is read straight into the request's buffer) and submits each to the executor as the
  * foreground flow of its volume with its data size as the cost (the bytes it moves through the
  * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). The
- * only queue outside the scheduler is the socket: a connection stops being read at 128 requests
- * in flight or 64 MiB of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
+ * only queue outside the scheduler is the socket: a connection stops being read, in the handshake
+ * as in transmission, at 128 requests unanswered (in flight, or with their reply unsent: option
+ * replies and requests refused at once with an error count too) or 64 MiB of payloads and unsent
+ * replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
  * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
- * is one that has not finished its handshake 30 s (settable) after connecting; connections past a
- * maximum (1024, settable) are closed before the greeting. A volume's files are opened on first
+ * is one that has not finished its handshake 30 s (settable) after connecting, and one that has
+ * begun a request (its header, or a write's payload) and not finished sending it 10 s later
+ * (settable; time the node itself is not reading from it does not count).
+ *
+ * <p>Connections past a maximum (1024, settable), or past a maximum from one source address (256,
+ * settable; per tenant once TLS lands), are closed before the greeting. The idle policy: an idle
+ * connection in transmission (nothing in flight, unsent or half received) is never closed for
+ * being idle, as qemu and nbd-client keep idle connections open for long; only when a newcomer
+ * meets a cap is one closed to let it in: the one idle longest, if for at least 10 s (settable),
+ * of the newcomer's source at the source cap, or of the source holding the most connections at
+ * the node's cap. Dead peers are found by TCP keepalive. A volume's files are opened on first
  * use by an opener thread, never by the selector thread: the connection that waits for them reads
  * nothing meanwhile, the others go on. A failure while the selector thread works for one
- * connection, an {@code OutOfMemoryError} included, closes that connection only; if the selector
+ * connection, an {@code OutOfMemoryError} for direct memory included, closes that connection
+ * only. Out of heap is not contained ({@code OutOfMemory}): the {@code datanode} command prints a
+ * FATAL line and halts with status 3, and its launchers (image, compose, Helm, the demo's child
+ * JVMs) add {@code -XX:+ExitOnOutOfMemoryError}, so that a supervisor restarts the node instead of
+ * it keeping its port open while serving nobody; if the selector
  * loop itself ever ends, the listening socket is closed (clients are refused, not left hanging)
  * and the failure logged at ERROR.
  *
@@ -55,12 +70,16 @@
  * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
  * acquired and not yet released may not pass 3/4 of the JVM's direct memory limit
  * ({@code -XX:MaxDirectMemorySize}, which defaults to the maximum heap; settable with
- * {@code --buffer-memory}). A connection whose next write payload does not fit stops being read
- * (its request header waits in its receive buffer) until buffers are released; the pool then
- * wakes the selector, which lets waiting connections try again in order. Other connections go on
- * being served, and a payload is let through whatever its size when no buffer is held, so a
- * request larger than the budget cannot wait forever. Replies are not refused, only counted
- * (reads are bounded per connection); a worker that cannot allocate its reply buffer answers
+ * {@code --buffer-memory}); the buffers the pool keeps idle for reuse count within it too.
+ * Write payloads and read reply buffers are taken from it when their request is decoded. A
+ * connection whose next request does not fit stops being read (its request header waits in its
+ * receive buffer) until buffers are released; the pool then wakes the selector, which lets
+ * waiting connections try again in order. The request waits, it is not answered {@code ENOMEM}.
+ * Requests above 1 MiB may fill only 7/8 of the budget, so small requests of other clients still
+ * find room beside clients of the largest reads and writes. Other connections go on being served,
+ * and a request is let through whatever its size when no buffer is held, so one larger than the
+ * budget cannot wait forever. Small replies (headers, errors, block status) are not refused, only
+ * counted; if the JVM has no direct memory for a reply buffer anyway the request is answered
  * {@code ENOMEM}, and if not even that buffer can be had the connection is closed, so a client is
  * never left waiting for a request that was dropped.
  *

@@ -147,7 +147,9 @@ final class DataNodeProcess implements AutoCloseable {
         // absolute: the node runs in its own directory
         String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC"));
+        // out of heap, a node exits (and says so) rather than staying up and serving nobody
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC",
+                "-XX:+ExitOnOutOfMemoryError"));
         if (started.endsWith(".jar") && isSpringBootJar(Path.of(started))) {
             command.addAll(List.of("-jar", Path.of(started).toAbsolutePath().toString()));
         } else if (started.startsWith("org.springframework.boot.loader.")) {

@@ -48,6 +48,8 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
             if (appliedRevision < 0) {
                 throw new IllegalArgumentException("appliedRevision must be >= 0: " + appliedRevision);
             }
+            WireText.check("agentVersion", agentVersion, WireText.MAX_VERSION);
+            WireText.check("configDigest", configDigest, WireText.MAX_NAME);
         }
 
         /** A hello without a {@linkplain #configDigest digest}. */
@@ -81,39 +83,62 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      * {@code nack}.
      *
      * @param revision the refused snapshot's revision
-     * @param reason why, for people (shown as the node's {@code lastError})
+     * @param reason why, for people (shown as the node's {@code lastError}); free text of at most
+     *     {@value WireText#MAX_REASON} characters ({@link WireText#checkText})
      */
     record Nack(long revision, String reason) implements AgentMessage {
         public Nack {
             Objects.requireNonNull(reason, "reason");
+            WireText.checkText("reason", reason, WireText.MAX_REASON);
         }
     }
 
     /**
      * The control plane is done with usage report {@code sequence}: it stored it, or had stored it
      * before (a resend), or refused it as older than its deduplication window (resending cannot
-     * help). The agent forgets the report. JSON type {@code usageAck}.
+     * help), or refused it for good ({@code refused} says why: its figures break
+     * {@link UsageReport}'s bounds, or it could not be stored). The agent forgets the report
+     * either way; an agent that does not know {@code refused} (added within version 1) takes it
+     * for an ack, which is what it should do. JSON type {@code usageAck}.
      *
      * @param sequence the report's sequence number
+     * @param refused why the report was refused and not stored, or null (left out) when it was
+     *     stored, a duplicate or expired
      */
-    record UsageAck(long sequence) implements AgentMessage {
+    record UsageAck(long sequence, @JsonInclude(JsonInclude.Include.NON_NULL) String refused) implements AgentMessage {
         public UsageAck {
             if (sequence < 1) {
                 throw new IllegalArgumentException("sequence must be at least 1: " + sequence);
             }
+            WireText.checkText("refused", refused, WireText.MAX_REASON);
+        }
+
+        /** The report is stored (or was, or is too old to store). */
+        public UsageAck(long sequence) {
+            this(sequence, null);
         }
     }
 
     /**
      * What a data node serves now: its NBD listen address and its exports. Optional for a plain
-     * agent. JSON type {@code status}.
+     * agent. JSON type {@code status}. At most {@value #MAX_EXPORTS} exports; strings keep
+     * {@link WireText}'s rule. (Whether each export is one of the node's placements only the
+     * control plane can tell: it keeps only those.)
      *
      * @param listenAddress host:port the data node's NBD server listens on, or null
      * @param exports the exports it serves
      */
     record NodeStatus(String listenAddress, List<Export> exports) implements AgentMessage {
+        /** Most exports in one status. */
+        public static final int MAX_EXPORTS = 4096;
+
         public NodeStatus {
+            WireText.check("listenAddress", listenAddress, WireText.MAX_NAME);
             exports = exports == null ? List.of() : List.copyOf(exports);
+            if (exports.size() > MAX_EXPORTS) {
+                throw new IllegalArgumentException("exports has " + exports.size() + " entries; at most " + MAX_EXPORTS
+                        + " are accepted");
+            }
         }
     }
 
@@ -122,10 +147,28 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      *
      * @param volumeId the volume it serves
      * @param name export name, {@code tenant/volume}
-     * @param sizeBytes size in bytes
-     * @param clients NBD clients connected now
+     * @param sizeBytes size in bytes, from 0 to {@value #MAX_SIZE_BYTES} (2^62)
+     * @param clients NBD clients connected now, from 0 to {@value #MAX_CLIENTS}
      */
     record Export(UUID volumeId, String name, long sizeBytes, int clients) {
+        /** Largest export size: 2^62 bytes. */
+        public static final long MAX_SIZE_BYTES = 1L << 62;
+
+        /** Most clients of one export. */
+        public static final int MAX_CLIENTS = 1 << 20;
+
+        public Export {
+            Objects.requireNonNull(volumeId, "volumeId");
+            WireText.check("export name", name, WireText.MAX_NAME);
+            if (sizeBytes < 0 || sizeBytes > MAX_SIZE_BYTES) {
+                throw new IllegalArgumentException("sizeBytes of export " + volumeId + " is not from 0 to " + MAX_SIZE_BYTES
+                        + ": " + sizeBytes);
+            }
+            if (clients < 0 || clients > MAX_CLIENTS) {
+                throw new IllegalArgumentException("clients of export " + volumeId + " is not from 0 to " + MAX_CLIENTS
+                        + ": " + clients);
+            }
+        }
     }
 
     /**
@@ -139,6 +182,8 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
         public ErrorMessage {
             Objects.requireNonNull(code, "code");
             Objects.requireNonNull(reason, "reason");
+            WireText.check("code", code, WireText.MAX_NAME);
+            WireText.checkText("reason", reason, WireText.MAX_REASON);
         }
     }
 }

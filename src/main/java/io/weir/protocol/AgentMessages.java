@@ -4,6 +4,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.core.exc.InputCoercionException;
+import tools.jackson.core.exc.StreamReadException;
+import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.MapperFeature;
@@ -27,10 +32,15 @@ import tools.jackson.databind.node.ObjectNode;
  *       {@code unsupported-version} (checked before the type, so that a newer agent learns that
  *       its version is the problem);</li>
  *   <li>a {@code type} this version does not define: {@code unknown-type};</li>
- *   <li>not JSON, not one object, trailing tokens, a required field missing or null, a value of
- *       the wrong JSON type, a value the message's own rules refuse (a usage report with a negative
- *       count or an interval that ends before it starts): {@code malformed}.</li>
+ *   <li>not JSON, not one object, a key twice in one object, trailing tokens, a required field
+ *       missing or null, a value of the wrong JSON type, a value the message's own rules refuse
+ *       (a usage report outside {@link UsageReport}'s bounds, a string with a NUL, see
+ *       {@link WireText}): {@code malformed}. When the frame is a usage report whose
+ *       {@code sequence} can be read, the exception carries it
+ *       ({@link ProtocolException#usageSequence()}), so that the receiver may refuse that report
+ *       alone.</li>
  * </ul>
+ * Refusals are worded here, not by the JSON parser: they name the field and the rule.
  * Fields a message does not define are ignored, so that a field can be added within a version;
  * anything a reader must understand needs a new version.
  *
@@ -90,6 +100,7 @@ public final class AgentMessages {
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
             .build();
 
     private AgentMessages() {
@@ -127,7 +138,7 @@ public final class AgentMessages {
         try {
             tree = MAPPER.readTree(frame);
         } catch (JacksonException e) {
-            throw new ProtocolException(ProtocolException.Code.MALFORMED, "not a JSON object: " + e.getOriginalMessage(), e);
+            throw new ProtocolException(ProtocolException.Code.MALFORMED, "not valid JSON: " + describe(e), e);
         }
         if (tree == null || !tree.isObject()) {
             throw new ProtocolException(ProtocolException.Code.MALFORMED, "a frame must hold one JSON object");
@@ -151,19 +162,67 @@ public final class AgentMessages {
             throw new ProtocolException(ProtocolException.Code.UNKNOWN_TYPE,
                     "unknown message type '" + abbreviate(typeName) + "'");
         }
+        long usageSequence = target == UsageReport.class ? readableSequence(tree) : 0;
         for (String member : REQUIRED.get(typeName)) {
             JsonNode value = tree.get(member);
             if (value == null || value.isNull()) {
                 throw new ProtocolException(ProtocolException.Code.MALFORMED,
-                        typeName + " message needs '" + member + "'");
+                        typeName + " message needs '" + member + "'", null, usageSequence);
             }
         }
         try {
             return MAPPER.treeToValue(tree, target);
         } catch (JacksonException e) {
             throw new ProtocolException(ProtocolException.Code.MALFORMED,
-                    "invalid " + typeName + " message: " + rootMessage(e), e);
+                    "invalid " + typeName + " message: " + describe(e), e, usageSequence);
         }
+    }
+
+    /** The {@code sequence} of a usage report's tree if it is an integer of at least 1, else 0. */
+    private static long readableSequence(JsonNode tree) {
+        JsonNode s = tree.get("sequence");
+        return s != null && s.isIntegralNumber() && s.canConvertToLong() && s.longValue() >= 1 ? s.longValue() : 0;
+    }
+
+    /** Why Jackson refused, in this codec's words: the message's own rule, or the field and what is wrong. */
+    private static String describe(JacksonException e) {
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t instanceof IllegalArgumentException || t instanceof NullPointerException) {
+                // A record's own rule (UsageReport's bounds, WireText): worded by this package.
+                return abbreviate(String.valueOf(t.getMessage()));
+            }
+        }
+        String path = path(e);
+        if (e instanceof StreamReadException && String.valueOf(e.getOriginalMessage()).startsWith("Duplicate")) {
+            return "a key appears twice in one object" + where(e);
+        }
+        if (e instanceof InputCoercionException) {
+            return "'" + path + "' is a number out of range";
+        }
+        if (e instanceof MismatchedInputException) {
+            return "'" + path + "' is missing, null or of the wrong JSON type";
+        }
+        if (e instanceof StreamReadException) {
+            return "syntax error" + where(e);
+        }
+        return "'" + path + "' is not valid";
+    }
+
+    private static String path(JacksonException e) {
+        StringBuilder b = new StringBuilder();
+        for (JacksonException.Reference ref : e.getPath()) {
+            if (ref.getPropertyName() != null) {
+                b.append(b.isEmpty() ? "" : ".").append(ref.getPropertyName());
+            } else {
+                b.append('[').append(ref.getIndex()).append(']');
+            }
+        }
+        return b.isEmpty() ? "$" : abbreviate(b.toString());
+    }
+
+    private static String where(JacksonException e) {
+        TokenStreamLocation l = e.getLocation();
+        return l == null || l.getLineNr() < 1 ? "" : " at line " + l.getLineNr() + ", column " + l.getColumnNr();
     }
 
     private static void checkSize(String text) {
@@ -173,15 +232,6 @@ public final class AgentMessages {
             throw new ProtocolException(ProtocolException.Code.TOO_LARGE,
                     "frame exceeds " + MAX_FRAME_BYTES + " bytes");
         }
-    }
-
-    private static String rootMessage(JacksonException e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        String m = t instanceof JacksonException je ? je.getOriginalMessage() : t.getMessage();
-        return abbreviate(String.valueOf(m));
     }
 
     private static String abbreviate(String s) {

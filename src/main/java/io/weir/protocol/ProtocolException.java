@@ -36,17 +36,37 @@ public final class ProtocolException extends RuntimeException {
     }
 
     private final Code code;
+    /** The sequence of the usage report refused, or 0. */
+    private final long usageSequence;
 
     /** A refusal with this code and message. */
     public ProtocolException(Code code, String message) {
-        super(message);
-        this.code = Objects.requireNonNull(code, "code");
+        this(code, message, null, 0);
     }
 
     /** A refusal with this code and message, caused by {@code cause}. */
     public ProtocolException(Code code, String message, Throwable cause) {
+        this(code, message, cause, 0);
+    }
+
+    /**
+     * A refusal of one usage report whose sequence could be read: the receiver may refuse that
+     * report alone ({@code usageAck} with {@code refused}) and keep the connection.
+     *
+     * @param usageSequence the report's sequence, at least 1; 0 for a refusal of the frame
+     */
+    public ProtocolException(Code code, String message, Throwable cause, long usageSequence) {
         super(message, cause);
         this.code = Objects.requireNonNull(code, "code");
+        this.usageSequence = Math.max(0, usageSequence);
+    }
+
+    /**
+     * The sequence of the usage report this refuses, when the frame was a usage report whose
+     * sequence could be read and only its figures are refused; 0 otherwise.
+     */
+    public long usageSequence() {
+        return usageSequence;
     }
 
     /** Why the frame is refused. */
@@ -56,6 +76,6 @@ public final class ProtocolException extends RuntimeException {
 
     /** The error message to send back. */
     public AgentMessage.ErrorMessage toErrorMessage() {
-        return new AgentMessage.ErrorMessage(code.wireName(), getMessage());
+        return new AgentMessage.ErrorMessage(code.wireName(), WireText.clean(getMessage(), WireText.MAX_REASON));
     }
 }

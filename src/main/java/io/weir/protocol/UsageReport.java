@@ -2,6 +2,7 @@ package io.weir.protocol;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
@@ -16,9 +17,22 @@ import java.util.UUID;
  *  "volumes":[{"volumeId":"...","readOps":10,"writeOps":20,...}],"tasks":[...],"gaps":[]}
  * }</pre>
  * {@code sequence}, {@code from} and {@code to} are required; {@code volumes}, {@code tasks} and
- * {@code gaps} may be left out when empty. A report whose figures break the rules below (a
- * sequence below 1, an interval that ends before it starts, a negative count, a volume without an
- * id) is refused by {@link AgentMessages#decode} as {@code malformed}.
+ * {@code gaps} may be left out when empty. A report whose figures break the rules below is refused
+ * by {@link AgentMessages#decode} as {@code malformed}; the receiver answers it alone (a
+ * {@link AgentMessage.UsageAck} that says it was refused) and keeps the connection.
+ *
+ * <h2>Bounds</h2>
+ * Every figure is finite, not negative and within a bound that storage and every query can hold
+ * (sums of many reports are then kept without overflow by the receiver): a sequence from 1, an
+ * interval of at most {@link #MAX_INTERVAL} that ends no earlier than it starts, counts up to
+ * {@link #MAX_COUNT}, bytes up to {@link #MAX_BYTES}, latencies up to {@link #MAX_LATENCY_US},
+ * nanoseconds up to {@link #MAX_NANOS}, a queue depth up to {@link #MAX_QUEUE_DEPTH}, a task share
+ * up to {@link #MAX_SHARE}; task names of 1 to {@link #MAX_TASK_NAME} characters without control
+ * characters ({@link WireText}); at most {@link #MAX_VOLUMES} volumes, {@link #MAX_TASKS} tasks and
+ * {@link #MAX_GAPS} gaps; times from {@link #EARLIEST} to {@link #LATEST}. Each bound is far above
+ * what a real scheduler reports (10 million IOPS for a whole day is below {@code MAX_COUNT}).
+ * Against the receiver's clock, {@link #checkTimely} also asks that {@code to} be at most
+ * {@link #MAX_CLOCK_SKEW} ahead.
  *
  * <h2>Delivery</h2>
  * Sequences are per agent and grow by one per report; they are never reused, not even by an agent
@@ -53,18 +67,106 @@ public record UsageReport(
         @JsonPropertyDescription("Reports dropped unacknowledged by the agent's buffer.") List<Gap> gaps)
         implements AgentMessage {
 
+    /** Longest interval of one report: a day (an hour is the longest reporting interval). */
+    public static final Duration MAX_INTERVAL = Duration.ofDays(1);
+
+    /** How far ahead of the receiver's clock a report's {@code to} may be. */
+    public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
+
+    /** Earliest time a report may name. */
+    public static final Instant EARLIEST = Instant.parse("2000-01-01T00:00:00Z");
+
+    /** Latest time a report may name (the receiver's clock bounds it much more, {@link #checkTimely}). */
+    public static final Instant LATEST = Instant.parse("2999-12-31T23:59:59Z");
+
+    /** Largest count (ops, rejected submissions) in one report: 2^40, about 1.1 x 10^12. */
+    public static final long MAX_COUNT = 1L << 40;
+
+    /** Largest byte count in one report: 2^56 (64 PiB). */
+    public static final long MAX_BYTES = 1L << 56;
+
+    /** Longest latency: 2^36 µs, about 19 hours. */
+    public static final long MAX_LATENCY_US = 1L << 36;
+
+    /** Largest time in nanoseconds (throttled, CPU) in one report: 2^56 ns, about 2.3 years. */
+    public static final long MAX_NANOS = 1L << 56;
+
+    /** Largest mean queue depth: 2^32 requests. */
+    public static final double MAX_QUEUE_DEPTH = 0x1p32;
+
+    /** Largest effective task share (a configured share is at most 10,000). */
+    public static final double MAX_SHARE = 1_000_000;
+
+    /** Longest task name, in characters (what the control plane stores). */
+    public static final int MAX_TASK_NAME = 63;
+
+    /** Most volumes in one report. */
+    public static final int MAX_VOLUMES = 16_384;
+
+    /** Most tasks in one report. */
+    public static final int MAX_TASKS = 256;
+
+    /** Most gaps in one report (an agent keeps at most 64). */
+    public static final int MAX_GAPS = 256;
+
     public UsageReport {
         Objects.requireNonNull(from, "from");
         Objects.requireNonNull(to, "to");
         if (sequence < 1) {
             throw new IllegalArgumentException("sequence must be at least 1: " + sequence);
         }
+        checkTime("from", from);
+        checkTime("to", to);
         if (to.isBefore(from)) {
             throw new IllegalArgumentException("interval ends before it starts: " + from + " .. " + to);
+        }
+        if (Duration.between(from, to).compareTo(MAX_INTERVAL) > 0) {
+            throw new IllegalArgumentException("interval " + from + " .. " + to + " is longer than " + MAX_INTERVAL);
         }
         volumes = volumes == null ? List.of() : List.copyOf(volumes);
         tasks = tasks == null ? List.of() : List.copyOf(tasks);
         gaps = gaps == null ? List.of() : List.copyOf(gaps);
+        checkSize("volumes", volumes.size(), MAX_VOLUMES);
+        checkSize("tasks", tasks.size(), MAX_TASKS);
+        checkSize("gaps", gaps.size(), MAX_GAPS);
+    }
+
+    /**
+     * Checks the report against the receiver's clock: {@code to} at most {@link #MAX_CLOCK_SKEW}
+     * after {@code now}. (How far back a report may reach is the receiver's retention: an older
+     * one is acknowledged without being stored.)
+     *
+     * @throws IllegalArgumentException if it is too far ahead
+     */
+    public void checkTimely(Instant now) {
+        if (to.isAfter(now.plus(MAX_CLOCK_SKEW))) {
+            throw new IllegalArgumentException("to " + to + " is more than " + MAX_CLOCK_SKEW + " ahead of the receiver's clock ("
+                    + now + ")");
+        }
+    }
+
+    private static void checkTime(String field, Instant t) {
+        if (t.isBefore(EARLIEST) || t.isAfter(LATEST)) {
+            throw new IllegalArgumentException(field + " " + t + " is not from " + EARLIEST + " to " + LATEST);
+        }
+    }
+
+    private static void checkSize(String field, int size, int max) {
+        if (size > max) {
+            throw new IllegalArgumentException(field + " has " + size + " entries; at most " + max + " are accepted");
+        }
+    }
+
+    private static void check(String what, long value, long max) {
+        if (value < 0 || value > max) {
+            throw new IllegalArgumentException(what + " " + value + " is not from 0 to " + max);
+        }
+    }
+
+    private static void check(String what, double value, double max) {
+        if (!(value >= 0 && value <= max)) {
+            throw new IllegalArgumentException(what + " " + value + " is not a number from 0 to " + max);
+        }
     }
 
     /**
@@ -100,11 +202,18 @@ public record UsageReport(
 
         public VolumeUsage {
             Objects.requireNonNull(volumeId, "volumeId");
-            if (readOps < 0 || writeOps < 0 || readBytes < 0 || writeBytes < 0 || throttledNanos < 0 || rejected < 0
-                    || cpuNanos < 0 || latencyP50Us < 0 || latencyP99Us < 0 || latencyMaxUs < 0
-                    || !(queueDepth >= 0)) {
-                throw new IllegalArgumentException("negative usage figure for volume " + volumeId);
-            }
+            String of = " of volume " + volumeId;
+            check("readOps" + of, readOps, MAX_COUNT);
+            check("writeOps" + of, writeOps, MAX_COUNT);
+            check("readBytes" + of, readBytes, MAX_BYTES);
+            check("writeBytes" + of, writeBytes, MAX_BYTES);
+            check("latencyP50Us" + of, latencyP50Us, MAX_LATENCY_US);
+            check("latencyP99Us" + of, latencyP99Us, MAX_LATENCY_US);
+            check("latencyMaxUs" + of, latencyMaxUs, MAX_LATENCY_US);
+            check("queueDepth" + of, queueDepth, MAX_QUEUE_DEPTH);
+            check("throttledNanos" + of, throttledNanos, MAX_NANOS);
+            check("rejected" + of, rejected, MAX_COUNT);
+            check("cpuNanos" + of, cpuNanos, MAX_NANOS);
         }
 
         /** Reads and writes completed. */
@@ -130,9 +239,13 @@ public record UsageReport(
 
         public TaskUsage {
             Objects.requireNonNull(name, "name");
-            if (ops < 0 || cpuNanos < 0) {
-                throw new IllegalArgumentException("negative usage figure for task " + name);
+            WireText.check("task name", name, MAX_TASK_NAME);
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("task name is empty");
             }
+            check("ops of task " + name, ops, MAX_COUNT);
+            check("cpuNanos of task " + name, cpuNanos, MAX_NANOS);
+            check("effectiveShare of task " + name, effectiveShare, MAX_SHARE);
         }
     }
 
@@ -156,6 +269,8 @@ public record UsageReport(
             if (firstSequence < 1 || lastSequence < firstSequence) {
                 throw new IllegalArgumentException("bad gap " + firstSequence + ".." + lastSequence);
             }
+            checkTime("gap from", from);
+            checkTime("gap to", to);
         }
 
         /** How many reports were dropped. */

@@ -12,9 +12,13 @@
  *       codec ({@code type}, {@code protocolVersion}, frame size).</li>
  *   <li>{@link io.weir.protocol.UsageReport}: the {@code usage} message, what one node's scheduler
  *       did over one reporting interval, numbered per agent and answered by
- *       {@link io.weir.protocol.AgentMessage.UsageAck}; its figures are checked like the other
- *       messages' fields (a report that breaks them is {@code malformed}). The interval itself
- *       travels in {@link io.weir.protocol.DesiredConfig#usageReportIntervalSeconds()}.</li>
+ *       {@link io.weir.protocol.AgentMessage.UsageAck}; its figures are checked against bounds that
+ *       storage and every query can hold (finite, not negative, bounded, {@code to} at most a
+ *       small clock skew ahead of the receiver's clock), and a report that breaks them is
+ *       refused alone, with a {@code usageAck} that says so. The interval itself travels in
+ *       {@link io.weir.protocol.DesiredConfig#usageReportIntervalSeconds()}.</li>
+ *   <li>{@link io.weir.protocol.WireText}: the rule for every string of the channel (bounded
+ *       length, no NUL or other control character).</li>
  *   <li>{@link io.weir.protocol.ConfigDigest}: names a snapshot's content, for the agent's
  *       {@code hello} (a revision alone may name another node's snapshot, or one from before a
  *       database restore).</li>

@@ -96,4 +96,14 @@ class DataNodeCommandTest {
         assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--control-plane", "http://x", "--token", "t",
                 "--node-id", "n1"}, Map.of())).hasMessageContaining("--node-id is not a UUID");
     }
+
+    @Test
+    void aHeapOutOfMemoryErrorPrintsWhyAndHaltsWithItsOwnStatus() {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.util.List<Integer> halted = new java.util.ArrayList<>();
+        DataNodeCommand.haltOnHeapExhausted(new java.io.PrintStream(bytes, true), halted::add)
+                .accept(new OutOfMemoryError("Java heap space"));
+        assertThat(halted).containsExactly(DataNodeCommand.HEAP_EXHAUSTED_STATUS);
+        assertThat(bytes.toString()).contains("FATAL: out of heap memory (Java heap space)").contains("status 3");
+    }
 }

@@ -21,6 +21,8 @@ final class DataNodeProcess implements AutoCloseable {
 
     final Process process;
     final InetSocketAddress address;
+    /** Everything the process has printed (stdout and stderr) so far. */
+    final StringBuffer output = new StringBuffer();
 
     private DataNodeProcess(Process process, InetSocketAddress address) {
         this.process = process;
@@ -33,8 +35,14 @@ final class DataNodeProcess implements AutoCloseable {
     }
 
     static DataNodeProcess start(Path configFile, Path dataDir, String... extra) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
+        return start(List.of(), configFile, dataDir, extra);
+    }
+
+    /** As {@link #start(Path, Path, String...)}, with options for the JVM (e.g. {@code -XX:MaxDirectMemorySize=256m}). */
+    static DataNodeProcess start(List<String> jvm, Path configFile, Path dataDir, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
                 "--config-file", configFile.toString(), "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0",
                 "--workers", "2"));
         cmd.addAll(List.of(extra));
@@ -46,10 +54,13 @@ final class DataNodeProcess implements AutoCloseable {
             seen.append(line).append('\n');
             Matcher m = SERVING.matcher(line);
             if (m.find()) {
+                DataNodeProcess started = new DataNodeProcess(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
+                started.output.append(seen);
                 Thread drain = new Thread(() -> {
                     try {
-                        while (r.readLine() != null) {
-                            // keep the pipe empty
+                        String more;
+                        while ((more = r.readLine()) != null) {
+                            started.output.append(more).append('\n');
                         }
                     } catch (IOException ignored) {
                         // process gone
@@ -57,7 +68,7 @@ final class DataNodeProcess implements AutoCloseable {
                 }, "datanode-output");
                 drain.setDaemon(true);
                 drain.start();
-                return new DataNodeProcess(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
+                return started;
             }
         }
         p.destroyForcibly();

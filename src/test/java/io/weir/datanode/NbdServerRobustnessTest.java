@@ -151,4 +151,31 @@ class NbdServerRobustnessTest {
             }
         }
     }
+
+    @Test
+    void aHeapOutOfMemoryErrorOnTheSelectorThreadIsFatalButOutOfDirectMemoryCostsOneConnection() throws IOException {
+        java.util.List<OutOfMemoryError> fatal = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.function.Consumer<OutOfMemoryError> previous = OutOfMemory.onHeapExhausted(fatal::add);
+        try (NbdTestClient direct = client().open("acme/db1"); NbdTestClient heap = client().open("acme/db1");
+                NbdTestClient bystander = client().open("acme/db2")) {
+            java.util.Iterator<NbdConnection> conns = node.volume("acme/db1").clients.iterator();
+            NbdConnection first = conns.next();
+            node.server().execute(first, () -> {
+                throw new OutOfMemoryError("Cannot reserve 33554432 bytes of direct buffer memory (allocated: 1, limit: 2)");
+            });
+            await().atMost(WAIT).until(() -> node.connectionCount() == 2);
+            assertThat(fatal).as("out of direct memory is contained: not fatal").isEmpty();
+
+            NbdConnection second = node.volume("acme/db1").clients.iterator().next();
+            OutOfMemoryError heapError = new OutOfMemoryError("Java heap space");
+            node.server().execute(second, () -> {
+                throw heapError;
+            });
+            await().atMost(WAIT).until(() -> !fatal.isEmpty());
+            assertThat(fatal).as("a heap OutOfMemoryError goes to the handler, which ends the process in the command")
+                    .containsExactly(heapError);
+        } finally {
+            OutOfMemory.onHeapExhausted(previous);
+        }
+    }
 }

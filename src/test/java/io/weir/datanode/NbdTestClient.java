@@ -40,7 +40,19 @@ final class NbdTestClient implements AutoCloseable {
     private final Map<Long, int[]> pending = new HashMap<>(); // cookie -> {type, length}
 
     NbdTestClient(InetSocketAddress address) throws IOException {
-        socket = new Socket(address.getAddress(), address.getPort());
+        this(new Socket(address.getAddress(), address.getPort()));
+    }
+
+    /**
+     * A client over a {@link java.nio.channels.SocketChannel}, whose {@link #socket} has a channel:
+     * a test can switch it to non-blocking to send without ever blocking on the node (a flood).
+     */
+    static NbdTestClient overChannel(InetSocketAddress address) throws IOException {
+        return new NbdTestClient(java.nio.channels.SocketChannel.open(address).socket());
+    }
+
+    private NbdTestClient(Socket socket) throws IOException {
+        this.socket = socket;
         socket.setSoTimeout(20_000);
         socket.setTcpNoDelay(true);
         in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));

@@ -160,7 +160,11 @@ class AgentMessagesTest {
         String padding = "x".repeat(AgentMessages.MAX_FRAME_BYTES);
         assertCode("{\"type\":\"nack\",\"protocolVersion\":1,\"revision\":3,\"reason\":\"" + padding + "\"}",
                 ProtocolException.Code.TOO_LARGE);
-        assertThatThrownBy(() -> AgentMessages.encode(new Nack(3, padding)))
+        // A message within every field's bound can still pass the frame's: the most exports of the longest names.
+        java.util.List<AgentMessage.Export> exports = java.util.stream.IntStream.range(0, AgentMessage.NodeStatus.MAX_EXPORTS)
+                .mapToObj(i -> new AgentMessage.Export(java.util.UUID.randomUUID(), "n".repeat(WireText.MAX_NAME), 1, 0))
+                .toList();
+        assertThatThrownBy(() -> AgentMessages.encode(new AgentMessage.NodeStatus(null, exports)))
                 .isInstanceOfSatisfying(ProtocolException.class,
                         e -> assertThat(e.code()).isEqualTo(ProtocolException.Code.TOO_LARGE));
     }

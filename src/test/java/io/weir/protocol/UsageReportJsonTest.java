@@ -43,4 +43,64 @@ class UsageReportJsonTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new Gap(3, 2, t, t)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void figuresOutsideWhatStorageAndQueriesHoldAreRefused() {
+        Instant t = Instant.parse("2026-12-02T05:00:00Z");
+        UUID v = UUID.randomUUID();
+        assertThatThrownBy(() -> new VolumeUsage(v, Long.MAX_VALUE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+                .hasMessageContaining("readOps");
+        assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 1L << 40, 0, 0, 0, 0, 0, 0))
+                .hasMessageContaining("latencyP50Us");
+        assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, 1e308, 0, 0, 0))
+                .hasMessageContaining("queueDepth");
+        assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, Double.NaN, 0, 0, 0))
+                .hasMessageContaining("queueDepth");
+        assertThatThrownBy(() -> new TaskUsage("fore\u0000ground", 1, 1, 1)).hasMessageContaining("control character");
+        assertThatThrownBy(() -> new TaskUsage("x".repeat(10_000), 1, 1, 1)).hasMessageContaining("10000 characters");
+        assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, Double.POSITIVE_INFINITY)).hasMessageContaining("effectiveShare");
+        assertThatThrownBy(() -> new UsageReport(1, t, t.plus(java.time.Duration.ofDays(2)), List.of(), List.of(), List.of()))
+                .hasMessageContaining("longer than");
+        assertThatThrownBy(() -> new UsageReport(1, Instant.parse("9999-01-01T00:00:00Z"),
+                Instant.parse("9999-01-01T00:00:10Z"), List.of(), List.of(), List.of())).hasMessageContaining("from");
+        // The largest figures still accepted, and a real scheduler's are far below them.
+        new VolumeUsage(v, UsageReport.MAX_COUNT, UsageReport.MAX_COUNT, UsageReport.MAX_BYTES, UsageReport.MAX_BYTES,
+                UsageReport.MAX_LATENCY_US, UsageReport.MAX_LATENCY_US, UsageReport.MAX_LATENCY_US,
+                UsageReport.MAX_QUEUE_DEPTH, UsageReport.MAX_NANOS, UsageReport.MAX_COUNT, UsageReport.MAX_NANOS);
+    }
+
+    @Test
+    void aReportEndingMoreThanTheClockSkewAheadIsRefused() {
+        Instant now = Instant.parse("2026-12-02T05:00:00Z");
+        UsageReport ahead = new UsageReport(1, now, now.plus(UsageReport.MAX_CLOCK_SKEW).plusSeconds(1), List.of(),
+                List.of(), List.of());
+        assertThatThrownBy(() -> ahead.checkTimely(now)).hasMessageContaining("ahead");
+        new UsageReport(1, now, now.plus(UsageReport.MAX_CLOCK_SKEW), List.of(), List.of(), List.of()).checkTimely(now);
+    }
+
+    @Test
+    void aRefusedReportCarriesItsSequenceSoThatItCanBeAnsweredAlone() {
+        String frame = "{\"type\":\"usage\",\"protocolVersion\":1,\"sequence\":42,\"from\":\"2026-12-02T05:00:00Z\","
+                + "\"to\":\"2026-12-02T05:00:10Z\",\"tasks\":[{\"name\":\"a\\u0000b\",\"ops\":1,\"cpuNanos\":1,"
+                + "\"effectiveShare\":1}]}";
+        assertThatThrownBy(() -> AgentMessages.decode(frame)).isInstanceOfSatisfying(ProtocolException.class, e -> {
+            assertThat(e.usageSequence()).isEqualTo(42);
+            assertThat(e.getMessage()).contains("task name").contains("control character");
+        });
+        assertThat(AgentMessages.decode(AgentMessages.encode(new AgentMessage.UsageAck(42, "bounds"))))
+                .isEqualTo(new AgentMessage.UsageAck(42, "bounds"));
+        assertThat(AgentMessages.encode(new AgentMessage.UsageAck(42))).doesNotContain("refused");
+    }
+
+    @Test
+    void duplicateKeysAndParserWordingStayOutOfRefusals() {
+        assertThatThrownBy(() -> AgentMessages.decode("{\"type\":\"ack\",\"protocolVersion\":1,\"revision\":1,\"revision\":2}"))
+                .isInstanceOfSatisfying(ProtocolException.class, e -> assertThat(e.getMessage()).contains("twice"));
+        assertThatThrownBy(() -> AgentMessages.decode("{\"type\":\"ack\",\"protocolVersion\":1,\"revision\":\"x\"}"))
+                .isInstanceOfSatisfying(ProtocolException.class,
+                        e -> assertThat(e.getMessage()).contains("'revision'").doesNotContain("Cannot deserialize"));
+        assertThatThrownBy(() -> AgentMessages.decode("{\"type\":"))
+                .isInstanceOfSatisfying(ProtocolException.class,
+                        e -> assertThat(e.getMessage()).startsWith("not valid JSON").doesNotContain("end-of-input"));
+    }
 }

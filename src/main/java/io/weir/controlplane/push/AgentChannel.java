@@ -7,6 +7,9 @@ import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
 import io.weir.protocol.UsageReport;
+import io.weir.protocol.VolumeConfig;
+import io.weir.protocol.WireText;
+import java.time.Clock;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
@@ -53,9 +56,24 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       batches, keeping only the volumes placed on the session's node, and answers each with
  *       {@code usageAck} once it is committed (or found stored before, or too old to store).</li>
  *   <li>A frame that is not a message of this protocol version (garbage, unknown type, wrong
- *       version, over {@link AgentMessages#MAX_FRAME_BYTES}) is answered by an {@code error}
- *       message and a close whose reason says why, and counted. So is a message out of turn.</li>
+ *       version, a duplicate key, a string with a NUL, over {@link AgentMessages#MAX_FRAME_BYTES})
+ *       is answered by an {@code error} message and a close whose reason says why, counted, and
+ *       logged at WARN in one line. So is a message out of turn.</li>
+ *   <li>A usage report whose figures break the protocol's bounds ({@code UsageReport}), or whose
+ *       {@code to} is more than {@code UsageReport.MAX_CLOCK_SKEW} ahead of this replica's clock,
+ *       is refused alone: a {@code usageAck} with {@code refused}, counted in
+ *       {@code weir_push_usage_reports_invalid_total}; the connection stays. How far back a
+ *       report may reach is the raw retention: an older one is acknowledged without being
+ *       stored. So node-chosen times create partitions only from the retention to five minutes
+ *       ahead.</li>
+ *   <li>A {@code status} keeps only the exports of volumes placed on the node.</li>
  * </ol>
+ *
+ * <h2>Memory</h2>
+ * A frame that arrives in one piece (up to the container's buffer, 16 KiB) is decoded as it is;
+ * larger ones are assembled, and what all sessions hold of unfinished frames is bounded by one
+ * {@link FrameBudget} per replica: a session that would pass it is closed with 1013 (try again
+ * later). A session holds nothing between frames.
  *
  * <h2>Threads</h2>
  * Frames arrive on the container's threads, one at a time per session; {@link #refresh} runs on
@@ -85,6 +103,8 @@ class AgentChannel extends TextWebSocketHandler {
     private final PushMetrics metrics;
     private final UsageIntake usage;
     private final BearerTokens tokens;
+    private final Clock clock;
+    private final FrameBudget partialFrames;
     /** How sessions are closed while this replica shuts down: the agent reconnects elsewhere. */
     private static final CloseStatus SHUTTING_DOWN = new CloseStatus(CloseStatus.GOING_AWAY.getCode(),
             "control-plane replica shutting down");
@@ -93,8 +113,10 @@ class AgentChannel extends TextWebSocketHandler {
     private volatile boolean shuttingDown;
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
-            UsageIntake usage, BearerTokens tokens) {
+            UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames) {
         this.tokens = tokens;
+        this.clock = clock;
+        this.partialFrames = partialFrames;
         this.desiredConfigs = desiredConfigs;
         this.answers = answers;
         this.registry = registry;
@@ -134,25 +156,59 @@ class AgentChannel extends TextWebSocketHandler {
         if (agent == null || agent.closing()) {
             return;
         }
-        StringBuilder partial = agent.partial();
-        partial.append(message.getPayload());
-        // chars <= UTF-8 bytes: more chars than the limit is surely too large; decode checks the bytes.
-        if (partial.length() > AgentMessages.MAX_FRAME_BYTES) {
-            partial.setLength(0);
-            reject(agent, new ProtocolException(ProtocolException.Code.TOO_LARGE,
-                    "frame exceeds " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
-            return;
+        String payload = message.getPayload();
+        String frame;
+        if (message.isLast() && agent.partialChars() == 0) {
+            frame = payload; // a whole frame in one piece: nothing to assemble
+        } else {
+            // chars <= UTF-8 bytes: more chars than the limit is surely too large; decode checks the bytes.
+            if (agent.partialChars() + payload.length() > AgentMessages.MAX_FRAME_BYTES) {
+                partialFrames.release(agent.dropPartial());
+                reject(agent, new ProtocolException(ProtocolException.Code.TOO_LARGE,
+                        "frame exceeds " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+                return;
+            }
+            if (!partialFrames.tryReserve(payload.length())) {
+                partialFrames.release(agent.dropPartial());
+                metrics.partialFramesRefused();
+                log.warn("agent of node {}: unfinished frames of all agents on this replica would pass their budget of {} "
+                        + "characters; closing its connection so that it retries later", agent.nodeId(), partialFrames.budget());
+                agent.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(), "busy; reconnect and retry"));
+                return;
+            }
+            agent.appendPartial(payload);
+            if (!message.isLast()) {
+                return;
+            }
+            int held = agent.partialChars();
+            frame = agent.takePartial();
+            partialFrames.release(held);
         }
-        if (!message.isLast()) {
-            return;
-        }
-        String frame = partial.toString();
-        partial.setLength(0);
         try {
             handle(agent, AgentMessages.decode(frame));
         } catch (ProtocolException e) {
-            reject(agent, e);
+            if (e.usageSequence() > 0) {
+                refuseReport(agent, e.usageSequence(), e.getMessage());
+            } else {
+                reject(agent, e);
+            }
         }
+    }
+
+    /**
+     * Refuses one usage report and keeps the connection: a {@code usageAck} that says why, so that
+     * the agent forgets the report instead of resending it for ever. Logged at WARN once per
+     * session (then at DEBUG: a node that sends nothing else must not flood the log).
+     */
+    private void refuseReport(AgentSession agent, long sequence, String reason) {
+        metrics.usageInvalid();
+        if (agent.firstRefusal()) {
+            log.warn("agent of node {}: usage report {} refused: {} (further refusals on this connection are logged at DEBUG)",
+                    agent.nodeId(), sequence, WireText.clean(reason, 200));
+        } else {
+            log.debug("agent of node {}: usage report {} refused: {}", agent.nodeId(), sequence, reason);
+        }
+        agent.refuseUsage(sequence, reason);
     }
 
     private void handle(AgentSession agent, AgentMessage message) {
@@ -181,9 +237,15 @@ class AgentChannel extends TextWebSocketHandler {
             }
             answers.rejected(agent.nodeId(), nack.revision(), nack.reason());
         } else if (message instanceof UsageReport report) {
+            try {
+                report.checkTimely(clock.instant());
+            } catch (IllegalArgumentException e) {
+                refuseReport(agent, report.sequence(), "invalid usage message: " + e.getMessage());
+                return;
+            }
             usage.offer(agent, report);
         } else if (message instanceof AgentMessage.NodeStatus status) {
-            registry.reported(agent.nodeId(), status);
+            registry.reported(agent.nodeId(), ownExports(agent, status));
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             log.info("agent of node {} reported {}: {}", agent.nodeId(), error.code(), error.reason());
             agent.close(new CloseStatus(CloseStatus.NORMAL.getCode(), "error received"));
@@ -191,6 +253,27 @@ class AgentChannel extends TextWebSocketHandler {
             throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
                     AgentMessages.typeName(message) + " is not sent by an agent");
         }
+    }
+
+    /**
+     * {@code status} with only the exports of volumes placed on the agent's node: a node reports
+     * what it serves, and a volume not placed there (moved away, another tenant's) is not its to
+     * report. What is left out is counted and logged at DEBUG.
+     */
+    private AgentMessage.NodeStatus ownExports(AgentSession agent, AgentMessage.NodeStatus status) {
+        if (status.exports().isEmpty()) {
+            return status;
+        }
+        Set<UUID> placed = desiredConfigs.forNode(agent.nodeId()).volumes().stream().map(VolumeConfig::id)
+                .collect(Collectors.toSet());
+        List<AgentMessage.Export> own = status.exports().stream().filter(e -> placed.contains(e.volumeId())).toList();
+        if (own.size() == status.exports().size()) {
+            return status;
+        }
+        metrics.foreignExports(status.exports().size() - own.size());
+        log.debug("agent of node {} reported {} exports of volumes not placed on it; left out",
+                agent.nodeId(), status.exports().size() - own.size());
+        return new AgentMessage.NodeStatus(status.listenAddress(), own);
     }
 
     private void hello(AgentSession agent, AgentMessage.Hello hello) {
@@ -312,6 +395,9 @@ class AgentChannel extends TextWebSocketHandler {
 
     private void reject(AgentSession agent, ProtocolException e) {
         metrics.rejected(e.code());
+        // The agent's mistake, not the control plane's: one line at WARN, no stack trace.
+        log.warn("agent of node {}: frame refused ({}): {}", agent.nodeId(), e.code().wireName(),
+                WireText.clean(e.getMessage(), 200));
         CloseStatus status = switch (e.code()) {
             case TOO_LARGE -> CloseStatus.TOO_BIG_TO_PROCESS;
             case UNEXPECTED -> CloseStatus.POLICY_VIOLATION;
@@ -331,6 +417,7 @@ class AgentChannel extends TextWebSocketHandler {
         if (agent == null) {
             return;
         }
+        partialFrames.release(agent.dropPartial());
         agent.markClosed();
         sessions.remove(agent.nodeId(), agent);
         if (shuttingDown) {

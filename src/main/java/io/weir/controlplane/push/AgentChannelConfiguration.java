@@ -4,6 +4,7 @@ import io.weir.controlplane.config.DesiredConfigService;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessages;
+import java.time.Clock;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.socket.config.annotation.EnableWebSocket;
@@ -21,8 +22,8 @@ class AgentChannelConfiguration {
 
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
-            PushMetrics metrics, UsageIntake usage, BearerTokens tokens) {
-        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens);
+            PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames) {
+        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames);
     }
 
     @Bean
@@ -30,16 +31,21 @@ class AgentChannelConfiguration {
         return new WebSocketConfigurer() {
             @Override
             public void registerWebSocketHandlers(WebSocketHandlerRegistry registry) {
-                registry.addHandler(channel, PATH).addInterceptors(new AgentHandshake(scope));
+                registry.addHandler(channel, PATH).setHandshakeHandler(new AgentHandshakeHandler())
+                        .addInterceptors(new AgentHandshake(scope));
             }
         };
     }
 
-    /** Partial frames of up to 64 KiB at a time (AgentChannel assembles and bounds them), and the idle timeout. */
+    /**
+     * Partial frames of up to 16 KiB at a time (AgentChannel assembles larger ones within its
+     * FrameBudget): the container keeps buffers of this size per session, so it bounds what an idle
+     * session pins. And the idle timeout.
+     */
     @Bean
     ServletServerContainerFactoryBean webSocketContainer(PushProperties properties) {
         ServletServerContainerFactoryBean container = new ServletServerContainerFactoryBean();
-        container.setMaxTextMessageBufferSize(Math.min(64 * 1024, AgentMessages.MAX_FRAME_BYTES));
+        container.setMaxTextMessageBufferSize(Math.min(16 * 1024, AgentMessages.MAX_FRAME_BYTES));
         container.setMaxSessionIdleTimeout(properties.sessionIdleTimeout().toMillis());
         return container;
     }

@@ -5,6 +5,7 @@ import io.weir.controlplane.security.Role;
 import io.weir.controlplane.security.WeirPrincipal;
 import java.util.Map;
 import java.util.UUID;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.ServerHttpRequest;
 import org.springframework.http.server.ServerHttpResponse;
@@ -16,7 +17,8 @@ import org.springframework.web.socket.server.HandshakeInterceptor;
  * 401 or 403 problem+json and before any upgrade, every request that is not a node token's; this
  * reads the caller's node and token into the session ({@link AgentChannel#NODE_ID},
  * {@link AgentChannel#TOKEN_ID}), and refuses (403) as a second line should the chain ever let
- * another caller through.
+ * another caller through; a method other than GET is refused 405. Refusals are problem+json
+ * ({@link AgentHandshakeHandler#refuse}).
  */
 class AgentHandshake implements HandshakeInterceptor {
 
@@ -29,9 +31,16 @@ class AgentHandshake implements HandshakeInterceptor {
     @Override
     public boolean beforeHandshake(ServerHttpRequest request, ServerHttpResponse response, WebSocketHandler wsHandler,
             Map<String, Object> attributes) {
+        if (request.getMethod() != HttpMethod.GET) {
+            response.getHeaders().setAllow(java.util.Set.of(HttpMethod.GET));
+            AgentHandshakeHandler.refuse(response, HttpStatus.METHOD_NOT_ALLOWED, "Method not allowed",
+                    "The agent channel is opened with GET and a WebSocket upgrade");
+            return false;
+        }
         WeirPrincipal caller = scope.current();
         if (caller.role() != Role.NODE || caller.nodeId() == null) {
-            response.setStatusCode(HttpStatus.FORBIDDEN);
+            AgentHandshakeHandler.refuse(response, HttpStatus.FORBIDDEN, "Forbidden",
+                    "The agent channel takes node tokens only");
             return false;
         }
         attributes.put(AgentChannel.NODE_ID, caller.nodeId());

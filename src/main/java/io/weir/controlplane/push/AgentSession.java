@@ -33,7 +33,7 @@ import org.springframework.web.socket.adapter.NativeWebSocketSession;
  * <h2>Locking</h2>
  * All state is guarded by {@code this}; the container's send is started outside the lock.
  */
-final class AgentSession {
+final class AgentSession implements UsageIntake.Reporter {
 
     private static final Logger log = LoggerFactory.getLogger(AgentSession.class);
 
@@ -54,11 +54,13 @@ final class AgentSession {
     private final UUID tokenId;
     private final PushMetrics metrics;
 
-    /** Text of a partial message received so far. */
-    private final StringBuilder partial = new StringBuilder();
+    /** Text of an unfinished frame received so far, or null (none: nothing is held between frames). */
+    private StringBuilder partial;
+    /** Whether a usage report was refused on this session. */
+    private boolean refusedBefore;
 
     private final Deque<String> control = new ArrayDeque<>();
-    private final Deque<Long> usageAcks = new ArrayDeque<>();
+    private final Deque<AgentMessage.UsageAck> usageAcks = new ArrayDeque<>();
     private DesiredConfig pendingConfig;
     private boolean inFlight;
     private CloseStatus closeAfterDrain;
@@ -98,7 +100,8 @@ final class AgentSession {
         return tokenId;
     }
 
-    UUID nodeId() {
+    @Override
+    public UUID nodeId() {
         return nodeId;
     }
 
@@ -106,8 +109,35 @@ final class AgentSession {
         return session.getId();
     }
 
-    StringBuilder partial() {
-        return partial;
+    /** Characters of an unfinished frame held. Called on the session's receiving thread only. */
+    int partialChars() {
+        return partial == null ? 0 : partial.length();
+    }
+
+    void appendPartial(String text) {
+        if (partial == null) {
+            partial = new StringBuilder(text.length() * 2);
+        }
+        partial.append(text);
+    }
+
+    /** The assembled frame; the session holds nothing after it. */
+    String takePartial() {
+        String frame = partial == null ? "" : partial.toString();
+        partial = null;
+        return frame;
+    }
+
+    /** Drops an unfinished frame; answers how many characters it held. */
+    int dropPartial() {
+        int held = partialChars();
+        partial = null;
+        return held;
+    }
+
+    /** True the first time it is asked: whether a usage refusal is the session's first. */
+    synchronized boolean firstRefusal() {
+        return !refusedBefore && (refusedBefore = true);
     }
 
     /** Whether the session is closed or closing (an error was sent): further frames are ignored. */
@@ -196,7 +226,19 @@ final class AgentSession {
     }
 
     /** Queues a {@code usageAck} for report {@code sequence}. */
-    void ackUsage(long sequence) {
+    @Override
+    public void ackUsage(long sequence) {
+        answerUsage(new AgentMessage.UsageAck(sequence));
+    }
+
+    /** Queues a {@code usageAck} that says report {@code sequence} was refused, and why. */
+    @Override
+    public void refuseUsage(long sequence, String reason) {
+        answerUsage(new AgentMessage.UsageAck(sequence,
+                io.weir.protocol.WireText.clean(reason, io.weir.protocol.WireText.MAX_REASON)));
+    }
+
+    private void answerUsage(AgentMessage.UsageAck answer) {
         synchronized (this) {
             if (closed || closeAfterDrain != null) {
                 return;
@@ -204,7 +246,7 @@ final class AgentSession {
             if (usageAcks.size() >= MAX_USAGE_ACKS) {
                 closeAfterDrain = new CloseStatus(CloseStatus.POLICY_VIOLATION.getCode(), "outbound queue full");
             } else {
-                usageAcks.add(sequence);
+                usageAcks.add(answer);
             }
         }
         drain();
@@ -241,7 +283,8 @@ final class AgentSession {
     }
 
     /** Closes now, dropping whatever is queued. */
-    void close(CloseStatus status) {
+    @Override
+    public void close(CloseStatus status) {
         synchronized (this) {
             if (closed) {
                 return;
@@ -282,7 +325,7 @@ final class AgentSession {
                 pendingConfig = null;
             }
             if (next == null && !usageAcks.isEmpty()) {
-                next = AgentMessages.encode(new AgentMessage.UsageAck(usageAcks.poll()));
+                next = AgentMessages.encode(usageAcks.poll());
             }
             if (next == null) {
                 close = closeAfterDrain;

@@ -25,9 +25,18 @@ import org.springframework.stereotype.Component;
  *   <li>{@code weir_push_usage_reports_received_total}, {@code weir_push_usage_reports_acked_total}:
  *       usage reports received from agents and acknowledged to them (stored, duplicate or
  *       expired; how each ended is {@code weir_usage_reports_total{outcome}});</li>
- *   <li>{@code weir_push_usage_reports_refused_total}: reports refused because the intake queue
- *       was full (their connection is closed; the agent resends);</li>
- *   <li>{@code weir_push_usage_queue}: reports waiting to be stored.</li>
+ *   <li>{@code weir_push_usage_reports_refused_total}: reports refused because their node held
+ *       more than its share of the intake queue (its connection is closed; the agent resends);</li>
+ *   <li>{@code weir_push_usage_reports_invalid_total}: reports refused at the protocol boundary
+ *       (figures outside the protocol's bounds, {@code to} too far ahead): answered as refused,
+ *       never stored, never resent;</li>
+ *   <li>{@code weir_push_usage_reports_unstorable_total}: reports the database refused, set
+ *       aside once and answered as refused;</li>
+ *   <li>{@code weir_push_usage_queue}: reports waiting to be stored;</li>
+ *   <li>{@code weir_push_frames_over_budget_total}: sessions closed (1013) because the unfinished
+ *       frames of all sessions would pass the replica's {@code FrameBudget};</li>
+ *   <li>{@code weir_push_status_exports_foreign_total}: exports of status reports left out
+ *       because their volume is not placed on the reporting node.</li>
  * </ul>
  */
 @Component
@@ -39,6 +48,10 @@ class PushMetrics {
     private final Counter usageReceived;
     private final Counter usageAcked;
     private final Counter usageRefused;
+    private final Counter usageInvalid;
+    private final Counter partialFramesRefused;
+    private final Counter foreignExports;
+    private final Counter usageUnstorable;
     private final MeterRegistry registry;
 
     PushMetrics(MeterRegistry registry) {
@@ -63,7 +76,19 @@ class PushMetrics {
         this.usageAcked = Counter.builder("weir.push.usage.reports.acked")
                 .description("Usage reports acknowledged to agents (stored, duplicate or expired)").register(registry);
         this.usageRefused = Counter.builder("weir.push.usage.reports.refused")
-                .description("Usage reports refused because the intake queue was full (the agent resends)").register(registry);
+                .description("Usage reports refused because their node held more than its share of the intake queue "
+                        + "(the agent resends)").register(registry);
+        this.usageInvalid = Counter.builder("weir.push.usage.reports.invalid")
+                .description("Usage reports refused at the protocol boundary (answered as refused, never stored)")
+                .register(registry);
+        this.partialFramesRefused = Counter.builder("weir.push.frames.over.budget")
+                .description("Sessions closed because unfinished frames would pass the replica's budget").register(registry);
+        this.foreignExports = Counter.builder("weir.push.status.exports.foreign")
+                .description("Exports in status reports of volumes not placed on the reporting node (left out)")
+                .register(registry);
+        this.usageUnstorable = Counter.builder("weir.push.usage.reports.unstorable")
+                .description("Usage reports the database refused, set aside once and answered as refused")
+                .register(registry);
     }
 
     /** Registers the gauge of the longest push lag on this replica, in seconds. */
@@ -94,6 +119,22 @@ class PushMetrics {
 
     void usageRefused() {
         usageRefused.increment();
+    }
+
+    void partialFramesRefused() {
+        partialFramesRefused.increment();
+    }
+
+    void foreignExports(int n) {
+        foreignExports.increment(n);
+    }
+
+    void usageInvalid() {
+        usageInvalid.increment();
+    }
+
+    void usageUnstorable() {
+        usageUnstorable.increment();
     }
 
     /** Registers the gauges over this replica's sessions. */

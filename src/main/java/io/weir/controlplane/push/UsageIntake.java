@@ -2,15 +2,19 @@ package io.weir.controlplane.push;
 
 import io.weir.controlplane.usage.UsageIngest;
 import io.weir.protocol.UsageReport;
+import java.sql.SQLException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 import org.springframework.web.socket.CloseStatus;
@@ -21,22 +25,52 @@ import org.springframework.web.socket.CloseStatus;
  *
  * <h2>How a report flows</h2>
  * <pre>
- *  container thread: AgentChannel ── offer(session, report) ──► bounded queue ({@value #CAPACITY})
- *  weir-usage-intake: take ─► drain up to {@value #MAX_BATCH} ─► ingestPlaced (one transaction)
- *                     ─► for each report: session.ackUsage(sequence)   (stored, duplicate or expired)
+ *  container thread: AgentChannel ── offer(node, report) ──► that node's queue (at most {@value #NODE_CAPACITY};
+ *                                                            all nodes together at most {@value #CAPACITY})
+ *  weir-usage-intake: take one report of each node with reports waiting, in turn (round robin),
+ *                     at most {@value #NODE_BATCH} of one node, until {@value #MAX_BATCH} reports
+ *                     or {@value #MAX_BATCH_ROWS} rows
+ *                     ─► ingestPlaced (one transaction)
+ *                     ─► for each report: usageAck(sequence)   (stored, duplicate or expired)
  * </pre>
  * The acknowledgement follows the commit, so an acknowledged report is durable; a duplicate or an
  * expired report is acknowledged too, since resending it cannot change anything.
  *
- * <h2>When it cannot keep up or cannot store</h2>
- * Nothing is acknowledged that is not stored, and the agent resends what is unacknowledged only
- * after a reconnect. A batch that fails to commit (the database restarting, say) is tried again
- * after a pause, {@value #ATTEMPTS} times in all with pauses doubling from
- * {@value #FIRST_PAUSE_MILLIS} ms, while new reports wait in the queue; a batch that still fails
- * closes the connections of its reports with 1011. A report that does not fit in the queue closes
- * its connection with 1013 (try again later). Either way each agent reconnects after its backoff
- * and resends its whole buffer, which the control plane deduplicates. The queue's bound is the
- * memory a burst of resends may take.
+ * <h2>Fairness: one node cannot take what the others share</h2>
+ * Design choice: per-node queues with quotas, drained round robin. (Weir's own scheduler would
+ * give one flow per node, but the control plane may not depend on {@code io.weir.scheduler}, and
+ * the intake needs only two of its properties, both simple here.)
+ * <ul>
+ *   <li><b>Slots.</b> A node holds at most {@value #NODE_CAPACITY} waiting reports (above an
+ *       agent's default buffer of 3,600, so an honest agent resending its whole buffer after a
+ *       reconnect fits). A report past that closes only the sender's connection with 1013 (try
+ *       again later). When all nodes together hold {@value #CAPACITY}, a node holding less than
+ *       its fair share ({@value #CAPACITY} divided by the nodes waiting) still gets its slot: the
+ *       node holding the most gives up its waiting reports and its connection is closed with
+ *       1013. So a flooding node is closed, never an honest one because of it.</li>
+ *   <li><b>Thread time.</b> Each batch takes one report of each waiting node in turn, and at
+ *       most {@value #NODE_BATCH} of any one node, so of every batch a node gets at most its
+ *       equal part, and a batch under way (what a newly arrived report waits for) holds little of
+ *       a flooding node's. A report is at most {@code UsageReport.MAX_VOLUMES + MAX_TASKS} rows and a
+ *       batch at most {@value #MAX_BATCH_ROWS} rows, so one batch's time is bounded too: a
+ *       node's next report is stored within the next batch, however much another node sends.</li>
+ * </ul>
+ *
+ * <h2>When a report cannot be stored</h2>
+ * Nothing is acknowledged that is not stored. Two kinds of failure are told apart:
+ * <ul>
+ *   <li><b>A report the database refuses</b> (SQLSTATE class 22, a value it cannot hold, or 23,
+ *       a constraint; the protocol's bounds make this a backstop): the batch is stored again
+ *       report by report, so the others are stored and acknowledged; a report refused alone is
+ *       set aside once: counted in {@code weir_push_usage_reports_unstorable_total}, logged at
+ *       WARN without a stack trace, and answered with a {@code usageAck} that says it was
+ *       refused, so that its agent forgets it instead of resending it for ever.</li>
+ *   <li><b>The database failing</b> (restarting, unreachable): the batch is tried again after a
+ *       pause, {@value #ATTEMPTS} times in all with pauses doubling from
+ *       {@value #FIRST_PAUSE_MILLIS} ms, while new reports wait; a batch that still fails closes
+ *       the connections of its reports with 1011, and each agent resends after reconnecting
+ *       (the control plane deduplicates).</li>
+ * </ul>
  *
  * <h2>Threads</h2>
  * {@link #offer} may be called from any thread and never blocks; one daemon thread,
@@ -50,8 +84,20 @@ class UsageIntake implements SmartLifecycle {
     /** Most reports waiting to be stored (all agents of this replica together). */
     static final int CAPACITY = 10_000;
 
+    /** Most reports of one node waiting to be stored. */
+    static final int NODE_CAPACITY = 4_096;
+
     /** Most reports stored in one transaction. */
     static final int MAX_BATCH = 500;
+
+    /**
+     * Most reports of one node in one transaction: a batch under way is what a report arriving
+     * from another node waits for, so a flooding node's part of it is kept short.
+     */
+    static final int NODE_BATCH = 50;
+
+    /** Most rows (one per report, volume and task) stored in one transaction, past its first report. */
+    static final int MAX_BATCH_ROWS = 50_000;
 
     /** Tries of one batch before its connections are closed (the agents resend). */
     static final int ATTEMPTS = 5;
@@ -62,34 +108,171 @@ class UsageIntake implements SmartLifecycle {
     /** How long the intake thread waits for a report before it checks whether to stop. */
     private static final long POLL_MILLIS = 500;
 
-    private record Pending(AgentSession session, UsageReport report) {
+    /** The side of a connection the intake answers: an {@link AgentSession}. */
+    interface Reporter {
+        UUID nodeId();
+
+        /** The report is stored (or was, or is too old). */
+        void ackUsage(long sequence);
+
+        /** The report is refused for good; the agent forgets it. */
+        void refuseUsage(long sequence, String reason);
+
+        void close(CloseStatus status);
     }
 
-    private final UsageIngest ingest;
+    /** Where reports are stored: {@link UsageIngest#ingestPlaced}. */
+    interface Store {
+        List<UsageIngest.Outcome> store(List<UsageIngest.Delivery> deliveries);
+    }
+
+    record Pending(Reporter reporter, UsageReport report) {
+        int rows() {
+            return 1 + report.volumes().size() + report.tasks().size();
+        }
+    }
+
+    private final Store store;
     private final PushMetrics metrics;
-    private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(CAPACITY);
+
+    /** Waiting reports of each node; a node is here only while it has some. Guarded by this. */
+    private final Map<UUID, ArrayDeque<Pending>> queues = new HashMap<>();
+    /** Nodes with waiting reports, in the order they get their next turn. Guarded by this. */
+    private final ArrayDeque<UUID> turns = new ArrayDeque<>();
+    /** Reports waiting, all nodes. Guarded by this. */
+    private int waiting;
 
     private volatile boolean running;
     private Thread thread;
 
+    @Autowired
     UsageIntake(UsageIngest ingest, PushMetrics metrics) {
-        this.ingest = ingest;
+        this(ingest::ingestPlaced, metrics);
+    }
+
+    UsageIntake(Store store, PushMetrics metrics) {
+        this.store = store;
         this.metrics = metrics;
-        metrics.usageQueue(queue::size);
+        metrics.usageQueue(this::waiting);
+    }
+
+    synchronized int waiting() {
+        return waiting;
     }
 
     /**
-     * Queues a report of {@code session}'s node for storing; when the queue is full, closes the
-     * session instead (the agent resends after reconnecting).
+     * Queues a report of {@code reporter}'s node for storing, within the node's share; past it,
+     * closes the connection of the node that holds more than its share (see the class comment).
      */
-    void offer(AgentSession session, UsageReport report) {
+    void offer(Reporter reporter, UsageReport report) {
         metrics.usageReceived();
-        if (!queue.offer(new Pending(session, report))) {
-            metrics.usageRefused();
-            log.warn("usage intake full ({} reports); closing the connection of node {} so that it resends later",
-                    CAPACITY, session.nodeId());
-            session.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(), "usage intake full; reconnect and resend"));
+        UUID node = reporter.nodeId();
+        List<Pending> shed = List.of();
+        boolean refused = false;
+        synchronized (this) {
+            ArrayDeque<Pending> own = queues.get(node);
+            int held = own == null ? 0 : own.size();
+            if (held >= NODE_CAPACITY) {
+                refused = true;
+            } else if (waiting >= CAPACITY) {
+                int nodes = queues.size() + (own == null ? 1 : 0);
+                if (held >= CAPACITY / nodes) {
+                    refused = true;
+                } else {
+                    shed = shedLargest();
+                }
+            }
+            if (!refused) {
+                if (own == null) {
+                    own = new ArrayDeque<>();
+                    queues.put(node, own);
+                    turns.add(node);
+                }
+                own.add(new Pending(reporter, report));
+                waiting++;
+                notifyAll();
+            }
         }
+        if (refused) {
+            metrics.usageRefused();
+            log.warn("usage intake: node {} has more reports waiting than its share; closing its connection so that it "
+                    + "resends later", node);
+            reporter.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(), "usage intake full; reconnect and resend"));
+        }
+        if (!shed.isEmpty()) {
+            Set<Reporter> reporters = new LinkedHashSet<>();
+            shed.forEach(p -> reporters.add(p.reporter()));
+            for (int i = 0; i < shed.size(); i++) {
+                metrics.usageRefused();
+            }
+            log.warn("usage intake full ({} reports); node {} held the most ({}): its waiting reports are dropped "
+                    + "unacknowledged and its connection closed so that it resends later", CAPACITY,
+                    shed.get(0).reporter().nodeId(), shed.size());
+            reporters.forEach(r -> r.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(),
+                    "usage intake full; reconnect and resend")));
+        }
+    }
+
+    /** Removes the waiting reports of the node that holds the most. Requires: holding this. */
+    private List<Pending> shedLargest() {
+        UUID largest = null;
+        int most = -1;
+        for (Map.Entry<UUID, ArrayDeque<Pending>> e : queues.entrySet()) {
+            if (e.getValue().size() > most) {
+                most = e.getValue().size();
+                largest = e.getKey();
+            }
+        }
+        ArrayDeque<Pending> removed = queues.remove(largest);
+        turns.remove(largest);
+        waiting -= removed.size();
+        return List.copyOf(removed);
+    }
+
+    /**
+     * Takes the next batch: one report of each waiting node in turn, until {@value #MAX_BATCH}
+     * reports or {@value #MAX_BATCH_ROWS} rows; waits up to {@code waitMillis} for the first.
+     */
+    synchronized List<Pending> nextBatch(long waitMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        while (waiting == 0) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return List.of();
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        List<Pending> batch = new ArrayList<>();
+        Map<UUID, Integer> taken = new HashMap<>();
+        int rows = 0;
+        // One lap of the turns per report taken; a node that has had NODE_BATCH this batch waits for the next.
+        int skipped = 0;
+        while (!turns.isEmpty() && batch.size() < MAX_BATCH && skipped < turns.size()) {
+            UUID node = turns.poll();
+            ArrayDeque<Pending> q = queues.get(node);
+            if (taken.getOrDefault(node, 0) >= NODE_BATCH) {
+                turns.add(node);
+                skipped++;
+                continue;
+            }
+            Pending next = q.peek();
+            if (!batch.isEmpty() && rows + next.rows() > MAX_BATCH_ROWS) {
+                turns.addFirst(node);
+                break;
+            }
+            skipped = 0;
+            q.poll();
+            waiting--;
+            batch.add(next);
+            taken.merge(node, 1, Integer::sum);
+            rows += next.rows();
+            if (q.isEmpty()) {
+                queues.remove(node);
+            } else {
+                turns.add(node);
+            }
+        }
+        return batch;
     }
 
     @Override
@@ -101,11 +284,15 @@ class UsageIntake implements SmartLifecycle {
     }
 
     @Override
-    public synchronized void stop() {
-        running = false;
-        if (thread != null) {
+    public void stop() {
+        Thread t;
+        synchronized (this) {
+            running = false;
+            t = thread;
+        }
+        if (t != null) {
             try {
-                thread.join(5_000);
+                t.join(5_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -118,43 +305,47 @@ class UsageIntake implements SmartLifecycle {
     }
 
     private void run() {
-        List<Pending> batch = new ArrayList<>(MAX_BATCH);
         while (running) {
             try {
-                Pending first = queue.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    continue;
+                List<Pending> batch = nextBatch(POLL_MILLIS);
+                if (!batch.isEmpty()) {
+                    store(batch);
                 }
-                batch.add(first);
-                queue.drainTo(batch, MAX_BATCH - 1);
-                store(batch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } finally {
-                batch.clear();
+            } catch (RuntimeException e) {
+                log.error("usage intake: unexpected failure; going on", e);
             }
         }
     }
 
-    /** Stores one batch and acknowledges its reports; tries again after failures, then closes their sessions. */
-    private void store(List<Pending> batch) throws InterruptedException {
-        List<UsageIngest.Delivery> deliveries = new ArrayList<>(batch.size());
-        for (Pending p : batch) {
-            deliveries.add(new UsageIngest.Delivery(p.session().nodeId(), p.report()));
-        }
+    /** Stores one batch and answers its reports; see the class comment for failures. */
+    void store(List<Pending> batch) throws InterruptedException {
         long pause = FIRST_PAUSE_MILLIS;
         for (int attempt = 1; ; attempt++) {
             try {
-                ingest.ingestPlaced(deliveries);
+                store.store(deliveries(batch));
                 break;
             } catch (RuntimeException e) {
+                if (refusedData(e)) {
+                    if (batch.size() == 1) {
+                        setAside(batch.get(0), e);
+                    } else {
+                        log.info("usage intake: the database refused a value in a batch of {} reports; storing them one "
+                                + "by one", batch.size());
+                        for (Pending p : batch) {
+                            store(List.of(p));
+                        }
+                    }
+                    return;
+                }
                 if (attempt == ATTEMPTS || !running) {
                     log.warn("could not store {} usage reports; closing their connections so that the agents resend: {}",
                             batch.size(), e.getMessage());
-                    Set<AgentSession> sessions = new LinkedHashSet<>();
-                    batch.forEach(p -> sessions.add(p.session()));
-                    sessions.forEach(s -> s.close(new CloseStatus(CloseStatus.SERVER_ERROR.getCode(),
+                    Set<Reporter> reporters = new LinkedHashSet<>();
+                    batch.forEach(p -> reporters.add(p.reporter()));
+                    reporters.forEach(r -> r.close(new CloseStatus(CloseStatus.SERVER_ERROR.getCode(),
                             "usage could not be stored; reconnect and resend")));
                     return;
                 }
@@ -164,9 +355,42 @@ class UsageIntake implements SmartLifecycle {
                 pause *= 2;
             }
         }
-        for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).session().ackUsage(batch.get(i).report().sequence());
+        for (Pending p : batch) {
+            p.reporter().ackUsage(p.report().sequence());
             metrics.usageAcked();
         }
+    }
+
+    private void setAside(Pending p, RuntimeException e) {
+        metrics.usageUnstorable();
+        String state = sqlState(e);
+        log.warn("usage report {} of node {} could not be stored (the database refused a value{}); set aside and "
+                + "answered as refused", p.report().sequence(), p.reporter().nodeId(),
+                state == null ? "" : ", SQLSTATE " + state);
+        p.reporter().refuseUsage(p.report().sequence(), "the report could not be stored (the database refused one of "
+                + "its values" + (state == null ? "" : ", SQLSTATE " + state) + "); it is not stored and need not be resent");
+    }
+
+    private static List<UsageIngest.Delivery> deliveries(List<Pending> batch) {
+        List<UsageIngest.Delivery> deliveries = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            deliveries.add(new UsageIngest.Delivery(p.reporter().nodeId(), p.report()));
+        }
+        return deliveries;
+    }
+
+    /** Whether the database refused a value (SQLSTATE class 22 or 23) rather than failed. */
+    static boolean refusedData(Throwable e) {
+        String state = sqlState(e);
+        return state != null && (state.startsWith("22") || state.startsWith("23"));
+    }
+
+    private static String sqlState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null) {
+                return sql.getSQLState();
+            }
+        }
+        return null;
     }
 }

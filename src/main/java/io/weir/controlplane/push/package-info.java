@@ -7,10 +7,17 @@
  *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error); a
  *       session lives only as long as the token that opened it.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
- *       WebSocket threads into a bounded queue, stores them in batches through the usage
- *       feature's {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after
- *       the commit; when it cannot, it closes the connections concerned so that their agents
- *       resend.</li>
+ *       WebSocket threads into one bounded queue per node (a node's share of the slots is
+ *       bounded, and a full intake sheds the node holding the most, never one within its share),
+ *       drains them round robin in batches through the usage feature's
+ *       {@code UsageIngest.ingestPlaced}, and answers each with {@code usageAck} after the commit.
+ *       A report the database refuses is set aside once and answered as refused, without
+ *       failing the others of its batch; when the database itself fails, it closes the
+ *       connections concerned so that their agents resend.</li>
+ *   <li>{@link io.weir.controlplane.push.FrameBudget}: what all sessions of this replica may hold
+ *       of unfinished frames together.</li>
+ *   <li>{@link io.weir.controlplane.push.AgentHandshakeHandler}: the upgrade, whose refusals are
+ *       problem+json.</li>
  *   <li>{@link io.weir.controlplane.push.AnswerRecorder}: stores the agents' acks and nacks on
  *       their nodes off the WebSocket threads, folding each node's answers into one and writing
  *       many nodes per statement through the node feature's {@code NodeService.recordAnswers};

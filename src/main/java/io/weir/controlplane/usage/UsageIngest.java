@@ -314,8 +314,8 @@ public class UsageIngest {
                 }
                 if (tenant != null) {
                     long[] t = tenantTotals.computeIfAbsent(tenant, k -> new long[2]);
-                    t[0] += v.ops();
-                    t[1] += v.readBytes() + v.writeBytes();
+                    t[0] = plus(t[0], v.ops());
+                    t[1] = plus(t[1], plus(v.readBytes(), v.writeBytes()));
                 }
             }
             for (TaskUsage t : r.tasks()) {
@@ -399,15 +399,12 @@ public class UsageIngest {
                     + "?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], "
                     + "?::bigint[], ?::bigint[], ?::bigint[]) AS r(b, k" + (withTenant ? ", t" : "")
                     + ", s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12) ON CONFLICT (" + keyColumn + ", bucket) "
-                    + "DO UPDATE SET samples = u.samples + excluded.samples, read_ops = u.read_ops + excluded.read_ops, "
-                    + "write_ops = u.write_ops + excluded.write_ops, read_bytes = u.read_bytes + excluded.read_bytes, "
-                    + "write_bytes = u.write_bytes + excluded.write_bytes, "
-                    + "latency_p50_wsum = u.latency_p50_wsum + excluded.latency_p50_wsum, "
-                    + "latency_p99_wsum = u.latency_p99_wsum + excluded.latency_p99_wsum, "
+                    + "DO UPDATE SET " + sat("samples") + ", " + sat("read_ops") + ", " + sat("write_ops") + ", "
+                    + sat("read_bytes") + ", " + sat("write_bytes") + ", " + sat("latency_p50_wsum") + ", "
+                    + sat("latency_p99_wsum") + ", "
                     + "latency_max_us = GREATEST(u.latency_max_us, excluded.latency_max_us), "
-                    + "queue_depth_ms = u.queue_depth_ms + excluded.queue_depth_ms, "
-                    + "throttled_ns = u.throttled_ns + excluded.throttled_ns, rejected = u.rejected + excluded.rejected, "
-                    + "cpu_ns = u.cpu_ns + excluded.cpu_ns"
+                    + satFloat("queue_depth_ms") + ", " + sat("throttled_ns") + ", " + sat("rejected") + ", "
+                    + sat("cpu_ns")
                     + (withTenant ? ", tenant_id = COALESCE(u.tenant_id, excluded.tenant_id)" : "");
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int p = 1;
@@ -440,9 +437,8 @@ public class UsageIngest {
             String sql = "INSERT INTO " + table + " AS u (bucket, node_id, task, samples, ops, cpu_ns, share_ms, duration_ms) "
                     + "SELECT b::timestamptz, n, t, s1, s2, s3, s4, s5 FROM unnest(?::text[], ?::uuid[], ?::text[], "
                     + "?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[]) AS r(b, n, t, s1, s2, s3, s4, s5) "
-                    + "ON CONFLICT (node_id, bucket, task) DO UPDATE SET samples = u.samples + excluded.samples, "
-                    + "ops = u.ops + excluded.ops, cpu_ns = u.cpu_ns + excluded.cpu_ns, "
-                    + "share_ms = u.share_ms + excluded.share_ms, duration_ms = u.duration_ms + excluded.duration_ms";
+                    + "ON CONFLICT (node_id, bucket, task) DO UPDATE SET " + sat("samples") + ", " + sat("ops") + ", "
+                    + sat("cpu_ns") + ", " + satFloat("share_ms") + ", " + sat("duration_ms");
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setArray(1, array(c, "text", list, e -> e.getKey().bucket().toString()));
                 ps.setArray(2, array(c, "uuid", list, e -> e.getKey().nodeId()));
@@ -464,6 +460,35 @@ public class UsageIngest {
             }
             return c.createArrayOf(type, values);
         }
+    }
+
+    /*
+     * Rollups never overflow: a bucket's sums grow with every report of its hour, so the
+     * protocol's per-report bounds alone cannot keep them in a bigint. Sums are added in Java
+     * clamped at Long.MAX_VALUE (add, times) and in SQL in numeric, clamped back to a bigint
+     * (sat); float sums clamp their terms (satFloat). A clamped sum is wrong, but it is stored,
+     * and every other report of the tenant's hour still is.
+     */
+
+    /** {@code a + b} of non-negative figures, clamped to {@code Long.MAX_VALUE}. */
+    static long plus(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+
+    /** {@code a * b} of non-negative figures, clamped to {@code Long.MAX_VALUE}. */
+    static long times(long a, long b) {
+        return Math.multiplyHigh(a, b) != 0 || a * b < 0 ? Long.MAX_VALUE : a * b;
+    }
+
+    /** {@code column = u.column + excluded.column}, in numeric, clamped to a bigint. */
+    private static String sat(String column) {
+        return column + " = LEAST(u." + column + "::numeric + excluded." + column + ", 9223372036854775807)::bigint";
+    }
+
+    /** {@code column = u.column + excluded.column} of a float8, its terms clamped so that it stays finite. */
+    private static String satFloat(String column) {
+        return column + " = LEAST(u." + column + ", 1e300) + LEAST(excluded." + column + ", 1e300)";
     }
 
     /** Escapes a value for COPY's text format. */
@@ -520,17 +545,18 @@ public class UsageIngest {
 
         void add(VolumeUsage v, long durationMs) {
             samples++;
-            readOps += v.readOps();
-            writeOps += v.writeOps();
-            readBytes += v.readBytes();
-            writeBytes += v.writeBytes();
-            p50Wsum += v.latencyP50Us() * v.ops();
-            p99Wsum += v.latencyP99Us() * v.ops();
+            readOps = plus(readOps, v.readOps());
+            writeOps = plus(writeOps, v.writeOps());
+            readBytes = plus(readBytes, v.readBytes());
+            writeBytes = plus(writeBytes, v.writeBytes());
+            long ops = plus(v.readOps(), v.writeOps());
+            p50Wsum = plus(p50Wsum, times(v.latencyP50Us(), ops));
+            p99Wsum = plus(p99Wsum, times(v.latencyP99Us(), ops));
             maxUs = Math.max(maxUs, v.latencyMaxUs());
             queueDepthMs += v.queueDepth() * durationMs;
-            throttledNs += v.throttledNanos();
-            rejected += v.rejected();
-            cpuNs += v.cpuNanos();
+            throttledNs = plus(throttledNs, v.throttledNanos());
+            rejected = plus(rejected, v.rejected());
+            cpuNs = plus(cpuNs, v.cpuNanos());
         }
     }
 
@@ -541,10 +567,10 @@ public class UsageIngest {
 
         void add(TaskUsage t, long duration) {
             samples++;
-            ops += t.ops();
-            cpuNs += t.cpuNanos();
+            ops = plus(ops, t.ops());
+            cpuNs = plus(cpuNs, t.cpuNanos());
             shareMs += t.effectiveShare() * duration;
-            durationMs += duration;
+            durationMs = plus(durationMs, duration);
         }
     }
 }

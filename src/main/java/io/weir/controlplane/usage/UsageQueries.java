@@ -28,15 +28,39 @@ import org.springframework.stereotype.Service;
 @Service
 class UsageQueries {
 
+    /*
+     * Stored extremes never break a query (a row from before the protocol's bounds, or sums that
+     * reached them): sums of bigint columns are numeric in PostgreSQL and are clamped to a bigint
+     * (sum), products are taken in float8, and float terms are clamped so that a sum of them
+     * stays finite (no "Infinity" in a series, no out-of-range error for every caller).
+     */
+
+    /** Largest bigint, for clamping sums. */
+    static final String BIGINT_MAX = "9223372036854775807";
+
+    /** Largest mean queue depth a raw row counts with (the protocol's bound). */
+    static final String MAX_QUEUE_DEPTH = "4294967296";
+
+    /** Largest float term a sum takes: a billion of them stay finite. */
+    static final String MAX_FLOAT_TERM = "1e290";
+
+    /** {@code sum(column)} clamped to a bigint. */
+    static String sum(String expression) {
+        return "LEAST(sum(" + expression + "), " + BIGINT_MAX + ")::bigint";
+    }
+
     /** The aggregate columns of a raw-sample select, in {@link #point} order. */
-    private static final String RAW_SUMS = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), "
-            + "sum(latency_p50_us * (read_ops + write_ops)), sum(latency_p99_us * (read_ops + write_ops)), "
-            + "max(latency_max_us), sum(queue_depth * duration_ms), sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+    private static final String RAW_SUMS = sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "
+            + sum("write_bytes") + ", sum(latency_p50_us::float8 * (read_ops::float8 + write_ops)), "
+            + "sum(latency_p99_us::float8 * (read_ops::float8 + write_ops)), max(latency_max_us), "
+            + "sum(LEAST(queue_depth, " + MAX_QUEUE_DEPTH + ") * duration_ms), " + sum("throttled_ns") + ", "
+            + sum("rejected") + ", " + sum("cpu_ns");
 
     /** The aggregate columns of a rollup select, in {@link #point} order. */
-    private static final String ROLLUP_SUMS = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), "
-            + "sum(latency_p50_wsum), sum(latency_p99_wsum), max(latency_max_us), sum(queue_depth_ms), "
-            + "sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+    private static final String ROLLUP_SUMS = sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "
+            + sum("write_bytes") + ", sum(latency_p50_wsum::float8), sum(latency_p99_wsum::float8), max(latency_max_us), "
+            + "sum(LEAST(queue_depth_ms, " + MAX_FLOAT_TERM + ")), " + sum("throttled_ns") + ", " + sum("rejected") + ", "
+            + sum("cpu_ns");
 
     private final JdbcTemplate jdbc;
 
@@ -82,13 +106,13 @@ class UsageQueries {
     private static UsagePoint point(Instant ts, ResultSet rs, int c, double stepSec, long stepMs) throws SQLException {
         long readOps = rs.getLong(c), writeOps = rs.getLong(c + 1), readBytes = rs.getLong(c + 2),
                 writeBytes = rs.getLong(c + 3);
-        long ops = readOps + writeOps;
+        long ops = add(readOps, writeOps);
         Long p50 = ops == 0 ? null : Math.round(rs.getDouble(c + 4) / ops);
         Long p99 = ops == 0 ? null : Math.round(rs.getDouble(c + 5) / ops);
         Long max = ops == 0 ? null : rs.getLong(c + 6);
-        double queueDepth = rs.getDouble(c + 7) / stepMs;
+        double queueDepth = finite(rs.getDouble(c + 7) / stepMs);
         return new UsagePoint(ts, readOps, writeOps, readBytes, writeBytes, ops / stepSec,
-                (readBytes + writeBytes) / stepSec, p50, p99, max, queueDepth, rs.getLong(c + 8) / 1e6,
+                ((double) readBytes + writeBytes) / stepSec, p50, p99, max, queueDepth, rs.getLong(c + 8) / 1e6,
                 rs.getLong(c + 9), rs.getLong(c + 10) / 1e6);
     }
 
@@ -97,8 +121,9 @@ class UsageQueries {
         String time = range.level().timeColumn;
         boolean raw = range.level() == UsageLevel.RAW;
         String table = raw ? "usage_task_raw" : "usage_task_" + range.level().wireName();
-        String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, task, sum(ops), sum(cpu_ns), "
-                + (raw ? "sum(share * duration_ms), sum(duration_ms)" : "sum(share_ms), sum(duration_ms)")
+        String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, task, " + sum("ops") + ", "
+                + sum("cpu_ns") + ", " + (raw ? "sum(LEAST(share, 1e6) * duration_ms), sum(duration_ms::float8)"
+                        : "sum(LEAST(share_ms, " + MAX_FLOAT_TERM + ")), sum(duration_ms::float8)")
                 + " FROM " + table + " WHERE node_id = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p, task";
         int n = range.points();
         Map<String, long[][]> byTask = new TreeMap<>(); // [point][ops, cpu]
@@ -111,12 +136,12 @@ class UsageQueries {
             }
             String task = rs.getString(2);
             long[][] v = byTask.computeIfAbsent(task, k -> new long[n][2]);
-            v[i][0] += rs.getLong(3);
-            v[i][1] += rs.getLong(4);
+            v[i][0] = add(v[i][0], rs.getLong(3));
+            v[i][1] = add(v[i][1], rs.getLong(4));
             double[][] s = shares.computeIfAbsent(task, k -> new double[n][2]);
             s[i][0] += rs.getDouble(5);
             s[i][1] += rs.getDouble(6);
-            cpuPerPoint[i] += rs.getLong(4);
+            cpuPerPoint[i] = add(cpuPerPoint[i], rs.getLong(4));
         }, range.step().toSeconds(), at(range.from()), nodeId, at(range.from()), at(range.to()));
         List<TaskSeries> result = new ArrayList<>();
         byTask.forEach((task, v) -> {
@@ -134,10 +159,10 @@ class UsageQueries {
 
     /** Measures a top-N ranks by. */
     enum TopMeasure {
-        IOPS("sum(read_ops + write_ops)"),
-        BYTES("sum(read_bytes + write_bytes)"),
+        IOPS("sum(read_ops::numeric + write_ops)"),
+        BYTES("sum(read_bytes::numeric + write_bytes)"),
         LATENCY(null),
-        THROTTLED("sum(throttled_ns)");
+        THROTTLED("sum(throttled_ns::numeric)");
 
         final String rollupOrder;
 
@@ -151,12 +176,13 @@ class UsageQueries {
         boolean raw = range.level() == UsageLevel.RAW;
         String table = raw ? "usage_volume_raw" : "usage_volume_" + range.level().wireName();
         String time = range.level().timeColumn;
-        String p99 = raw ? "sum(latency_p99_us * (read_ops + write_ops))" : "sum(latency_p99_wsum)";
-        String order = by == TopMeasure.LATENCY ? p99 + " / NULLIF(sum(read_ops + write_ops), 0)" : by.rollupOrder;
-        String sql = "SELECT volume_id, sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), " + p99
-                + ", sum(throttled_ns) FROM " + table + " WHERE " + time + " >= ? AND " + time + " < ?"
+        String p99 = raw ? "sum(latency_p99_us::float8 * (read_ops::float8 + write_ops))" : "sum(latency_p99_wsum::float8)";
+        String order = by == TopMeasure.LATENCY ? p99 + " / NULLIF(sum(read_ops::float8 + write_ops), 0)" : by.rollupOrder;
+        String sql = "SELECT volume_id, " + sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "
+                + sum("write_bytes") + ", " + p99 + ", " + sum("throttled_ns") + " FROM " + table + " WHERE " + time
+                + " >= ? AND " + time + " < ?"
                 + (tenantId != null ? " AND tenant_id = ?" : "") + " GROUP BY volume_id"
-                + (by == TopMeasure.LATENCY ? " HAVING sum(read_ops + write_ops) > 0" : "")
+                + (by == TopMeasure.LATENCY ? " HAVING sum(read_ops::numeric + write_ops) > 0" : "")
                 + " ORDER BY " + order + " DESC, volume_id LIMIT ?";
         List<Object> args = new ArrayList<>(List.of(at(range.from()), at(range.to())));
         if (tenantId != null) {
@@ -171,10 +197,10 @@ class UsageQueries {
         for (Object[] r : rows) {
             UUID id = (UUID) r[0];
             long readOps = (long) r[1], writeOps = (long) r[2], readBytes = (long) r[3], writeBytes = (long) r[4];
-            long ops = readOps + writeOps;
+            long ops = add(readOps, writeOps);
             UsageVolumes.VolumeInfo v = info.get(id);
             entries.add(new TopVolumes.Entry(id, v == null ? tenantId : v.tenantId(), v == null ? null : v.name(),
-                    readOps, writeOps, readBytes, writeBytes, ops / seconds, (readBytes + writeBytes) / seconds,
+                    readOps, writeOps, readBytes, writeBytes, ops / seconds, ((double) readBytes + writeBytes) / seconds,
                     ops == 0 ? null : Math.round((double) r[5] / ops), (long) r[6] / 1e6));
         }
         return entries;
@@ -195,6 +221,17 @@ class UsageQueries {
         return jdbc.query(sql, (rs, i) -> new UsageGap(rs.getObject(1, UUID.class), rs.getLong(2), rs.getLong(3),
                 rs.getObject(4, OffsetDateTime.class).toInstant(), rs.getObject(5, OffsetDateTime.class).toInstant()),
                 args.toArray());
+    }
+
+    /** {@code a + b} of two counts, clamped to {@code Long.MAX_VALUE} instead of overflowing. */
+    static long add(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? (a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE) : r;
+    }
+
+    /** {@code x} if finite, else the largest finite double of its sign (0 for NaN). */
+    static double finite(double x) {
+        return Double.isNaN(x) ? 0 : Math.max(-Double.MAX_VALUE, Math.min(Double.MAX_VALUE, x));
     }
 
     private static int index(UsageRange range, Instant ts) {

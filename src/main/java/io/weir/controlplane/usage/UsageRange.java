@@ -42,6 +42,9 @@ record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
     /** Smallest step accepted. */
     static final Duration MIN_STEP = Duration.ofSeconds(1);
 
+    /** Largest step accepted: about 100 years, far wider than any retention, and within a long of milliseconds. */
+    static final Duration MAX_STEP = Duration.ofDays(36_600);
+
     int points() {
         return (int) (Duration.between(from, to).toMillis() / step.toMillis());
     }
@@ -60,8 +63,11 @@ record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
             step = duration(stepText.trim());
             if (step == null) {
                 errors.add(new FieldError("step", "not a duration: give seconds (60), a unit (10s, 5m, 1h, 1d) or ISO-8601 (PT5M)"));
-            } else if (step.compareTo(MIN_STEP) < 0 || step.toMillis() % 1000 != 0) {
+            } else if (step.compareTo(MIN_STEP) < 0 || step.getNano() != 0) {
                 errors.add(new FieldError("step", "must be a whole number of seconds, at least 1 s"));
+                step = null;
+            } else if (step.compareTo(MAX_STEP) > 0) {
+                errors.add(new FieldError("step", "must be at most " + MAX_STEP.toDays() + " days (" + MAX_STEP + ")"));
                 step = null;
             }
         }

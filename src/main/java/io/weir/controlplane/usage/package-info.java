@@ -8,13 +8,16 @@
  *       which keeps of each report only the volumes placed on the reporting node; then
  *       deduplicated by (node, sequence), raw samples by {@code COPY}, 1-minute and 1-hour rollups
  *       kept in the same transaction, gaps recorded. The caller acknowledges each report once the
- *       call returns.</li>
+ *       call returns. Rollup sums are clamped at the largest bigint instead of overflowing, so
+ *       no report can make a tenant's later reports fail.</li>
  *   <li>{@code UsagePartitions} keeps the time partitions: daily for raw samples and 1-minute
  *       rollups, monthly for 1-hour rollups, created ahead and dropped whole past each level's
  *       retention ({@code weir.usage.retention.*}).</li>
  *   <li>{@code UsageQueries} and {@code UsageController} serve {@code /api/v1/usage/...}: series
  *       per volume, tenant (summed over its volumes) and node task, and a top-N; each series is
- *       read from the coarsest level whose bucket divides the step.</li>
+ *       read from the coarsest level whose bucket divides the step. Aggregates never overflow
+ *       (numeric sums clamped to a bigint, products in float8, float terms clamped), so a stored
+ *       extreme never fails a query, nor serves "Infinity".</li>
  *   <li>{@code UsageMetrics}: Prometheus metrics of bounded cardinality (never per volume).</li>
  * </ul>
  *

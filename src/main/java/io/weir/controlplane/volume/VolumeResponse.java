@@ -26,7 +26,12 @@ public record VolumeResponse(
         @Schema(description = "Whether every node that serves the volume has applied its latest desired config, and so "
                 + "enforces this effectivePolicy. Null when the volume is on no node, and in the answer to a write "
                 + "(read the volume again to see it).", accessMode = Schema.AccessMode.READ_ONLY)
-        @Nullable Boolean policyApplied) implements Versioned {
+        @Nullable Boolean policyApplied,
+        @Schema(description = "Set only for a volume placed on several data nodes, which an earlier release allowed: "
+                + "the nodes do not replicate, so each serves its own, unrelated copy. Says how to keep one. Such a "
+                + "placement is kept as it is until a write names one node; no write may add a node to it.",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        @Nullable String placementWarning) implements Versioned {
 
     static VolumeResponse from(Volume v, EffectivePolicy effective) {
         return from(v, effective, null);
@@ -35,6 +40,11 @@ public record VolumeResponse(
     static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied) {
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
                 v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt(),
-                policyApplied);
+                policyApplied, placementWarning(v.getNodeIds().size()));
+    }
+
+    private static @Nullable String placementWarning(int nodes) {
+        return nodes < 2 ? null : "placed on " + nodes + " data nodes, which do not replicate: each serves its own, "
+                + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone";
     }
 }

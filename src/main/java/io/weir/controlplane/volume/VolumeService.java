@@ -40,7 +40,7 @@ import tools.jackson.databind.JsonNode;
  * The tenant in the path must exist (404). The name must be free within the tenant (409). The
  * policy, if named, and every node must exist, and the policy combined with the overrides must be
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
- * grow but never shrink (409). Its reservation, with those of the tenant's other volumes on each of its
+ * grow but never shrink (409). It is placed on at most one node (409; see {@link #checkOneCopy}). Its reservation, with those of the tenant's other volumes on each of its
  * nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations}; 409 otherwise).
  *
  * <h2>Placement</h2>
@@ -150,6 +150,7 @@ public class VolumeService {
             throw duplicate(request.name());
         }
         Resolved resolved = resolve(tenant, request, List.of(), new ArrayList<>());
+        checkOneCopy(List.of(), request.nodeIdsOrNone());
         reservations.checkVolume(null, tenantId, tenant.getMaxIops(), resolved.effective().minIops(), request.nodeIdsOrNone());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved.policyId());
@@ -177,6 +178,7 @@ public class VolumeService {
                     + " bytes, the request asks for " + request.sizeBytes() + "; a volume grows only",
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
+        checkOneCopy(volume.getNodeIds(), request.nodeIdsOrNone());
         reservations.checkVolume(id, volume.getTenantId(), tenant.getMaxIops(), resolved.effective().minIops(),
                 request.nodeIdsOrNone());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
@@ -289,6 +291,20 @@ public class VolumeService {
             throw new RequestValidationException(errors);
         }
         return new Resolved(policyId, effective);
+    }
+
+    /**
+     * Refuses (409) a placement that would make a volume's data diverge: data nodes do not
+     * replicate, so each node a volume is placed on serves its own, unrelated copy. A volume placed
+     * on several nodes before this check existed keeps that placement through writes that do not
+     * add a node (see {@link VolumeResponse#placementWarning()}), so nothing is changed silently.
+     */
+    private static void checkOneCopy(Collection<UUID> placedBefore, List<UUID> requested) {
+        if (requested.size() > 1 && !placedBefore.containsAll(requested)) {
+            throw ApiException.conflict("a volume is served by one data node: data nodes do not replicate yet, so "
+                    + "each node of the " + requested.size() + " asked for would serve its own, unrelated copy of "
+                    + "the volume", Map.of("nodeIds", requested));
+        }
     }
 
     private static ApiException duplicate(String name) {

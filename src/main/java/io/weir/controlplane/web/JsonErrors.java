@@ -62,7 +62,10 @@ final class JsonErrors {
             return new FieldError(path(e), "number out of range: expected " + expected);
         }
         if (e instanceof StreamReadException) {
-            return new FieldError("$", Problems.bounded("malformed JSON: " + e.getOriginalMessage()));
+            // In Weir's words, not the parser's: where it stopped, not what it expected.
+            tools.jackson.core.TokenStreamLocation at = e.getLocation();
+            return new FieldError("$", "malformed JSON" + (at == null || at.getLineNr() < 1 ? ""
+                    : " at line " + at.getLineNr() + ", column " + at.getColumnNr()));
         }
         return new FieldError(path(e), "invalid value");
     }

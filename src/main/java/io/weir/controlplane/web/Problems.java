@@ -50,15 +50,24 @@ public final class Problems {
         write(response, problem);
     }
 
-    /** A 400 listing {@code errors}, each echoing at most {@link #MAX_ECHO} characters of input. */
+    /** Most field errors listed in one problem; {@code detail} says how many there were. */
+    public static final int MAX_ERRORS = 100;
+
+    /**
+     * A 400 listing {@code errors} (the first {@link #MAX_ERRORS} in field order, {@code detail}
+     * counting them all), each echoing at most {@link #MAX_ECHO} characters of input.
+     */
     static ProblemDetail validation(java.util.List<FieldError> errors) {
         java.util.List<FieldError> bounded = errors.stream()
-                .map(e -> new FieldError(bounded(e.field()), bounded(e.message())))
                 .sorted(java.util.Comparator.comparing(FieldError::field).thenComparing(FieldError::message))
+                .limit(MAX_ERRORS)
+                .map(e -> new FieldError(bounded(e.field()), bounded(e.message())))
                 .toList();
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST,
-                bounded.size() == 1 ? bounded.get(0).field() + ": " + bounded.get(0).message()
-                        : bounded.size() + " fields are invalid");
+                errors.size() == 1 ? bounded.get(0).field() + ": " + bounded.get(0).message()
+                        : errors.size() > MAX_ERRORS
+                                ? errors.size() + " fields are invalid; the first " + MAX_ERRORS + " are listed"
+                                : errors.size() + " fields are invalid");
         problem.setTitle("Invalid request");
         problem.setProperty("errors", bounded);
         return problem;
@@ -93,6 +102,7 @@ public final class Problems {
 
     /** Writes {@code problem} in the same shape Spring MVC gives problems: null members left out. */
     public static void write(HttpServletResponse response, ProblemDetail problem) throws IOException {
+        SecurityHeadersFilter.apply(response);
         Map<String, Object> body = new LinkedHashMap<>();
         if (problem.getType() != null && !"about:blank".equals(problem.getType().toString())) {
             body.put("type", problem.getType().toString());

@@ -226,15 +226,17 @@ class AgentChannelTest extends IntegrationTest {
     @Test
     void aDataNodesStatusMessageIsShownInItsNode() {
         Node node = node();
-        UUID volume = UUID.randomUUID();
+        // A volume placed on the node: a status keeps only the node's own placements (AgentChannelHostileTest).
+        UUID volume = UUID.fromString(volumeOn(tenant(), node).substring("/api/v1/volumes/".length()));
         try (AgentClient agent = connected(node)) {
             agent.send(new AgentMessage.NodeStatus("127.0.0.1:10809",
                     List.of(new AgentMessage.Export(volume, "t/v", 4096, 2))));
             await().atMost(AgentClient.WAIT).untilAsserted(() -> {
-                JsonNode report = status(node).get("dataNode");
-                assertThat(report.get("listenAddress").asString()).isEqualTo("127.0.0.1:10809");
-                assertThat(report.get("exports").get(0).get("volumeId").asString()).isEqualTo(volume.toString());
-                assertThat(report.get("exports").get(0).get("clients").asInt()).isEqualTo(2);
+                // path(): until the status is stored, its members are missing (an assertion to retry, not an NPE)
+                JsonNode report = status(node).path("dataNode");
+                assertThat(report.path("listenAddress").asString("")).isEqualTo("127.0.0.1:10809");
+                assertThat(report.path("exports").path(0).path("volumeId").asString("")).isEqualTo(volume.toString());
+                assertThat(report.path("exports").path(0).path("clients").asInt(-1)).isEqualTo(2);
             });
         }
     }

@@ -90,6 +90,25 @@ final class AgentClient implements AutoCloseable {
         socket.sendText(text, true).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
     }
 
+    /** Sends a piece of a frame that is not its last. */
+    void sendPart(String text) {
+        socket.sendText(text, false).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
+    }
+
+    /** The close frame if one arrives within {@code wait}, else null. */
+    Closed closedNow(Duration wait) {
+        try {
+            return closed.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            return new Closed(-1, String.valueOf(e.getCause()));
+        }
+    }
+
     /** The next frame, decoded; fails after {@link #WAIT}. */
     AgentMessage next() {
         return AgentMessages.decode(nextRaw());

@@ -319,18 +319,76 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(created.etag()).isEqualTo("\"0\"");
         assertThat(api.get(path).etag()).isEqualTo("\"0\"");
 
-        Response both = api.patch(path, "{\"nodeIds\":[\"" + b + "\",\"" + a + "\"]}", created.etag());
-        assertThat(both.status()).isEqualTo(200);
-        assertThat(both.etag()).as("placement is part of the volume").isEqualTo("\"1\"");
-        assertThat(both.json().get("nodeIds").valueStream().map(JsonNode::asString))
-                .containsExactlyElementsOf(java.util.stream.Stream.of(a, b).sorted().toList());
+        Response moved = api.patch(path, "{\"nodeIds\":[\"" + b + "\"]}", created.etag());
+        assertThat(moved.status()).isEqualTo(200);
+        assertThat(moved.etag()).as("placement is part of the volume").isEqualTo("\"1\"");
+        assertThat(moved.json().get("nodeIds").valueStream().map(JsonNode::asString)).containsExactly(b);
         assertThat(api.get("/api/v1/volumes?nodeId=" + b).json().get("items").findValuesAsString("id"))
                 .containsExactly(created.json().get("id").asString());
+        assertThat(api.get("/api/v1/volumes?nodeId=" + a).json().get("totalItems").asLong()).isZero();
 
-        Response none = api.patch(path, "{\"nodeIds\":null}", both.etag());
+        Response none = api.patch(path, "{\"nodeIds\":null}", moved.etag());
         assertThat(none.status()).isEqualTo(200);
         assertThat(none.json().get("nodeIds").isEmpty()).isTrue();
         assertThat(api.get("/api/v1/volumes?nodeId=" + a).json().get("totalItems").asLong()).isZero();
+    }
+
+    @Test
+    void aPlacementOnASecondNodeIsRefusedWith409BecauseNodesDoNotReplicate() {
+        String a = fx.node(unique("a"));
+        String b = fx.node(unique("b"));
+        String two = ",\"nodeIds\":[\"" + a + "\",\"" + b + "\"]";
+
+        Response created = fx.createVolume(tenant, unique("v"), two);
+        assertThat(created.status()).as(created.toString()).isEqualTo(409);
+        assertThat(created.header("Content-Type")).startsWith("application/problem+json");
+        assertThat(created.json().get("detail").asString())
+                .isEqualTo("a volume is served by one data node: data nodes do not replicate yet, so each node of "
+                        + "the 2 asked for would serve its own, unrelated copy of the volume");
+        assertThat(created.json().get("nodeIds").valueStream().map(JsonNode::asString))
+                .containsExactlyInAnyOrder(a, b);
+        assertThat(api.get("/api/v1/tenants/" + tenant + "/volumes").json().get("totalItems").asLong()).isZero();
+
+        Response single = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + a + "\"]");
+        String path = "/api/v1/volumes/" + single.json().get("id").asString();
+        Response added = api.patch(path, "{\"nodeIds\":[\"" + a + "\",\"" + b + "\"]}", single.etag());
+        assertThat(added.status()).as(added.toString()).isEqualTo(409);
+        Response read = api.get(path);
+        assertThat(read.etag()).as("unchanged").isEqualTo(single.etag());
+        assertThat(read.json().get("nodeIds").valueStream().map(JsonNode::asString)).containsExactly(a);
+        assertThat(read.json().get("placementWarning").isNull()).as("one node, one copy").isTrue();
+
+        Response moved = api.patch(path, "{\"nodeIds\":[\"" + b + "\"]}", single.etag());
+        assertThat(moved.status()).as("moving to another single node is fine").isEqualTo(200);
+    }
+
+    @Test
+    void aVolumePlacedOnSeveralNodesBeforeTheRefusalIsReportedAndNeverChangedSilently() {
+        String a = fx.node(unique("a"));
+        String b = fx.node(unique("b"));
+        Response created = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + a + "\"]");
+        String id = created.json().get("id").asString();
+        String path = "/api/v1/volumes/" + id;
+        // As an earlier release allowed: the same volume placed on a second node.
+        jdbc.sql("insert into volume_placement (volume_id, node_id) values (?, ?)")
+                .params(UUID.fromString(id), UUID.fromString(b)).update();
+
+        Response read = api.get(path);
+        assertThat(read.json().get("nodeIds").valueStream().map(JsonNode::asString))
+                .containsExactlyElementsOf(java.util.stream.Stream.of(a, b).sorted().toList());
+        assertThat(read.json().get("placementWarning").asString())
+                .isEqualTo("placed on 2 data nodes, which do not replicate: each serves its own, unrelated copy "
+                        + "of the volume; keep the copy you need and set nodeIds to its node alone");
+        assertThat(api.get("/api/v1/tenants/" + tenant + "/volumes").json().get("items").get(0)
+                .get("placementWarning").asString()).startsWith("placed on 2 data nodes");
+
+        Response grown = api.patch(path, "{\"sizeBytes\":" + (512 * BLOCK) + "}", read.etag());
+        assertThat(grown.status()).as("a write that keeps the placement is not refused: " + grown).isEqualTo(200);
+        assertThat(grown.json().get("nodeIds")).as("kept as it was").isEqualTo(read.json().get("nodeIds"));
+
+        Response kept = api.patch(path, "{\"nodeIds\":[\"" + a + "\"]}", grown.etag());
+        assertThat(kept.status()).isEqualTo(200);
+        assertThat(kept.json().get("placementWarning").isNull()).isTrue();
     }
 
     @Test

@@ -49,7 +49,7 @@ class VolumePlacementTest extends IntegrationTest {
         String policy = fx.policy(unique("p"), ",\"weight\":300,\"maxIops\":1000,\"costModel\":{\"minChargeBytes\":512}");
         String on = ",\"nodeIds\":[\"" + node + "\"]";
         fx.volume(t1, "zeta", on + ",\"policyId\":\"" + policy + "\",\"overrides\":{\"maxIops\":2000,\"weight\":5}");
-        fx.volume(t1, "alpha", ",\"nodeIds\":[\"" + other + "\",\"" + node + "\"]");
+        fx.volume(t1, "alpha", on);
         fx.volume(t2, "mid", on);
         fx.volume(t2, "elsewhere", ",\"nodeIds\":[\"" + other + "\"]");
         fx.volume(t2, "nowhere", "");
