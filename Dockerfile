@@ -25,7 +25,7 @@ ARG WEIR_UID=10001
 RUN groupadd --system --gid "${WEIR_UID}" weir \
  && useradd --system --uid "${WEIR_UID}" --gid weir --home-dir /var/lib/weir --no-create-home \
             --shell /usr/sbin/nologin weir \
- && mkdir -p /var/lib/weir/data \
+ && mkdir -p /var/lib/weir/data /var/lib/weir/pki /var/lib/weir/pki-public \
  && chown -R weir:weir /var/lib/weir
 WORKDIR /opt/weir
 COPY --from=layers /build/extracted/dependencies/ ./

@@ -80,11 +80,16 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* The control plane's in-cluster URL, what data nodes connect to. */}}
 {{- define "weir.controlPlane.url" -}}
-{{- default (printf "http://%s:%d" (include "weir.controlPlane.fullname" .) (int .Values.controlPlane.service.port)) .Values.dataNode.controlPlaneUrl }}
+{{- default (printf "%s://%s:%d" (ternary "https" "http" .Values.tls.enabled) (include "weir.controlPlane.fullname" .) (int .Values.controlPlane.service.port)) .Values.dataNode.controlPlaneUrl }}
 {{- end }}
 
 {{/* Labels of one component's resources and pods: the common labels and the component; call with (dict "root" $ "component" "controlplane"). */}}
 {{- define "weir.componentLabels" -}}
 {{ include "weir.labels" .root }}
 app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* The Secret with the cluster CA (ca.crt, ca.key) and the control plane's certificate (tls.crt, tls.key). */}}
+{{- define "weir.tls.secretName" -}}
+{{- default (printf "%s-tls" (include "weir.fullname" .)) .Values.tls.existingSecret }}
 {{- end }}

@@ -7,7 +7,9 @@ library only. Idempotent: what exists is kept; a node whose token file is missin
 node token (a node's first token is shown only once, in the create response).
 
 Environment:
-  CONTROL_PLANE     base URL of a control-plane replica, e.g. http://controlplane-1:8080
+  CONTROL_PLANE     base URL of a control-plane replica, e.g. https://controlplane-1:8080
+  CONTROL_PLANE_CA  the cluster CA certificate (PEM) an https:// control plane is verified
+                    against; empty: the system's trust store
   ADMIN_TOKEN       an admin token; when empty, read from ADMIN_TOKEN_FILE
   ADMIN_TOKEN_FILE  the control plane's generated admin token (its data/admin-token)
   TOKEN_DIR         where node tokens go
@@ -19,6 +21,7 @@ Environment:
 import json
 import os
 import secrets
+import ssl
 import sys
 import time
 import urllib.error
@@ -28,6 +31,8 @@ import urllib.request
 API = os.environ["CONTROL_PLANE"].rstrip("/") + "/api/v1"
 READY = os.environ["CONTROL_PLANE"].rstrip("/") + "/actuator/health/readiness"
 WAIT_SECONDS = 300
+# Verified against the cluster CA (host name included), never unverified.
+TLS = ssl.create_default_context(cafile=os.environ.get("CONTROL_PLANE_CA") or None)
 
 
 def log(message):
@@ -38,7 +43,7 @@ def wait_until_ready():
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
         try:
-            with urllib.request.urlopen(READY, timeout=5) as response:
+            with urllib.request.urlopen(READY, timeout=5, context=TLS) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, OSError) as e:
@@ -74,7 +79,7 @@ class Api:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=TLS) as response:
                 text = response.read()
                 return response.status, json.loads(text) if text else None
         except urllib.error.HTTPError as e:

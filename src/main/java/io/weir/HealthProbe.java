@@ -29,7 +29,9 @@ import java.util.Map;
  * ({@code /proc/1/cmdline}) and its environment to find out what runs there:
  * <ul>
  *   <li>the control plane and the demo: {@code /actuator/health/readiness} on {@code --server.port},
- *       {@code SERVER_PORT} or 8080;</li>
+ *       {@code SERVER_PORT} or 8080; over HTTPS when {@code --server.ssl.bundle} or
+ *       {@code SERVER_SSL_BUNDLE} is set, verified against the CA file {@code WEIR_PKI_CA_CERTIFICATE}
+ *       (the cluster CA, whose certificate for the control plane must name 127.0.0.1);</li>
  *   <li>a data node: the NBD greeting on the port of {@code --listen}, {@code WEIR_LISTEN}, or 10809;</li>
  *   <li>anything else (the agent): ready while it runs.</li>
  * </ul>
@@ -37,6 +39,9 @@ import java.util.Map;
  * the health status ({@code docker inspect}).
  */
 public final class HealthProbe {
+
+    /** The CA file an {@code https://} target is verified against: the control plane's own, {@code weir.pki.ca-certificate}. */
+    static final String CA_VARIABLE = "WEIR_PKI_CA_CERTIFICATE";
 
     /** How long one connect or read may take; Docker's own timeout is longer. */
     private static final int TIMEOUT_MILLIS = 3_000;
@@ -62,7 +67,8 @@ public final class HealthProbe {
             System.exit(1);
             return;
         }
-        String problem = check(target);
+        String ca = System.getenv(CA_VARIABLE);
+        String problem = check(target, ca == null || ca.isEmpty() ? null : Path.of(ca));
         System.out.println(problem == null ? "ready: " + target : "unhealthy: " + target + ": " + problem);
         System.exit(problem == null ? 0 : 1);
     }
@@ -81,7 +87,9 @@ public final class HealthProbe {
             case "controlplane", "demo" -> {
                 String port = option(args, "--server.port", env.getOrDefault("SERVER_PORT",
                         String.valueOf(DEFAULT_HTTP_PORT)));
-                yield "http://127.0.0.1:" + port + "/actuator/health/readiness";
+                // HTTPS when an SSL bundle serves the port (the certificate must name 127.0.0.1)
+                boolean tls = !option(args, "--server.ssl.bundle", env.getOrDefault("SERVER_SSL_BUNDLE", "")).isEmpty();
+                yield (tls ? "https" : "http") + "://127.0.0.1:" + port + "/actuator/health/readiness";
             }
             case "datanode" -> {
                 String listen = option(args, "--listen", env.getOrDefault("WEIR_LISTEN", ""));
@@ -129,13 +137,21 @@ public final class HealthProbe {
 
     /** Checks {@code target}; null when healthy, else what is wrong. */
     static String check(String target) {
+        return check(target, null);
+    }
+
+    /**
+     * Checks {@code target}, an {@code https://} one against the CA certificates in {@code caFile}
+     * (PEM; null: the JDK's trust store); null when healthy, else what is wrong.
+     */
+    static String check(String target, Path caFile) {
         try {
             if (target.equals("none")) {
                 return null;
             }
             URI uri = URI.create(target);
             return switch (uri.getScheme()) {
-                case "http", "https" -> checkHttp(uri);
+                case "http", "https" -> checkHttp(uri, caFile);
                 case "nbd" -> checkNbd(uri);
                 default -> "unknown scheme (use http://, nbd:// or none)";
             };
@@ -144,8 +160,11 @@ public final class HealthProbe {
         }
     }
 
-    private static String checkHttp(URI uri) throws IOException {
+    private static String checkHttp(URI uri, Path caFile) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) uri.toURL().openConnection();
+        if (connection instanceof javax.net.ssl.HttpsURLConnection https && caFile != null) {
+            https.setSSLSocketFactory(trusting(caFile).getSocketFactory());
+        }
         connection.setConnectTimeout(TIMEOUT_MILLIS);
         connection.setReadTimeout(TIMEOUT_MILLIS);
         try {
@@ -153,6 +172,27 @@ public final class HealthProbe {
             return status >= 200 && status < 300 ? null : "HTTP " + status;
         } finally {
             connection.disconnect();
+        }
+    }
+
+    /** An SSL context trusting exactly the certificates of {@code caFile}, with the JDK alone. */
+    private static javax.net.ssl.SSLContext trusting(Path caFile) throws IOException {
+        try (InputStream in = Files.newInputStream(caFile)) {
+            java.security.KeyStore store = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+            store.load(null, null);
+            int i = 0;
+            for (java.security.cert.Certificate c : java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificates(in)) {
+                store.setCertificateEntry("ca-" + i++, c);
+            }
+            javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(store);
+            javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+            context.init(null, tmf.getTrustManagers(), null);
+            return context;
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException("cannot trust " + caFile + ": " + e.getMessage(), e);
         }
     }
 

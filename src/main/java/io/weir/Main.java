@@ -2,6 +2,7 @@ package io.weir;
 
 import io.weir.agent.AgentCommand;
 import io.weir.controlplane.ControlPlaneApplication;
+import io.weir.controlplane.pki.PkiCommand;
 import io.weir.datanode.DataNodeCommand;
 import io.weir.demo.DemoApplication;
 import java.util.Arrays;
@@ -14,6 +15,7 @@ import java.util.Arrays;
  * java -jar weir.jar agent [options]                  a standalone agent (--help lists the options)
  * java -jar weir.jar datanode [options]                an NBD data node (--help lists the options)
  * java -jar weir.jar demo [options]                    control plane + two data nodes, seeded (--help)
+ * java -jar weir.jar pki init --dir DIR --server-names N  a cluster CA and the control plane's HTTPS certificate
  * </pre>
  */
 public final class Main {
@@ -29,8 +31,9 @@ public final class Main {
             case "agent" -> AgentCommand.main(rest);
             case "datanode" -> DataNodeCommand.main(rest);
             case "demo" -> DemoApplication.main(rest);
+            case "pki" -> PkiCommand.main(rest);
             default -> {
-                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode, demo");
+                System.err.println("weir: unknown role '" + role + "'. Roles: controlplane, agent, datanode, demo, pki");
                 System.exit(2);
             }
         }

@@ -51,12 +51,16 @@ class ArchitectureTest {
             .should().onlyDependOnClassesThat(resideInAnyPackage(concat(JDK, "io.weir.scheduler..", "org.HdrHistogram.."))
                     .or(belongToAnyOf(QosSettings.class)));
 
+    /**
+     * The agent adds BouncyCastle (the node's key and its PKCS#10 request, PEM) to the protocol's
+     * JDK and Jackson.
+     */
     @ArchTest
-    static final ArchRule agentDependsOnSchedulerProtocolJdkAndJacksonOnly = classes()
+    static final ArchRule agentDependsOnSchedulerProtocolJdkJacksonAndBouncyCastleOnly = classes()
             .that().resideInAPackage("io.weir.agent..")
             .should().onlyDependOnClassesThat().resideInAnyPackage(concat(JDK, "io.weir.agent..",
                     "io.weir.scheduler..", "io.weir.protocol..", "tools.jackson..",
-                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram.."))
+                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "org.bouncycastle.."))
             .allowEmptyShould(true);
 
     @ArchTest

@@ -30,6 +30,8 @@ public final class AgentCommand {
     static final CommandLine OPTIONS = new CommandLine(List.of(
             new CommandLine.Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL",
                     "control plane base URL, http(s)://host:port (required)"),
+            new CommandLine.Option(CommandLine.CONTROL_PLANE_CA, "WEIR_CONTROL_PLANE_CA", null, "FILE",
+                    "cluster CA certificate (PEM) an https:// control plane must chain to (none: the JDK's trust store)"),
             new CommandLine.Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token (trimmed)"),
             new CommandLine.Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN",
                     "the node token itself (visible in ps; prefer --token-file)"),
@@ -62,7 +64,7 @@ public final class AgentCommand {
     /** The parsed command line. */
     record Options(URI controlPlane, UUID nodeId, String token, Path stateDir, Duration heartbeatInterval,
             Duration heartbeatTimeout, Duration backoffInitial, Duration backoffMax, Duration usageBuffer, int workers,
-            boolean help) {
+            boolean help, Path controlPlaneCa) {
     }
 
     /** Runs the agent until the JVM is stopped (SIGTERM, Ctrl-C). */
@@ -122,6 +124,9 @@ public final class AgentCommand {
         if (options.nodeId() != null) {
             builder.nodeId(options.nodeId());
         }
+        if (options.controlPlaneCa() != null) {
+            builder.controlPlaneCa(options.controlPlaneCa());
+        }
         return builder
                 .controlPlane(options.controlPlane())
                 .token(options.token())
@@ -161,12 +166,29 @@ public final class AgentCommand {
     static Options parse(String[] args, Map<String, String> env) throws CommandLine.UsageException {
         CommandLine.Values v = OPTIONS.parse(args, env);
         if (v.help()) {
-            return new Options(null, null, null, null, null, null, null, null, null, 0, true);
+            return new Options(null, null, null, null, null, null, null, null, null, 0, true, null);
         }
         return new Options(controlPlane(v.get("control-plane")), nodeId(v.get("node-id")), requiredToken(v),
                 Path.of(v.get("state-dir")).normalize(), v.duration("heartbeat-interval", false), v.duration("heartbeat-timeout", false),
                 v.duration("backoff-initial", false), v.duration("backoff-max", false), v.duration("usage-buffer", false),
-                v.integer("workers", 1), false);
+                v.integer("workers", 1), false, controlPlaneCa(v));
+    }
+
+    /**
+     * The {@code --control-plane-ca} file, checked to exist, or null.
+     *
+     * @throws CommandLine.UsageException if it names no readable file
+     */
+    public static Path controlPlaneCa(CommandLine.Values v) throws CommandLine.UsageException {
+        String file = v.get(CommandLine.CONTROL_PLANE_CA);
+        if (file == null) {
+            return null;
+        }
+        Path path = Path.of(file);
+        if (!java.nio.file.Files.isReadable(path)) {
+            throw new CommandLine.UsageException("--" + CommandLine.CONTROL_PLANE_CA + " names no readable file: " + file);
+        }
+        return path;
     }
 
     /** The control plane URL, checked: http(s) or ws(s), with a host. */

@@ -49,6 +49,15 @@ public interface AgentListener {
     default void connected() {
     }
 
+    /**
+     * The node's server certificate is in force: the one kept in the state directory, at
+     * {@link QosAgent#start()}, and each new one the control plane signed (first issue and every
+     * renewal). Only for an agent built with {@link QosAgent.Builder#serverCertificates}. A TLS
+     * server uses it for its next handshakes; connections made with the previous one go on.
+     */
+    default void serverCertificate(ServerCertificate certificate) {
+    }
+
     /** The connection was lost or refused; the agent will retry after a backoff. */
     default void disconnected(String reason) {
     }

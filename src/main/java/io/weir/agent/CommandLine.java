@@ -32,6 +32,10 @@ import java.util.Objects;
  */
 public final class CommandLine {
 
+    /** The option naming the cluster CA file an https:// control plane is verified against. */
+    public static final String CONTROL_PLANE_CA = "control-plane-ca";
+
+
     /** The option of the node token itself; see "Precedence". */
     public static final String TOKEN = "token";
     /** The option naming a file that holds the node token. */

@@ -50,6 +50,8 @@ import java.util.random.RandomGenerator;
  *     │                               (refused by any of the first four: keep the previous config, send nack{reason})
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
  *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
+ *     │  6. (serverCertificates) no certificate, or 2/3 of its lifetime gone: new key ─► certificateRequest{csr}
+ *     │     ─► certificate{cert, ca} ─► check, store beside the state ─► listener.serverCertificate
  *     ▼
  *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
  *                                  (after the next hello: every unacknowledged usage report again, oldest first)
@@ -73,6 +75,17 @@ import java.util.random.RandomGenerator;
  * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
  * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
  * a new interval; no gap is announced for that loss.
+ *
+ * <h2>TLS</h2>
+ * A {@code https://} (or {@code wss://}) control plane is verified against the cluster CA file
+ * given to {@link Builder#controlPlaneCa} ({@code --control-plane-ca}), else the JDK's trust store;
+ * never trusted on first use ({@link ControlPlaneTrust}). An agent built with
+ * {@link Builder#serverCertificates} also keeps the data node's TLS server certificate
+ * ({@link ServerCertificates}): after each {@code hello}, and every heartbeat interval, it asks for
+ * one when the node has none or two thirds of the current one's lifetime have passed; the key is
+ * made on the node and never leaves it; the signed certificate is stored in the state directory
+ * and handed to {@link AgentListener#serverCertificate}, while the previous one stays in force
+ * until then. {@link #serverCertificate()} is the one in force.
  *
  * <h2>Which node</h2>
  * A node token belongs to exactly one node, and the control plane takes the node from the token:
@@ -197,6 +210,10 @@ public final class QosAgent implements AutoCloseable {
     private final Consumer<DesiredConfig> check;
     private final Duration usageMaxAge;
     private final int usageMaxReports;
+    /** The node's server certificate and its renewal; null unless the builder asked for it. */
+    private final ServerCertificates certificates;
+    /** Event thread: the control plane answered a certificate request with unknown-type (an older version). */
+    private boolean certificatesUnsupported;
     /** Made by {@link #start()}; null before. */
     private volatile UsageReporter usage;
     /** event thread */
@@ -231,7 +248,8 @@ public final class QosAgent implements AutoCloseable {
         this.backoffResetAfter = b.backoffResetAfter;
         this.clock = b.clock;
         this.store = new StateStore(b.stateDir, b.clock);
-        this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder().connectTimeout(b.connectTimeout).build();
+        this.http = b.httpClient != null ? b.httpClient : httpClient(b);
+        this.certificates = b.serverCertificates ? ServerCertificates.open(b.stateDir, b.clock) : null;
         if (b.scheduler != null) {
             this.scheduler = b.scheduler;
             this.ownsScheduler = false;
@@ -253,6 +271,19 @@ public final class QosAgent implements AutoCloseable {
         this.usageMaxReports = b.usageMaxReports;
         this.expectedNodeId = b.nodeId;
         this.nodeId = b.nodeId;
+    }
+
+    private static HttpClient httpClient(Builder b) {
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(b.connectTimeout);
+        if (b.controlPlaneCa != null) {
+            try {
+                http.sslContext(ControlPlaneTrust.sslContext(b.controlPlaneCa));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException("cannot read the control plane's CA " + b.controlPlaneCa + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        return http.build();
     }
 
     /** Returns a builder; the control plane, token, state directory and executor are required. */
@@ -290,6 +321,9 @@ public final class QosAgent implements AutoCloseable {
                 }
                 started = true;
                 loadCached();
+                if (certificates != null && certificates.current() != null) {
+                    notifyCertificate(certificates.current());
+                }
                 startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
@@ -498,6 +532,7 @@ public final class QosAgent implements AutoCloseable {
         for (UsageReport report : unacked) {
             sendUsage(report);
         }
+        requestCertificateIfDue(c);
         LOG.log(Level.INFO, "connected to {0}, applied revision {1}, {2} usage reports resent", endpoint, appliedRevision,
                 unacked.size());
         try {
@@ -530,9 +565,17 @@ public final class QosAgent implements AutoCloseable {
                 LOG.log(Level.WARNING, "the control plane refused usage report {0}: {1}", ack.sequence(), ack.refused());
             }
             usage.acknowledge(ack.sequence());
+        } else if (message instanceof AgentMessage.CertificateIssued issued) {
+            certificateIssued(c, issued);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             lastError = "the control plane reported " + error.code() + ": " + error.reason();
             LOG.log(Level.WARNING, lastError);
+            if (certificates != null && certificates.pending() && c.certificateAsked
+                    && ProtocolException.Code.UNKNOWN_TYPE.wireName().equals(error.code())) {
+                // A control plane older than server certificates: asking again would only lose every connection.
+                certificatesUnsupported = true;
+                LOG.log(Level.WARNING, "the control plane does not sign server certificates; not asking again until restart");
+            }
         } else {
             LOG.log(Level.DEBUG, "ignoring {0}", message.getClass().getSimpleName());
         }
@@ -644,6 +687,69 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         c.ping();
+        requestCertificateIfDue(c);
+    }
+
+    /**
+     * Event thread: sends a server-certificate request on {@code c} if the node has no
+     * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
+     * failed on this connection (then the next connection asks again). Checked after every hello
+     * and every heartbeat interval. A control plane that answers the request with
+     * {@code unknown-type} (a version before server certificates) is not asked again until the
+     * agent restarts, so that the agent stays connected to it.
+     */
+    private void requestCertificateIfDue(Connection c) {
+        if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
+                || !certificates.needsRequest()) {
+            return;
+        }
+        c.certificateAsked = true;
+        try {
+            c.send(new AgentMessage.CertificateRequest(certificates.newRequest()));
+            LOG.log(Level.INFO, certificates.current() == null ? "requested a server certificate"
+                    : "requested a new server certificate (the current one expires at {0})", certificates.current() == null
+                    ? null : certificates.current().notAfter());
+        } catch (RuntimeException e) {
+            lastError = "cannot request a server certificate: " + e.getMessage();
+            LOG.log(Level.ERROR, lastError, e);
+        }
+    }
+
+    /** Event thread: the control plane signed the pending request; store it and put it in force. */
+    private void certificateIssued(Connection c, AgentMessage.CertificateIssued issued) {
+        if (certificates == null || !certificates.pending()) {
+            LOG.log(Level.DEBUG, "ignoring a certificate that was not asked for");
+            return;
+        }
+        ServerCertificate next;
+        try {
+            next = certificates.accept(issued.certificatePem(), issued.caCertificatePem());
+        } catch (RuntimeException e) {
+            // c.certificateAsked stays set: the next connection asks again
+            lastError = "the server certificate from the control plane cannot be used: " + e.getMessage();
+            LOG.log(Level.ERROR, lastError);
+            return;
+        }
+        // asked again only when this one is due (a later heartbeat of this connection, or the next connection)
+        c.certificateAsked = false;
+        LOG.log(Level.INFO, "new server certificate in force: {0}", next);
+        notifyCertificate(next);
+    }
+
+    private void notifyCertificate(ServerCertificate certificate) {
+        try {
+            listener.serverCertificate(certificate);
+        } catch (RuntimeException e) {
+            listenerFailed("serverCertificate", e);
+        }
+    }
+
+    /**
+     * The node's server certificate in force, or null (none yet, or the agent was not built with
+     * {@link Builder#serverCertificates}). May be called from any thread.
+     */
+    public ServerCertificate serverCertificate() {
+        return certificates == null ? null : certificates.current();
     }
 
     /** The connection {@code c} is gone (or never came up): forget it and schedule a reconnect. */
@@ -737,6 +843,8 @@ public final class QosAgent implements AutoCloseable {
         private long openedAtMillis;
         /** Event thread: it had contact {@link QosAgent#backoffResetAfter} after it opened; the backoff was reset. */
         private boolean healthy;
+        /** Event thread: a certificate request was sent on this connection and not yet answered well. */
+        private boolean certificateAsked;
         /** Event thread: the tail of this connection's sends. */
         private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
 
@@ -895,8 +1003,32 @@ public final class QosAgent implements AutoCloseable {
         private Consumer<DesiredConfig> check = config -> { };
         private Duration usageMaxAge = UsageReporter.DEFAULT_MAX_AGE;
         private int usageMaxReports = UsageReporter.DEFAULT_MAX_REPORTS;
+        private boolean serverCertificates;
+        private Path controlPlaneCa;
 
         private Builder() {
+        }
+
+        /**
+         * Keeps a TLS server certificate for the data node: a key made on the node, a request sent
+         * to the control plane after every hello when the node has none or two thirds of its
+         * lifetime have passed (checked again every heartbeat interval), the signed certificate
+         * stored beside the state ({@link ServerCertificates}) and handed to
+         * {@link AgentListener#serverCertificate}. Off by default (a plain agent serves no TLS).
+         */
+        public Builder serverCertificates(boolean enabled) {
+            this.serverCertificates = enabled;
+            return this;
+        }
+
+        /**
+         * The cluster CA certificate (PEM file) that the control plane's HTTPS certificate must
+         * chain to, for a {@code wss://} control plane ({@link ControlPlaneTrust}); without it the
+         * JDK's default trust store decides. Ignored when an {@link #httpClient} is given.
+         */
+        public Builder controlPlaneCa(Path caFile) {
+            this.controlPlaneCa = Objects.requireNonNull(caFile, "caFile");
+            return this;
         }
 
         /**

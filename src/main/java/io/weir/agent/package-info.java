@@ -18,12 +18,20 @@
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.
  *
- * <p>Depends on the scheduler, the protocol, the JDK (its {@code java.net.http} WebSocket client)
- * and Jackson, and on nothing else: no Spring. The {@code agent} classifier jar holds exactly
- * these three packages, for a Java data node to embed.
+ * <p>{@link io.weir.agent.ServerCertificates} keeps a data node's TLS server certificate beside the
+ * agent's state (a key made on the node, a PKCS#10 request over the channel, renewal at two thirds
+ * of the lifetime); {@link io.weir.agent.ControlPlaneTrust} verifies a {@code wss://} control plane
+ * against the cluster CA file the operator gives ({@code --control-plane-ca}), never trusting on
+ * first use.
+ *
+ * <p>Depends on the scheduler, the protocol, the JDK (its {@code java.net.http} WebSocket client),
+ * Jackson and BouncyCastle (the node's PKCS#10 request and PEM), and on nothing else: no Spring.
+ * The {@code agent} classifier jar holds exactly these three packages, for a Java data node to
+ * embed; with server certificates on, bcpkix, bcutil and bcprov go beside it.
  *
  * <p>The wire format: text frames of one JSON object each, {@code hello}, {@code config},
- * {@code ack}, {@code nack}, {@code status}, {@code usage}, {@code usageAck} and {@code error}, see
+ * {@code ack}, {@code nack}, {@code status}, {@code usage}, {@code usageAck},
+ * {@code certificateRequest}, {@code certificate} and {@code error}, see
  * {@link io.weir.protocol.AgentMessage}; heartbeats are WebSocket pings.
  */
 package io.weir.agent;

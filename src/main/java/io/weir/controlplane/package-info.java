@@ -8,6 +8,8 @@
  *   <li>{@code security}: authentication (bearer tokens through the {@code BearerTokens} port,
  *       optional OIDC JWTs) and scoping of each request to its role and tenant.
  *   <li>{@code audit}: the audit log, written in the transaction of every change.
+ *   <li>{@code pki}: the cluster CA, tenants' client certificates
+ *       ({@code /tenants/{id}/client-certificates}) and data nodes' server certificates.
  *   <li>{@code config}: the global config revision, and the desired-config snapshot of a node
  *       stamped with the node's own desired revision.
  *   <li>{@code push}: the agent channel ({@code GET /api/v1/agent/connect}): pushes each node's
@@ -23,6 +25,6 @@
  * throws. The packages form no cycle ({@code ArchitectureTest}): where a package needs one that
  * depends on it, it owns a small interface that the other implements ({@code security.BearerTokens},
  * {@code node.NodeCredentials}, {@code node.NodeConnections}, {@code audit.ActorCredentials}, the
- * {@code config} ports).
+ * {@code config} ports, among them {@code config.ClusterTrust}, which {@code pki} implements).
  */
 package io.weir.controlplane;

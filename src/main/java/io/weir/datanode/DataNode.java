@@ -111,7 +111,7 @@ public final class DataNode implements AutoCloseable {
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
-                        .threadFactory(workerThreads()).build();
+                        .threadFactory(workerThreads()).pacing(b.pacing).build();
         NbdServer.Exports exports = new NbdServer.Exports() {
             @Override
             public Volume lookup(String name) {
@@ -512,6 +512,7 @@ public final class DataNode implements AutoCloseable {
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
+        private boolean pacing;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
         private int maxConnectionsPerSource = NbdServer.Limits.defaults().maxConnectionsPerSource();
@@ -641,6 +642,17 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder qos(boolean on) {
             this.qos = on;
+            return this;
+        }
+
+        /**
+         * Whether the node's own executor paces the foreground while weights do not hold at the
+         * node's real bottleneck, so that the backlog waits in the scheduler where weights decide
+         * (no capacity setting; see the scheduler's {@code SaturationPacer}). Default false: the
+         * scheduler is purely work-conserving, as before. Ignored with {@link #executor}.
+         */
+        public Builder pacing(boolean on) {
+            this.pacing = on;
             return this;
         }
 

@@ -35,6 +35,8 @@ public final class DataNodeCommand {
     /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
     static final CommandLine OPTIONS = new CommandLine(List.of(
         new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
+        new Option(CommandLine.CONTROL_PLANE_CA, "WEIR_CONTROL_PLANE_CA", null, "FILE",
+                "cluster CA certificate (PEM) an https:// control plane must chain to (none: the JDK's trust store)"),
         new Option(CommandLine.TOKEN, "WEIR_TOKEN", null, "TOKEN", "node token for the control plane (visible in ps; prefer --token-file)"),
         new Option(CommandLine.TOKEN_FILE, "WEIR_TOKEN_FILE", null, "FILE", "file holding the node token"),
         new Option("node-id", "WEIR_NODE_ID", null, "UUID",
@@ -49,6 +51,9 @@ public final class DataNodeCommand {
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
         new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
         new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
+        new Option("pacing", "WEIR_PACING", "off", "on|off",
+                "on: the scheduler paces the node while weights do not hold, so the backlog waits where weights decide"
+                        + " (experimental)"),
         new Option("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", "30s", "DUR",
                 "disconnect a client that leaves its replies unread this long"),
         new Option("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", "30s", "DUR",
@@ -166,8 +171,11 @@ public final class DataNodeCommand {
         if (!List.of("on", "off").contains(v.get("qos"))) {
             throw new CommandLine.UsageException("--qos must be on or off: " + v.get("qos"));
         }
+        if (!List.of("on", "off").contains(v.get("pacing"))) {
+            throw new CommandLine.UsageException("--pacing must be on or off: " + v.get("pacing"));
+        }
         DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos")))
+                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos"))).pacing("on".equals(v.get("pacing")))
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))
@@ -216,6 +224,12 @@ public final class DataNodeCommand {
         if (nodeId != null) {
             builder.nodeId(nodeId);
         }
+        java.nio.file.Path ca = AgentCommand.controlPlaneCa(v);
+        if (ca != null) {
+            builder.controlPlaneCa(ca);
+        }
+        // The node's NBD server certificate: its key made here, signed by the cluster CA, renewed by the agent.
+        builder.serverCertificates(true);
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
         agent.start();

@@ -11,8 +11,11 @@
  *       agent ({@code --control-plane}) or serves a config file ({@code --config-file}). Its
  *       options are parsed by the agent's {@link io.weir.agent.CommandLine} (one precedence rule and
  *       duration syntax with {@code agent}); the agent's {@link io.weir.agent.AgentListener#applying}
- *       applies the exports, so a config the node cannot serve is nacked. On SIGTERM: refuse new
- *       clients, drain in-flight requests, close the agent, close the files.</li>
+ *       applies the exports, so a config the node cannot serve is nacked. Its agent verifies an
+ *       {@code https://} control plane against {@code --control-plane-ca} and keeps the node's TLS
+ *       server certificate in its state directory (requested and renewed over the agent channel;
+ *       the NBD server does not use it yet). On SIGTERM: refuse new clients, drain in-flight
+ *       requests, close the agent, close the files.</li>
  *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and

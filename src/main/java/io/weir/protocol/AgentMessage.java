@@ -21,12 +21,15 @@ import java.util.UUID;
  *     ── {@link NodeStatus} (data nodes: on connect and on change) ►
  *     ── {@link UsageReport} (every reporting interval; unacked ones again after a reconnect) ►
  *     ◄──────────────── {@link UsageAck} (the report is stored, or was already, or is too old)
+ *     ── {@link CertificateRequest} (a data node: no server certificate, or 2/3 of its lifetime gone) ►
+ *     ◄──────────────── {@link CertificateIssued} (signed by the cluster CA)
  *   either way: {@link ErrorMessage}, then a close with a clear reason
  * </pre>
  * Heartbeats are WebSocket ping/pong frames, not messages.
  */
 public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.ConfigPush, AgentMessage.Ack,
-        AgentMessage.Nack, UsageReport, AgentMessage.UsageAck, AgentMessage.NodeStatus, AgentMessage.ErrorMessage {
+        AgentMessage.Nack, UsageReport, AgentMessage.UsageAck, AgentMessage.NodeStatus, AgentMessage.CertificateRequest,
+        AgentMessage.CertificateIssued, AgentMessage.ErrorMessage {
 
     /**
      * The agent's first message after the upgrade. JSON type {@code hello}.
@@ -168,6 +171,36 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
                 throw new IllegalArgumentException("clients of export " + volumeId + " is not from 0 to " + MAX_CLIENTS
                         + ": " + clients);
             }
+        }
+    }
+
+    /**
+     * A data node asks for its NBD server certificate: a PKCS#10 request for a key made on the
+     * node, which never leaves it. Sent after {@code hello} when the node has no certificate or
+     * two thirds of its certificate's lifetime have passed; at most one outstanding per
+     * connection. The control plane decides the certificate's names (the node's id and registered
+     * address), not the request. JSON type {@code certificateRequest}.
+     *
+     * @param csrPem the request, PEM ({@code BEGIN CERTIFICATE REQUEST})
+     */
+    record CertificateRequest(String csrPem) implements AgentMessage {
+        public CertificateRequest {
+            Objects.requireNonNull(csrPem, "csrPem");
+        }
+    }
+
+    /**
+     * The answer to a {@link CertificateRequest}: the node's server certificate and the cluster CA
+     * that signed it. JSON type {@code certificate}. A request the control plane cannot sign is
+     * answered with {@link ErrorMessage} code {@code malformed} and a close instead.
+     *
+     * @param certificatePem the server certificate, PEM
+     * @param caCertificatePem the cluster CA certificate, PEM
+     */
+    record CertificateIssued(String certificatePem, String caCertificatePem) implements AgentMessage {
+        public CertificateIssued {
+            Objects.requireNonNull(certificatePem, "certificatePem");
+            Objects.requireNonNull(caCertificatePem, "caCertificatePem");
         }
     }
 

@@ -69,6 +69,8 @@ public final class AgentMessages {
             UsageReport.class, "usage",
             AgentMessage.UsageAck.class, "usageAck",
             AgentMessage.NodeStatus.class, "status",
+            AgentMessage.CertificateRequest.class, "certificateRequest",
+            AgentMessage.CertificateIssued.class, "certificate",
             AgentMessage.ErrorMessage.class, "error");
 
     /** Message class of each wire type name. */
@@ -80,6 +82,8 @@ public final class AgentMessages {
             "usage", UsageReport.class,
             "usageAck", AgentMessage.UsageAck.class,
             "status", AgentMessage.NodeStatus.class,
+            "certificateRequest", AgentMessage.CertificateRequest.class,
+            "certificate", AgentMessage.CertificateIssued.class,
             "error", AgentMessage.ErrorMessage.class);
 
     /** Members of each wire type that must be present and non-null. */
@@ -91,6 +95,8 @@ public final class AgentMessages {
             "usage", List.of("sequence", "from", "to"),
             "usageAck", List.of("sequence"),
             "status", List.of(),
+            "certificateRequest", List.of("csrPem"),
+            "certificate", List.of("certificatePem", "caCertificatePem"),
             "error", List.of("code", "reason"));
 
     /** Strict about JSON types (no "1" for 1, no 1.5 for a long), lenient about unknown members. */

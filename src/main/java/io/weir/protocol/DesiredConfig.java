@@ -1,11 +1,13 @@
 package io.weir.protocol;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import com.fasterxml.jackson.annotation.JsonSetter;
 import com.fasterxml.jackson.annotation.Nulls;
 import java.util.List;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything one data node must enforce, as a full snapshot stamped with the global config
@@ -21,6 +23,9 @@ import java.util.UUID;
  *     {@value #MIN_USAGE_REPORT_INTERVAL_SECONDS} to {@value #MAX_USAGE_REPORT_INTERVAL_SECONDS}
  *     seconds; 0, null, or the member left out (a snapshot saved by an agent of an earlier version),
  *     means the default, {@value #DEFAULT_USAGE_REPORT_INTERVAL_SECONDS}
+ * @param tls the cluster PKI the node's NBD server enforces on its clients (the CA, the valid and
+ *     the revoked client certificates), or null: a snapshot of a control plane without it, or one
+ *     saved by an agent of an earlier version; left out of the frame when null
  */
 @JsonClassDescription("Everything one data node must enforce, as a full snapshot stamped with the global config revision. Pushed to the node's agent as is.")
 public record DesiredConfig(
@@ -30,7 +35,9 @@ public record DesiredConfig(
         @JsonPropertyDescription("The tenants with at least one volume on this node.") List<TenantConfig> tenants,
         @JsonPropertyDescription("The volumes placed on this node, each with its effective policy.") List<VolumeConfig> volumes,
         @JsonPropertyDescription("How often the node's agent sends a usage report, in seconds (1-3600).")
-        @JsonSetter(nulls = Nulls.AS_EMPTY) int usageReportIntervalSeconds) {
+        @JsonSetter(nulls = Nulls.AS_EMPTY) int usageReportIntervalSeconds,
+        @JsonPropertyDescription("The cluster PKI the node enforces on its NBD clients: CA, valid and revoked client certificates.")
+        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable TlsConfig tls) {
 
     /** The reporting interval when none is set. */
     public static final int DEFAULT_USAGE_REPORT_INTERVAL_SECONDS = 10;
@@ -53,6 +60,17 @@ public record DesiredConfig(
             throw new IllegalArgumentException("usageReportIntervalSeconds must be from " + MIN_USAGE_REPORT_INTERVAL_SECONDS
                     + " to " + MAX_USAGE_REPORT_INTERVAL_SECONDS + ": " + usageReportIntervalSeconds);
         }
+    }
+
+    /** A snapshot without {@linkplain #tls TLS}. */
+    public DesiredConfig(UUID nodeId, long revision, List<TaskShareConfig> tasks, List<TenantConfig> tenants,
+            List<VolumeConfig> volumes, int usageReportIntervalSeconds) {
+        this(nodeId, revision, tasks, tenants, volumes, usageReportIntervalSeconds, null);
+    }
+
+    /** The same snapshot stamped with another revision. */
+    public DesiredConfig withRevision(long newRevision) {
+        return new DesiredConfig(nodeId, newRevision, tasks, tenants, volumes, usageReportIntervalSeconds, tls);
     }
 
     /** A snapshot with the default usage reporting interval. */

@@ -9,7 +9,11 @@
  *   <li>{@link io.weir.protocol.DesiredConfig} and its parts: the snapshot one node enforces.</li>
  *   <li>{@link io.weir.protocol.AgentMessage}, {@link io.weir.protocol.AgentMessages} and
  *       {@link io.weir.protocol.ProtocolException}: the agent channel's messages and their strict
- *       codec ({@code type}, {@code protocolVersion}, frame size).</li>
+ *       codec ({@code type}, {@code protocolVersion}, frame size), among them a data node's
+ *       server-certificate request and its answer ({@code certificateRequest}, {@code certificate}).</li>
+ *   <li>{@link io.weir.protocol.TlsConfig} and {@link io.weir.protocol.ClientCertificateEntry}: the
+ *       cluster PKI in the desired config (CA, valid and revoked client certificates); its class
+ *       comment is the contract a data node enforces on its NBD clients.</li>
  *   <li>{@link io.weir.protocol.UsageReport}: the {@code usage} message, what one node's scheduler
  *       did over one reporting interval, numbered per agent and answered by
  *       {@link io.weir.protocol.AgentMessage.UsageAck}; its figures are checked against bounds that

@@ -33,6 +33,9 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     long rejected;
     long cpuNanos;
 
+    /** {@link SaturationPacer}: the last period in which this volume had two or more requests queued. */
+    int paceBackloggedEpoch = Integer.MIN_VALUE / 2;
+
     FlowNode(VolumeSpec spec, int slot, Object owner) {
         super(spec.id(), spec.weight(), slot);
         this.owner = owner;

@@ -171,9 +171,12 @@ public final class HierarchicalScheduler<R> {
     private final TicketPool pool = new TicketPool();
     int queued;
     private int running;
+    /** Keeps the backlog in the scheduler while weights do not hold (see {@link SaturationPacer}). */
+    private final SaturationPacer pacer;
 
     /** Creates a scheduler enforcing {@code config}, starting at time {@code now}. */
     public HierarchicalScheduler(SchedulerConfig config, long now) {
+        pacer = new SaturationPacer(now);
         reconfigure(config, now);
     }
 
@@ -300,6 +303,7 @@ public final class HierarchicalScheduler<R> {
         t.status = RequestRecord.QUEUED;
         f.push(t);
         queued++;
+        pacer.queued(f);
         if (f.state == SchedNode.IDLE) {
             refreshFlow(f, now);
             refreshTenant(f.tenant, now);
@@ -351,6 +355,7 @@ public final class HierarchicalScheduler<R> {
      * eligible at {@code now} (everything idle or throttled; see {@link #nextEligibleTime()}).
      */
     public Ticket<R> next(long now) {
+        pacer.tick(now);
         if (queued == 0) {
             return null;
         }
@@ -393,7 +398,7 @@ public final class HierarchicalScheduler<R> {
     }
 
     private boolean foregroundReady(long now) {
-        return !fgReady.isEmpty() || reservationDue(now);
+        return reservationDue(now) || !fgReady.isEmpty() && pacer.allows(now);
     }
 
     private boolean reservationDue(long now) {
@@ -444,6 +449,7 @@ public final class HierarchicalScheduler<R> {
             f.capLead(tn.vtime, cost);
             tn.capLead(fgVtime, cost);
         }
+        pacer.dispatched(cost, now);
         f.limiter.charge(now, t.bytes);
         f.inFlight++;
         refreshFlow(f, now);
@@ -551,6 +557,13 @@ public final class HierarchicalScheduler<R> {
             long r = reservations.peekKey() + reservationShift;
             if (!any || r - best < 0) {
                 best = r;
+                any = true;
+            }
+        }
+        if (!fgReady.isEmpty()) {
+            long p = pacer.eligibleAt();
+            if (p != NO_DEADLINE && (!any || p - best < 0)) {
+                best = p;
             }
         }
         return best;
@@ -588,7 +601,7 @@ public final class HierarchicalScheduler<R> {
                 reservations.update(f, f.reservationTag);
             }
         } else {
-            f.rejoin(tn.vtime);
+            f.rejoin(pacer.rejoinAt(f, f.paceBackloggedEpoch, SaturationPacer.shaped(f), tn.vtime));
             tn.ready.add(f, f.counter);
             if (f.reservationInterval > 0) {
                 if (f.reservationTag + reservationShift - now < 0) {
@@ -624,7 +637,7 @@ public final class HierarchicalScheduler<R> {
         if (tn.state == SchedNode.READY) {
             fgReady.update(tn, tn.counter);
         } else {
-            tn.rejoin(fgVtime);
+            tn.rejoin(pacer.rejoinAt(tn, tn.paceBackloggedEpoch, tn.limiter != Limiter.UNLIMITED, fgVtime));
             fgReady.add(tn, tn.counter);
             tn.state = SchedNode.READY;
         }
@@ -857,6 +870,23 @@ public final class HierarchicalScheduler<R> {
     /** The configuration in force. */
     public SchedulerConfig config() {
         return config;
+    }
+
+    /**
+     * The node-wide pace of the foreground's weight phase in cost units per second, or
+     * {@code +Infinity} while the scheduler does not pace (see {@link SaturationPacer}).
+     */
+    public double paceRate() {
+        return pacer.rate();
+    }
+
+    /**
+     * Turns the saturation pacer on or off (off by default): on, the scheduler paces the
+     * foreground while weights do not hold, so that the backlog waits in its queues (see
+     * {@link SaturationPacer}); off, it is purely work-conserving.
+     */
+    public void pacing(boolean on, long now) {
+        pacer.enable(on, now);
     }
 
     /** Requests queued and not yet dispatched. */

@@ -135,6 +135,7 @@ public final class QosExecutor implements AutoCloseable {
         this.cpuClock = b.cpuClock;
         this.cpuSampleInterval = b.cpuSampleInterval;
         this.scheduler = new HierarchicalScheduler<>(b.config, clock.nanoTime());
+        scheduler.pacing(b.pacing, clock.nanoTime());
         Job<?> stub = new Job<>(null, null, null, 0, null);
         this.inboxTail = new AtomicReference<>(stub);
         this.inboxHead = stub;
@@ -414,6 +415,19 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
+    /**
+     * The node-wide pace of the foreground in cost units per second, {@code +Infinity} while the
+     * scheduler does not pace (always, unless built with {@link Builder#pacing(boolean)}).
+     */
+    public double paceRate() {
+        lock.lock();
+        try {
+            return scheduler.paceRate();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Requests submitted and not yet completed. */
     public int pending() {
         lock.lock();
@@ -657,6 +671,7 @@ public final class QosExecutor implements AutoCloseable {
         private CpuClock cpuClock = CpuClock.threadCpuTime();
         private long cpuSampleInterval = DEFAULT_CPU_SAMPLE_INTERVAL_NANOS;
         private ThreadFactory threadFactory = defaultThreadFactory();
+        private boolean pacing;
 
         private Builder(SchedulerConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -698,6 +713,15 @@ public final class QosExecutor implements AutoCloseable {
         /** Factory for worker threads; default: daemon threads named {@code weir-qos-N}. */
         public Builder threadFactory(ThreadFactory f) {
             this.threadFactory = Objects.requireNonNull(f);
+            return this;
+        }
+
+        /**
+         * Whether the scheduler paces the foreground while weights do not hold at the node's
+         * real bottleneck (see {@code SaturationPacer}); default off: purely work-conserving.
+         */
+        public Builder pacing(boolean on) {
+            this.pacing = on;
             return this;
         }
 

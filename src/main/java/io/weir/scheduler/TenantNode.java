@@ -19,6 +19,8 @@ final class TenantNode extends SchedNode {
     long vtime;
     /** All volumes of this tenant, including draining ones. */
     final List<FlowNode> flows = new ArrayList<>();
+    /** {@link SaturationPacer}: the last period in which a volume of this tenant had two or more requests queued. */
+    int paceBackloggedEpoch = Integer.MIN_VALUE / 2;
 
     TenantNode(TenantSpec spec, int slot, IndexedHeap.Positions readyPositions) {
         super(spec.id(), spec.weight(), slot);

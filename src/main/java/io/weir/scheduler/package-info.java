@@ -25,6 +25,17 @@
  *       volume's node itself), so the per-request path does no id lookup.</li>
  *   <li>{@link io.weir.scheduler.QosExecutor} runs work on N threads under that core, measures
  *       each item's CPU time ({@link io.weir.scheduler.CpuClock}) and charges it.</li>
+ *   <li>{@code SaturationPacer} (off unless {@link io.weir.scheduler.QosExecutor.Builder#pacing}
+ *       turns it on; the data node with {@code --pacing on}) keeps the backlog in the scheduler while the node's
+ *       real bottleneck is elsewhere and weights would not hold: a node-wide pace on the
+ *       foreground's weight phase, like iocost's {@code vrate}, with no capacity setting. It is
+ *       steered by the service that backlogged volumes forfeit when their requests wait where
+ *       the scheduler cannot see them (the clients, socket buffers, the CPU run queue), probes
+ *       upward while none is forfeited, and is lifted while fewer than two unshaped volumes are
+ *       backlogged. Its class documentation has the rules and their reasons. Experimental: on
+ *       a loaded 2-core node ({@code src/test/bench/contention-bench.sh 3 6 2}, weights 300:100,
+ *       no limits) it raised heavy:light from 1.10 to 2.42 (median of 3 rounds) but served two
+ *       volumes together 0.57 of what {@code --qos off} does; a lone volume 0.97.</li>
  *   <li>{@link io.weir.scheduler.SchedulerConfig} is the immutable policy set, applied whole by
  *       {@code reconfigure}; {@link io.weir.scheduler.SchedulerSnapshot} and
  *       {@link io.weir.scheduler.Stats} are the usage statistics.</li>
@@ -169,6 +180,14 @@
  *       time times the worker's recent CPU/wall ratio, and the request that closes a sample
  *       interval takes the interval's remainder, so every measured nanosecond is charged exactly
  *       once. {@code cpuSampleInterval(0)} measures every request.</li>
+ *   <li><b>Pacing and rejoin credit</b> (only with pacing on): the weight phase may hold work
+ *       while a worker is idle (not work-conserving while pacing), and a volume or tenant that
+ *       had two or more requests queued in the last 100-200 ms and has no limit or reservation
+ *       of its own rejoins up to the pace over 500 ms (at least 1 MiB) of cost per unit weight
+ *       <em>behind</em> its level's virtual time, instead of at it: a client stalled for a moment
+ *       catches up. The SFQ bound then holds with that credit added to {@code Lmax}. With pacing
+ *       off (the default of {@code HierarchicalScheduler} and {@code QosExecutor}) none of this
+ *       applies and every property above holds as stated.</li>
  *   <li><b>Batched dispatch</b> ({@link io.weir.scheduler.QosExecutor}): a worker may take up to 8
  *       decisions per lock acquisition while no other worker is idle, so the root sees CPU charges
  *       up to 8 requests per worker late.</li>

@@ -44,6 +44,7 @@ class GeneratedClientTest extends IntegrationTest {
     private VolumesApi volumes;
     private NodesApi nodes;
     private TaskSharesApi taskShares;
+    private io.weir.client.api.ClientCertificatesApi clientCertificates;
 
     @BeforeEach
     void client() {
@@ -55,6 +56,29 @@ class GeneratedClientTest extends IntegrationTest {
         volumes = new VolumesApi(client);
         nodes = new NodesApi(client);
         taskShares = new TaskSharesApi(client);
+        clientCertificates = new io.weir.client.api.ClientCertificatesApi(client);
+    }
+
+    @Test
+    void automationIssuesListsAndRevokesATenantsClientCertificateThroughTheGeneratedClient() throws Exception {
+        Node node = nodes.createNode(new NodeRequest().name(unique("dn")).address("10.0.0.8:10809"));
+        Tenant tenant = tenants.createTenant(new TenantRequest().name(unique("gen")));
+        volumes.createVolume(tenant.getId(), new VolumeRequest().name("tls").sizeBytes(1L << 20).nodeIds(Set.of(node.getId())));
+        io.weir.client.model.IssuedClientCertificate issued = clientCertificates.createClientCertificate(tenant.getId(),
+                new io.weir.client.model.ClientCertificateRequest().name("backup"));
+        assertThat(issued.getCertificatePem()).startsWith("-----BEGIN CERTIFICATE-----");
+        assertThat(issued.getCaCertificatePem()).startsWith("-----BEGIN CERTIFICATE-----");
+        assertThat(issued.getPrivateKeyPem()).startsWith("-----BEGIN PRIVATE KEY-----");
+        assertThat(issued.getNotAfter()).isAfter(java.time.OffsetDateTime.now());
+        assertThat(clientCertificates.listClientCertificates(tenant.getId(), 0, 20).getItems())
+                .extracting(io.weir.client.model.ClientCertificate::getSerial).containsExactly(issued.getSerial());
+        DesiredConfig desired = nodes.getDesiredConfig(node.getId());
+        assertThat(desired.getTls().getClientCertificates()).extracting(io.weir.client.model.ClientCertificateEntry::getSerial)
+                .contains(issued.getSerial());
+        clientCertificates.revokeClientCertificate(tenant.getId(), issued.getId());
+        assertThat(nodes.getDesiredConfig(node.getId()).getTls().getRevoked())
+                .extracting(io.weir.client.model.ClientCertificateEntry::getSerial).contains(issued.getSerial());
+        assertThat(clientCertificates.listClientCertificates(tenant.getId(), 0, 20).getItems().get(0).getRevokedAt()).isNotNull();
     }
 
     @Test

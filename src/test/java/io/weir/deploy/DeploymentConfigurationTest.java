@@ -57,7 +57,7 @@ class DeploymentConfigurationTest {
         assertThat(services).containsKeys("postgres", "controlplane-1", "controlplane-2", "provision",
                 "datanode-1", "datanode-2");
         assertThat(weirServices().keySet()).containsExactlyInAnyOrder("controlplane-1", "controlplane-2",
-                "datanode-1", "datanode-2");
+                "datanode-1", "datanode-2", "pki");
     }
 
     @Test
@@ -148,6 +148,67 @@ class DeploymentConfigurationTest {
         for (String volume : interpolate(env.get("VOLUMES")).split("\\s+")) {
             assertThat(nodes).contains(volume.substring(volume.indexOf('@') + 1, volume.indexOf(':')));
         }
+    }
+
+    /**
+     * TLS as compose runs it: the one-shot {@code pki} service makes the CA and the control planes'
+     * certificate into a volume only the control planes mount; they serve HTTPS from it (an SSL
+     * bundle) with that CA brought as files; the data nodes and provisioning reach them over
+     * https:// by a name the certificate carries, verified against the CA certificate alone, from
+     * a volume that holds no key.
+     */
+    @Test
+    void theClusterRunsWithTlsAndOnlyTheControlPlanesSeeTheCaKey() {
+        Map<String, Object> pki = services.get("pki");
+        assertThat(role(pki)).isEqualTo("pki");
+        List<String> args = command(pki);
+        String dir = args.get(args.indexOf("--dir") + 1);
+        String publicDir = args.get(args.indexOf("--public-dir") + 1);
+        List<String> names = List.of(args.get(args.indexOf("--server-names") + 1).split(","));
+        String privateVolume = volumeAt(volumeMounts(pki), dir);
+        String publicVolume = volumeAt(volumeMounts(pki), publicDir);
+        assertThat(privateVolume).isNotEqualTo(publicVolume);
+        weirServices().forEach((name, service) -> {
+            Map<String, String> env = environment(service);
+            Map<String, String> mounts = volumeMounts(service);
+            switch (role(service)) {
+                case "controlplane" -> {
+                    assertThat(env.get("SERVER_SSL_BUNDLE")).as(name).isEqualTo("weir");
+                    for (String file : List.of(env.get("SPRING_SSL_BUNDLE_PEM_WEIR_KEYSTORE_CERTIFICATE").replace("file:", ""),
+                            env.get("SPRING_SSL_BUNDLE_PEM_WEIR_KEYSTORE_PRIVATE_KEY").replace("file:", ""),
+                            env.get("WEIR_PKI_CA_CERTIFICATE"), env.get("WEIR_PKI_CA_PRIVATE_KEY"))) {
+                        assertThat(volumeAt(mounts, Path.of(file).getParent().toString())).as("%s reads %s", name, file)
+                                .isEqualTo(privateVolume);
+                        assertThat(Path.of(file).getParent().toString()).isEqualTo(dir);
+                    }
+                    assertThat(dependsOn(service)).as(name).contains("pki");
+                }
+                case "datanode" -> {
+                    URI controlPlane = URI.create(env.get("WEIR_CONTROL_PLANE"));
+                    assertThat(controlPlane.getScheme()).as(name).isEqualTo("https");
+                    assertThat(names).as("%s connects by a name the certificate carries", name).contains(controlPlane.getHost());
+                    Path ca = Path.of(env.get("WEIR_CONTROL_PLANE_CA"));
+                    assertThat(ca.getFileName().toString()).isEqualTo("ca.crt");
+                    assertThat(volumeAt(mounts, ca.getParent().toString())).as(name).isEqualTo(publicVolume);
+                    assertThat(mounts).as("%s never mounts the CA key's volume", name).doesNotContainKey(privateVolume);
+                }
+                case "pki" -> {
+                }
+                default -> assertThat(mounts).as(name).doesNotContainKey(privateVolume);
+            }
+        });
+        Map<String, Object> provision = services.get("provision");
+        assertThat(environment(provision).get("CONTROL_PLANE")).startsWith("https://");
+        assertThat(names).contains(URI.create(environment(provision).get("CONTROL_PLANE")).getHost());
+        assertThat(volumeAt(volumeMounts(provision), Path.of(environment(provision).get("CONTROL_PLANE_CA")).getParent().toString()))
+                .isEqualTo(publicVolume);
+        assertThat(volumeMounts(provision)).doesNotContainKey(privateVolume);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> command(Map<String, Object> service) {
+        Object command = service.get("command");
+        return command instanceof List<?> list ? (List<String>) list : List.of(command.toString().split("\\s+"));
     }
 
     @Test

@@ -183,6 +183,67 @@ class HelmChartE2ETest {
         assertThat(manifests).extracting(m -> m.get("kind")).doesNotContain("Job", "Pod");
     }
 
+    /**
+     * TLS by default: the chart generates the cluster CA and the control plane's certificate (for
+     * the Service the data nodes connect to) into one Secret; the control plane serves HTTPS from
+     * it (probes too) with the CA brought as files; the data nodes connect over https:// and
+     * mount the CA certificate alone, never its key.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theDefaultsRunTlsWithAGeneratedCaWhoseKeyOnlyTheControlPlaneMounts() throws Exception {
+        List<Map<String, Object>> manifests = render(List.of("--set", "dataNode.enabled=true", "--set", "dataNode.tokensSecret=t"));
+        Map<String, Object> secret = kind(manifests, "Secret").stream()
+                .filter(m -> map(m, "metadata").get("name").equals("r-weir-tls")).findFirst().orElseThrow();
+        Map<String, Object> data = map(secret, "data");
+        java.util.function.Function<String, String> decoded = key ->
+                new String(java.util.Base64.getDecoder().decode(data.get(key).toString()), java.nio.charset.StandardCharsets.US_ASCII);
+        var certificates = java.security.cert.CertificateFactory.getInstance("X.509");
+        var ca = (java.security.cert.X509Certificate) certificates.generateCertificate(
+                new java.io.ByteArrayInputStream(decoded.apply("ca.crt").getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        var server = (java.security.cert.X509Certificate) certificates.generateCertificate(
+                new java.io.ByteArrayInputStream(decoded.apply("tls.crt").getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        assertThat(ca.getBasicConstraints()).as("ca.crt is a CA").isGreaterThanOrEqualTo(0);
+        server.verify(ca.getPublicKey());
+        // both keys are PEM a Spring Boot SSL bundle and the control plane's CA loader read
+        assertThat(org.springframework.boot.ssl.pem.PemContent.of(decoded.apply("ca.key")).getPrivateKey()).isNotNull();
+        assertThat(org.springframework.boot.ssl.pem.PemContent.of(decoded.apply("tls.key")).getPrivateKey()).isNotNull();
+
+        Map<String, Object> controlPlane = list(map(map(map(kind(manifests, "Deployment").get(0), "spec"), "template"), "spec"),
+                "containers").get(0);
+        Map<String, String> cpEnv = env(controlPlane);
+        assertThat(cpEnv).containsEntry("SERVER_SSL_BUNDLE", "weir").containsEntry("WEIR_PKI_CA_PRIVATE_KEY", "/etc/weir-tls/ca.key");
+        for (String probe : List.of("startupProbe", "readinessProbe", "livenessProbe")) {
+            assertThat(map(map(controlPlane, probe), "httpGet").get("scheme")).as(probe).isEqualTo("HTTPS");
+        }
+
+        Map<String, Object> dataNodePod = map(map(map(kind(manifests, "StatefulSet").get(0), "spec"), "template"), "spec");
+        Map<String, String> dnEnv = env(list(dataNodePod, "containers").get(0));
+        java.net.URI url = java.net.URI.create(dnEnv.get("WEIR_CONTROL_PLANE"));
+        assertThat(url.getScheme()).isEqualTo("https");
+        List<String> names = server.getSubjectAlternativeNames().stream().map(n -> n.get(1).toString()).toList();
+        assertThat(names).as("the certificate names the host the data nodes connect to").contains(url.getHost());
+        assertThat(dnEnv).containsEntry("WEIR_CONTROL_PLANE_CA", "/run/weir/pki/ca.crt");
+        Map<String, Object> caVolume = list(dataNodePod, "volumes").stream()
+                .filter(v -> v.get("secret") != null && map(v, "secret").get("secretName").equals("r-weir-tls"))
+                .findFirst().orElseThrow();
+        assertThat((List<Map<String, Object>>) map(caVolume, "secret").get("items"))
+                .as("a data node mounts the CA certificate alone").extracting(i -> i.get("key")).containsExactly("ca.crt");
+
+        List<Map<String, Object>> plain = render(List.of("--set", "tls.enabled=false"));
+        assertThat(kind(plain, "Secret")).extracting(m -> map(m, "metadata").get("name")).doesNotContain("r-weir-tls");
+        assertThat(env(list(map(map(map(kind(plain, "Deployment").get(0), "spec"), "template"), "spec"), "containers").get(0)))
+                .doesNotContainKey("SERVER_SSL_BUNDLE");
+    }
+
+    private static Map<String, String> env(Map<String, Object> container) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        for (Map<String, Object> e : list(container, "env")) {
+            env.put(e.get("name").toString(), e.get("value") == null ? null : e.get("value").toString());
+        }
+        return env;
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("wrongValues")
     void theSchemaRejectsWrongValues(String setting, String complaint) {
@@ -198,7 +259,8 @@ class HelmChartE2ETest {
                 Arguments.of("dataNode.enabled=yes", "enabled"),
                 Arguments.of("image.pullPolicy=Sometimes", "pullPolicy"),
                 Arguments.of("database.url=postgres://db/weir", "url"),
-                Arguments.of("config.authFailures.window=soon", "window"));
+                Arguments.of("config.authFailures.window=soon", "window"),
+                Arguments.of("tls.enabled=yes", "enabled"));
     }
 
     // ---- helm ----

@@ -34,12 +34,36 @@ class AgentMessagesTest {
         List<AgentMessage> all = List.of(new Hello(NODE, 0, "0.1.0"), new ConfigPush(config), new Ack(42),
                 new Nack(42, "no"), usageReport(), new UsageAck(7),
                 new NodeStatus("127.0.0.1:10809", List.of(new Export(NODE, "acme/db", 1 << 30, 2))),
+                new AgentMessage.CertificateRequest("-----BEGIN CERTIFICATE REQUEST-----\nAA==\n-----END CERTIFICATE REQUEST-----\n"),
+                new AgentMessage.CertificateIssued("-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n", "ca"),
+                new ConfigPush(new DesiredConfig(NODE, 8, config.tasks(), config.tenants(), config.volumes(), 10,
+                        new TlsConfig(List.of("ca"), List.of(new ClientCertificateEntry("1f", NODE, Instant.parse("2027-01-01T00:00:00Z"))),
+                                List.of(new ClientCertificateEntry("2a", NODE, Instant.parse("2027-01-02T00:00:00Z")))))),
                 new ErrorMessage("malformed", "bad"));
         for (AgentMessage m : all) {
             String text = AgentMessages.encode(m);
             assertThat(text).startsWith("{\"type\":\"" + AgentMessages.typeName(m) + "\",\"protocolVersion\":1");
             assertThat(AgentMessages.decode(text)).isEqualTo(m);
         }
+    }
+
+    /**
+     * The certificate messages and the desired config's {@code tls} member on the wire; a snapshot
+     * without TLS leaves the member out, so its frame (and digest) is what an earlier version wrote.
+     */
+    @Test
+    void certificateMessagesAndTheTlsMemberHaveTheirWireNames() {
+        assertThat(AgentMessages.encode(new AgentMessage.CertificateRequest("csr")))
+                .isEqualTo("{\"type\":\"certificateRequest\",\"protocolVersion\":1,\"csrPem\":\"csr\"}");
+        assertThat(AgentMessages.decode("{\"type\":\"certificate\",\"protocolVersion\":1,\"certificatePem\":\"c\",\"caCertificatePem\":\"a\"}"))
+                .isEqualTo(new AgentMessage.CertificateIssued("c", "a"));
+        assertCode("{\"type\":\"certificateRequest\",\"protocolVersion\":1}", ProtocolException.Code.MALFORMED);
+        assertCode("{\"type\":\"certificate\",\"protocolVersion\":1,\"certificatePem\":\"c\"}", ProtocolException.Code.MALFORMED);
+        DesiredConfig plain = new DesiredConfig(NODE, 1, List.of(), List.of(), List.of());
+        assertThat(AgentMessages.encode(new ConfigPush(plain))).doesNotContain("tls");
+        assertThat(AgentMessages.encode(new ConfigPush(new DesiredConfig(NODE, 1, List.of(), List.of(), List.of(), 10,
+                new TlsConfig(List.of("ca"), List.of(), List.of())))))
+                .contains("\"tls\":{\"caCertificatesPem\":[\"ca\"],\"clientCertificates\":[],\"revoked\":[]}");
     }
 
     @Test

@@ -37,7 +37,10 @@ import org.springframework.transaction.annotation.Transactional;
  * <h2>What bumps</h2>
  * Only changes that alter some node's desired config: a volume change while the volume is placed
  * on a node (before or after), a tenant or policy change that a placed volume depends on (see
- * {@link PlacementIndex}), and every task-share change. A change no node can see bumps nothing.
+ * {@link PlacementIndex}), every task-share change, and every client certificate issued or revoked
+ * (the desired config lists them: valid ones to the nodes of their tenant, revoked ones to every
+ * node; an issue for a tenant placed nowhere bumps a revision that changes no node's snapshot,
+ * which sends nothing). Otherwise a change no node can see bumps nothing.
  *
  * <h2>Fan-out</h2>
  * The bump also issues {@code pg_notify('weir_config_revision', N)}; PostgreSQL delivers it on

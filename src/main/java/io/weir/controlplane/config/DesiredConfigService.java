@@ -2,6 +2,7 @@ package io.weir.controlplane.config;
 
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.TenantConfig;
+import io.weir.protocol.TlsConfig;
 import io.weir.protocol.VolumeConfig;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,7 +15,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
@@ -26,6 +29,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Builds a node's {@link DesiredConfig}: a full snapshot of what it must enforce, stamped with the
  * node's own desired revision.
+ *
+ * <p>Its {@code tls} member is the cluster PKI ({@link ClusterTrust}): the CA, the valid client
+ * certificates of the tenants with a volume on the node, and every revoked one, so a revocation
+ * changes every node's snapshot and is pushed to all of them.
  *
  * <p>The snapshot is read in one REPEATABLE READ transaction, so the revision and the rows come
  * from the same committed state: a change is either wholly in the snapshot with its revision, or
@@ -52,13 +59,16 @@ public class DesiredConfigService {
     private final PlacedVolumes volumes;
     private final EffectiveTaskShares taskShares;
     private final TenantDirectory tenants;
+    private final ClusterTrust trust;
     private final JdbcClient jdbc;
     private final JsonMapper json;
     private final TransactionTemplate snapshotTx;
     private final TransactionTemplate stampTx;
 
     DesiredConfigService(ConfigRevisions revisions, PlacedVolumes volumes, EffectiveTaskShares taskShares,
-            TenantDirectory tenants, JdbcClient jdbc, JsonMapper json, PlatformTransactionManager transactions) {
+            TenantDirectory tenants, ClusterTrust trust, JdbcClient jdbc, JsonMapper json,
+            PlatformTransactionManager transactions) {
+        this.trust = trust;
         this.revisions = revisions;
         this.volumes = volumes;
         this.taskShares = taskShares;
@@ -95,7 +105,7 @@ public class DesiredConfigService {
             DesiredConfig c = read.get(id);
             long revision = stamped.getOrDefault(id, c.revision());
             result.put(id, revision == c.revision() ? c
-                    : new DesiredConfig(id, revision, c.tasks(), c.tenants(), c.volumes(), c.usageReportIntervalSeconds()));
+                    : c.withRevision(revision));
         }
         return result;
     }
@@ -116,12 +126,17 @@ public class DesiredConfigService {
                 .distinct().toList())) {
             tenantsById.put(t.id(), t);
         }
+        // One query for the PKI too: each node gets the client certificates of its own tenants.
+        TlsConfig allTls = trust.forTenants(tenantsById.keySet());
         Map<UUID, DesiredConfig> configs = new HashMap<>();
         for (UUID node : nodeIds) {
             List<VolumeConfig> vs = placed.get(node);
             List<TenantConfig> ts = vs.stream().map(VolumeConfig::tenantId).distinct().map(tenantsById::get).toList();
             EffectiveTaskShares.NodeTaskShares s = shares.get(node);
-            configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds()));
+            Set<UUID> own = ts.stream().map(TenantConfig::id).collect(Collectors.toSet());
+            TlsConfig tls = new TlsConfig(allTls.caCertificatesPem(),
+                    allTls.clientCertificates().stream().filter(c -> own.contains(c.tenantId())).toList(), allTls.revoked());
+            configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds(), tls));
         }
         return configs;
     }
@@ -164,8 +179,7 @@ public class DesiredConfigService {
     }
 
     private String fingerprint(DesiredConfig config) {
-        DesiredConfig content = new DesiredConfig(config.nodeId(), 0, config.tasks(), config.tenants(), config.volumes(),
-                config.usageReportIntervalSeconds());
+        DesiredConfig content = config.withRevision(0);
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(json.writeValueAsBytes(content)));
         } catch (NoSuchAlgorithmException e) {

@@ -4,7 +4,8 @@
  *
  * <p>The snapshot reads the features through ports this package owns
  * ({@link io.weir.controlplane.config.PlacedVolumes}, {@link io.weir.controlplane.config.TenantDirectory},
- * {@link io.weir.controlplane.config.EffectiveTaskShares}, {@link io.weir.controlplane.config.PlacementIndex}),
+ * {@link io.weir.controlplane.config.EffectiveTaskShares}, {@link io.weir.controlplane.config.PlacementIndex},
+ * {@link io.weir.controlplane.config.ClusterTrust} for the PKI's {@code tls} member),
  * so it depends on none of them.
  */
 package io.weir.controlplane.config;

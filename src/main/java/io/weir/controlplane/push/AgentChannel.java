@@ -1,6 +1,7 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
@@ -48,7 +49,8 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *   <li>{@code ack} and {@code nack} of a revision sent on this session are recorded on the node
  *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}) by the
  *       {@link AnswerRecorder}, many nodes per statement; of any other revision they are ignored.
- *       {@code status} is stored as the data node's report.</li>
+ *       {@code status} is stored as the data node's report. {@code certificateRequest} is signed by
+ *       the cluster CA ({@code pki.NodeCertificates}) and answered with {@code certificate}.</li>
  *   <li>The session lives as long as the token that opened it: when the token is revoked (also
  *       through the delete of its node) or expires, the session is closed, on whichever replica
  *       it is ({@link #closeRevoked}).</li>
@@ -92,6 +94,9 @@ class AgentChannel extends TextWebSocketHandler {
     /** Session attribute holding the id of the token that opened the session, set by {@link AgentHandshake}. */
     static final String TOKEN_ID = "weir.tokenId";
 
+    /** Certificate requests one session may make. */
+    static final int MAX_CERTIFICATE_REQUESTS = 4;
+
     /** The error code sent before closing the session of a revoked or expired token. */
     static final String REVOKED_CODE = "unauthorized";
 
@@ -105,6 +110,7 @@ class AgentChannel extends TextWebSocketHandler {
     private final BearerTokens tokens;
     private final Clock clock;
     private final FrameBudget partialFrames;
+    private final NodeCertificates certificates;
     /** How sessions are closed while this replica shuts down: the agent reconnects elsewhere. */
     private static final CloseStatus SHUTTING_DOWN = new CloseStatus(CloseStatus.GOING_AWAY.getCode(),
             "control-plane replica shutting down");
@@ -113,10 +119,11 @@ class AgentChannel extends TextWebSocketHandler {
     private volatile boolean shuttingDown;
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
-            UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames) {
+            UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames, NodeCertificates certificates) {
         this.tokens = tokens;
         this.clock = clock;
         this.partialFrames = partialFrames;
+        this.certificates = certificates;
         this.desiredConfigs = desiredConfigs;
         this.answers = answers;
         this.registry = registry;
@@ -246,6 +253,8 @@ class AgentChannel extends TextWebSocketHandler {
             usage.offer(agent, report);
         } else if (message instanceof AgentMessage.NodeStatus status) {
             registry.reported(agent.nodeId(), ownExports(agent, status));
+        } else if (message instanceof AgentMessage.CertificateRequest request) {
+            certificate(agent, request);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
             log.info("agent of node {} reported {}: {}", agent.nodeId(), error.code(), error.reason());
             agent.close(new CloseStatus(CloseStatus.NORMAL.getCode(), "error received"));
@@ -293,6 +302,26 @@ class AgentChannel extends TextWebSocketHandler {
         agent.greet(hello.appliedRevision(), hello.configDigest());
         registry.connected(agent.nodeId(), agent.id(), hello.agentVersion());
         offer(agent);
+    }
+
+    /**
+     * Signs the node's server-certificate request and sends the certificate back. At most
+     * {@value #MAX_CERTIFICATE_REQUESTS} per session (an agent asks once, and again only at
+     * renewal); a request that cannot be signed is answered {@code malformed} and closed.
+     */
+    private void certificate(AgentSession agent, AgentMessage.CertificateRequest request) {
+        if (agent.certificateRequested() > MAX_CERTIFICATE_REQUESTS) {
+            throw new ProtocolException(ProtocolException.Code.UNEXPECTED,
+                    "more than " + MAX_CERTIFICATE_REQUESTS + " certificate requests on one connection");
+        }
+        NodeCertificates.Signed signed;
+        try {
+            signed = certificates.sign(agent.nodeId(), request.csrPem());
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException(ProtocolException.Code.MALFORMED, "certificate request refused: " + e.getMessage());
+        }
+        log.info("signed a server certificate for node {}", agent.nodeId());
+        agent.send(new AgentMessage.CertificateIssued(signed.certificatePem(), signed.caCertificatePem()));
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.protocol.AgentMessages;
@@ -22,8 +23,9 @@ class AgentChannelConfiguration {
 
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
-            PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames) {
-        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames);
+            PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames,
+            NodeCertificates certificates) {
+        return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames, certificates);
     }
 
     @Bean

@@ -95,6 +95,14 @@ final class AgentSession implements UsageIntake.Reporter {
         this.metrics = metrics;
     }
 
+    /** Certificate requests received on this session; frames of a session arrive one at a time. */
+    private int certificateRequests;
+
+    /** Counts a certificate request and answers how many this session has made, this one included. */
+    synchronized int certificateRequested() {
+        return ++certificateRequests;
+    }
+
     /** The token the session was opened with, or null. */
     UUID tokenId() {
         return tokenId;

@@ -4,7 +4,8 @@
  *
  * <ul>
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
- *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, error); a
+ *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage, certificateRequest,
+ *       error); a
  *       session lives only as long as the token that opened it.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
  *       WebSocket threads into one bounded queue per node (a node's share of the slots is
@@ -38,7 +39,8 @@
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature
- * (snapshots), the usage feature (storing reports) and security (the caller, and
+ * (snapshots), the usage feature (storing reports), the pki feature (signing data nodes' server
+ * certificates) and security (the caller, and
  * {@code BearerTokens} to learn whether a session's token still stands); none of them depends on
  * this package.
  */

@@ -41,6 +41,8 @@ import org.springframework.security.web.authentication.AnonymousAuthenticationFi
  *   <tr><td>other {@code GET /api/v1/**}</td><td>admin, tenant-admin, viewer (bound ones narrowed)</td></tr>
  *   <tr><td>volume writes; {@code PUT/PATCH/DELETE /tenants/{id}}</td><td>admin, tenant-admin (own
  *       tenant: 403 for tenant writes; other tenants: 404)</td></tr>
+ *   <tr><td>{@code POST /tenants/{id}/client-certificates}, {@code DELETE .../client-certificates/{certId}}</td>
+ *       <td>admin, tenant-admin (own tenant; other tenants: 404)</td></tr>
  *   <tr><td>everything else</td><td>admin</td></tr>
  * </table>
  *
@@ -93,7 +95,9 @@ class SecurityConfiguration {
                         .requestMatchers(HttpMethod.GET, "/api/v1/nodes", "/api/v1/nodes/**", "/api/v1/task-shares",
                                 "/api/v1/usage/nodes/**").hasAuthority(CLUSTER_READ)
                         .requestMatchers(HttpMethod.GET, "/api/v1/**").hasAnyRole(ADMIN, TENANT_ADMIN, VIEWER)
-                        .requestMatchers(HttpMethod.POST, "/api/v1/tenants/*/volumes").hasAnyRole(ADMIN, TENANT_ADMIN)
+                        .requestMatchers(HttpMethod.POST, "/api/v1/tenants/*/volumes", "/api/v1/tenants/*/client-certificates")
+                                .hasAnyRole(ADMIN, TENANT_ADMIN)
+                        .requestMatchers(HttpMethod.DELETE, "/api/v1/tenants/*/client-certificates/*").hasAnyRole(ADMIN, TENANT_ADMIN)
                         .requestMatchers(HttpMethod.PUT, "/api/v1/volumes/*", "/api/v1/tenants/*").hasAnyRole(ADMIN, TENANT_ADMIN)
                         .requestMatchers(HttpMethod.PATCH, "/api/v1/volumes/*", "/api/v1/tenants/*").hasAnyRole(ADMIN, TENANT_ADMIN)
                         .requestMatchers(HttpMethod.DELETE, "/api/v1/volumes/*", "/api/v1/tenants/*").hasAnyRole(ADMIN, TENANT_ADMIN)

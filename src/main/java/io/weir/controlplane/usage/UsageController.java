@@ -27,7 +27,8 @@ class UsageController {
     private static final String TO = "End of the range, RFC 3339 (default: now); rounded up to the step.";
     private static final String STEP = "Width of a point: seconds (60), with a unit (10s, 5m, 1h, 1d) or ISO-8601 (PT5M). "
             + "Default: the smallest of 10s, 30s, 1m, 5m, 15m, 30m, 1h, 6h, 1d giving at most 360 points. A multiple of "
-            + "1 h reads the hourly rollups, of 1 min the minute rollups, anything else the raw samples.";
+            + "1 h reads the hourly rollups, of 1 min the minute rollups, anything else the raw samples. At most "
+            + UsageRange.MAX_STEP_DAYS + " days.";
 
     private final UsageQueries queries;
     private final UsageDirectory directory;

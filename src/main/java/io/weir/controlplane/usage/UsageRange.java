@@ -42,8 +42,11 @@ record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
     /** Smallest step accepted. */
     static final Duration MIN_STEP = Duration.ofSeconds(1);
 
-    /** Largest step accepted: about 100 years, far wider than any retention, and within a long of milliseconds. */
-    static final Duration MAX_STEP = Duration.ofDays(36_600);
+    /** Largest step accepted, in days: about 100 years, far wider than any retention, and within a long of milliseconds. */
+    static final int MAX_STEP_DAYS = 36_600;
+
+    /** {@link #MAX_STEP_DAYS} as a duration. */
+    static final Duration MAX_STEP = Duration.ofDays(MAX_STEP_DAYS);
 
     int points() {
         return (int) (Duration.between(from, to).toMillis() / step.toMillis());

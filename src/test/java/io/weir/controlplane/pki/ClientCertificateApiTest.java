@@ -1,0 +1,222 @@
+package io.weir.controlplane.pki;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.controlplane.support.HttpApi;
+import io.weir.controlplane.support.HttpApi.Response;
+import io.weir.controlplane.support.IntegrationTest;
+import java.io.StringReader;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.Signature;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.UUID;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * {@code /api/v1/tenants/{id}/client-certificates} against the control plane's own CA (the test
+ * configuration brings no CA files, so the CA is the one generated at first start and kept in the
+ * database: the default a user has).
+ */
+class ClientCertificateApiTest extends IntegrationTest {
+
+    @Autowired
+    JdbcClient jdbc;
+
+    private String tenant() {
+        return api.post("/api/v1/tenants", "{\"name\":\"" + unique("pk") + "\"}").json().get("id").asString();
+    }
+
+    private static String path(String tenantId) {
+        return "/api/v1/tenants/" + tenantId + "/client-certificates";
+    }
+
+    @Test
+    void withoutACsrTheControlPlaneMakesTheKeyAndReturnsItOnce() throws Exception {
+        String tenant = tenant();
+        Response r = api.post(path(tenant), "{\"name\":\"backup\"}");
+        assertThat(r.status()).isEqualTo(201);
+        assertThat(r.header("Cache-Control")).contains("no-store");
+        JsonNode body = r.json();
+        assertThat(r.header("Location")).endsWith(path(tenant) + "/" + body.get("id").asString());
+        X509Certificate cert = Pem.certificates(body.get("certificatePem").asString()).get(0);
+        X509Certificate ca = Pem.certificates(body.get("caCertificatePem").asString()).get(0);
+        cert.verify(ca.getPublicKey());
+        cert.checkValidity();
+        assertThat(body.get("notAfter").asString()).isEqualTo(cert.getNotAfter().toInstant().toString());
+        assertThat(cert.getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.2");
+        assertThat(cert.getSubjectAlternativeNames()).containsExactly(List.of(6, "urn:weir:tenant:" + tenant));
+        assertThat(cert.getSubjectX500Principal().getName()).contains("CN=backup").contains("OU=" + tenant);
+        assertThat(cert.getBasicConstraints()).isEqualTo(-1);
+        // the key returned is the certificate's
+        PrivateKey key = Pem.privateKey(body.get("privateKeyPem").asString(), null);
+        Signature s = Signature.getInstance("SHA256withECDSA");
+        s.initSign(key);
+        s.update(new byte[] {1, 2, 3});
+        byte[] sig = s.sign();
+        s.initVerify(cert.getPublicKey());
+        s.update(new byte[] {1, 2, 3});
+        assertThat(s.verify(sig)).isTrue();
+
+        // listed without any key, and stored without it; the audit entry carries none either
+        Response list = api.get(path(tenant));
+        assertThat(list.status()).isEqualTo(200);
+        assertThat(list.body()).doesNotContain("PRIVATE KEY").contains(body.get("serial").asString());
+        JsonNode item = list.json().get("items").get(0);
+        assertThat(item.get("keyGenerated").asBoolean()).isTrue();
+        assertThat(item.get("revokedAt").isNull()).isTrue();
+        String row = jdbc.sql("SELECT row_to_json(c)::text FROM pki_certificate c WHERE id = ?")
+                .param(UUID.fromString(body.get("id").asString())).query(String.class).single();
+        assertThat(row).doesNotContain("PRIVATE KEY");
+        String audit = jdbc.sql("SELECT after_state::text FROM audit_event WHERE action = 'client-certificate.create' AND resource_id = ?")
+                .param(body.get("id").asString()).query(String.class).single();
+        assertThat(audit).contains(body.get("serial").asString()).doesNotContain("PRIVATE KEY");
+    }
+
+    @Test
+    void aCsrIsCertifiedForItsKeyAloneAndNoKeyIsReturned() throws Exception {
+        String tenant = tenant();
+        KeyPair pair = Pem.newKeyPair();
+        // the request asks for another tenant and a CA: only its key counts
+        var csr = new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=admin,OU=" + UUID.randomUUID()), pair.getPublic())
+                .build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate()));
+        Response r = api.post(path(tenant), "{\"name\":\"laptop\",\"csr\":" + json(Pem.write(csr)) + "}");
+        assertThat(r.status()).isEqualTo(201);
+        assertThat(r.json().get("privateKeyPem").isNull()).isTrue();
+        X509Certificate cert = Pem.certificates(r.json().get("certificatePem").asString()).get(0);
+        assertThat(cert.getPublicKey()).isEqualTo(pair.getPublic());
+        assertThat(cert.getSubjectX500Principal().getName()).contains("OU=" + tenant).contains("CN=laptop");
+        assertThat(cert.getBasicConstraints()).isEqualTo(-1);
+    }
+
+    @Test
+    void aBadCsrIs400NamingTheField() throws Exception {
+        String tenant = tenant();
+        Response garbage = api.post(path(tenant), "{\"name\":\"x\",\"csr\":\"-----BEGIN CERTIFICATE REQUEST-----\\nAAAA\\n-----END CERTIFICATE REQUEST-----\\n\"}");
+        assertThat(garbage.status()).isEqualTo(400);
+        assertThat(garbage.json().get("errors").findValuesAsString("field")).containsExactly("csr");
+        // a request signed by another key than the one it carries proves nothing
+        KeyPair pair = Pem.newKeyPair();
+        KeyPair other = Pem.newKeyPair();
+        var forged = new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"), pair.getPublic())
+                .build(new JcaContentSignerBuilder("SHA256withECDSA").build(other.getPrivate()));
+        Response r = api.post(path(tenant), "{\"name\":\"x\",\"csr\":" + json(Pem.write(forged)) + "}");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.json().get("errors").findValuesAsString("field")).containsExactly("csr");
+        assertThat(api.post(path(tenant), "{\"name\":\"Not A Name\"}").status()).isEqualTo(400);
+        assertThat(api.post(path(UUID.randomUUID().toString()), "{\"name\":\"x\"}").status()).isEqualTo(404);
+    }
+
+    @Test
+    void tenantAdminsManageTheirOwnTenantsCertificatesOnly() {
+        String mine = tenant();
+        String theirs = tenant();
+        String theirCert = api.post(path(theirs), "{\"name\":\"t\"}").json().get("id").asString();
+        HttpApi admin = apiAs("tenant-admin", UUID.fromString(mine), null);
+        Response own = admin.post(path(mine), "{\"name\":\"own\"}");
+        assertThat(own.status()).isEqualTo(201);
+        assertThat(admin.get(path(mine)).status()).isEqualTo(200);
+        assertThat(admin.delete(path(mine) + "/" + own.json().get("id").asString(), null).status()).isEqualTo(204);
+        // another tenant's: 404, as if it did not exist
+        assertThat(admin.post(path(theirs), "{\"name\":\"x\"}").status()).isEqualTo(404);
+        assertThat(admin.get(path(theirs)).status()).isEqualTo(404);
+        assertThat(admin.delete(path(theirs) + "/" + theirCert, null).status()).isEqualTo(404);
+        assertThat(admin.delete(path(mine) + "/" + theirCert, null).status()).isEqualTo(404);
+        // a viewer reads, never writes; a node token sees nothing of a tenant
+        HttpApi viewer = apiAs("viewer", UUID.fromString(mine), null);
+        assertThat(viewer.get(path(mine)).status()).isEqualTo(200);
+        assertThat(viewer.post(path(mine), "{\"name\":\"v\"}").status()).isEqualTo(403);
+        assertThat(api.get(path(theirs)).json().get("items").get(0).get("revokedAt").isNull()).isTrue();
+    }
+
+    @Test
+    void issueAndRevokeReachTheDesiredConfigsOfTheNodes() {
+        String tenant = tenant();
+        String volume = createPlacedVolume(tenant, "");
+        String node = api.get("/api/v1/volumes/" + volume).json().get("nodeIds").get(0).asString();
+        String elsewhere = newNode();
+        long before = desired(node).get("revision").asLong();
+        JsonNode issued = api.post(path(tenant), "{\"name\":\"c\"}").json();
+        String serial = issued.get("serial").asString();
+
+        JsonNode tls = desired(node).get("tls");
+        assertThat(desired(node).get("revision").asLong()).isGreaterThan(before);
+        assertThat(tls.get("caCertificatesPem").get(0).asString()).isEqualTo(issued.get("caCertificatePem").asString());
+        assertThat(tls.get("clientCertificates").findValuesAsString("serial")).contains(serial);
+        assertThat(tls.get("clientCertificates").findParents("serial").stream()
+                .filter(e -> e.get("serial").asString().equals(serial)).findFirst().orElseThrow()
+                .get("tenantId").asString()).isEqualTo(tenant);
+        // a node without a volume of the tenant does not accept its certificates
+        assertThat(desired(elsewhere).get("tls").get("clientCertificates").findValuesAsString("serial")).doesNotContain(serial);
+
+        assertThat(api.delete(path(tenant) + "/" + issued.get("id").asString(), null).status()).isEqualTo(204);
+        assertThat(desired(node).get("tls").get("clientCertificates").findValuesAsString("serial")).doesNotContain(serial);
+        assertThat(desired(node).get("tls").get("revoked").findValuesAsString("serial")).contains(serial);
+        // every node learns of a revocation
+        assertThat(desired(elsewhere).get("tls").get("revoked").findValuesAsString("serial")).contains(serial);
+        JsonNode listed = api.get(path(tenant)).json().get("items").get(0);
+        assertThat(listed.get("revokedAt").isNull()).isFalse();
+        assertThat(jdbc.sql("SELECT count(*) FROM audit_event WHERE action = 'client-certificate.revoke' AND resource_id = ?")
+                .param(issued.get("id").asString()).query(Long.class).single()).isEqualTo(1);
+        // revoking again changes nothing and records nothing
+        assertThat(api.delete(path(tenant) + "/" + issued.get("id").asString(), null).status()).isEqualTo(204);
+        assertThat(jdbc.sql("SELECT count(*) FROM audit_event WHERE action = 'client-certificate.revoke' AND resource_id = ?")
+                .param(issued.get("id").asString()).query(Long.class).single()).isEqualTo(1);
+    }
+
+    @Test
+    void deletingATenantRevokesItsCertificatesForEveryNode() {
+        String tenant = tenant();
+        JsonNode issued = api.post(path(tenant), "{\"name\":\"gone\"}").json();
+        String node = newNode();
+        assertThat(api.delete("/api/v1/tenants/" + tenant, null).status()).isEqualTo(204);
+        assertThat(desired(node).get("tls").get("revoked").findValuesAsString("serial")).contains(issued.get("serial").asString());
+        assertThat(jdbc.sql("SELECT count(*) FROM audit_event WHERE action = 'client-certificate.revoke' AND resource_id = ?")
+                .param(issued.get("id").asString()).query(Long.class).single()).isEqualTo(1);
+    }
+
+    @Test
+    void theCaKeyIsNeverServed() throws Exception {
+        String tenant = tenant();
+        String volume = createPlacedVolume(tenant, "");
+        String node = api.get("/api/v1/volumes/" + volume).json().get("nodeIds").get(0).asString();
+        String storedKey = jdbc.sql("SELECT private_key_pem FROM pki_authority WHERE id = 1").query(String.class).single();
+        String keyBody = storedKey.lines().filter(l -> !l.startsWith("-----")).findFirst().orElseThrow();
+        Response issued = api.post(path(tenant), "{\"name\":\"k\"}");
+        assertThat(issued.body()).doesNotContain(keyBody);
+        assertThat(api.get("/api/v1/nodes/" + node + "/desired-config").body()).doesNotContain(keyBody);
+        assertThat(api.get("/api/v1/audit?size=500").body()).doesNotContain(keyBody);
+        assertThat(anonymousApi().get("/v3/api-docs").body()).doesNotContain("pki_authority");
+        try (PEMParser p = new PEMParser(new StringReader(issued.json().get("caCertificatePem").asString()))) {
+            assertThat(p.readObject()).isNotNull();
+        }
+    }
+
+    private JsonNode desired(String node) {
+        Response r = api.get("/api/v1/nodes/" + node + "/desired-config");
+        assertThat(r.status()).isEqualTo(200);
+        return r.json();
+    }
+
+    private static String json(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\n", "\\n").replace("\"", "\\\"") + "\"";
+    }
+
+    @SuppressWarnings("unused")
+    private static String pem(Object o) throws Exception {
+        var out = new java.io.StringWriter();
+        try (JcaPEMWriter w = new JcaPEMWriter(out)) {
+            w.writeObject(o);
+        }
+        return out.toString();
+    }
+}
