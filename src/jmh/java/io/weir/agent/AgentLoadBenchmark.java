@@ -85,6 +85,8 @@ public final class AgentLoadBenchmark {
     private final Histogram inForce = new Histogram(TimeUnit.MINUTES.toMicros(5), 3);
     private String tenantId;
     private String policyId;
+    /** PATCHes of the policy so far, warm-up included: each one sets the other of two values. */
+    private long policyChanges;
 
     private AgentLoadBenchmark(int port, Path stateRoot) {
         this.base = "http://127.0.0.1:" + port;
@@ -180,6 +182,9 @@ public final class AgentLoadBenchmark {
                 lines.filter(l -> l.contains("refresh: ")).forEach(l -> System.out.println("replica: " + l));
             }
             for (Path dir : List.of(work, agentsDir)) { // thousands of agents' state dirs
+                if (!Files.exists(dir)) {
+                    continue; // the agents' dir is inside work unless --agent-state put it elsewhere
+                }
                 try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
                     files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
                 }
@@ -382,7 +387,10 @@ public final class AgentLoadBenchmark {
             long before = agents.stream().mapToLong(a -> a.state().appliedRevision()).max().orElse(0);
             targetRevision = before + 1;
             long t0 = System.nanoTime();
-            HttpResponse<String> r = send("PATCH", "/api/v1/policies/" + policyId, "{\"maxIops\":" + (2000 + c % 2) + "}");
+            // Alternates across calls, not per call: an odd warm-up must not leave the value the
+            // first measured change writes again (a write that changes nothing is no new revision).
+            HttpResponse<String> r = send("PATCH", "/api/v1/policies/" + policyId,
+                    "{\"maxIops\":" + (2000 + policyChanges++ % 2) + "}");
             if (r.statusCode() != 200) {
                 throw new IllegalStateException("PATCH answered " + r.statusCode() + ": " + r.body());
             }

@@ -68,9 +68,7 @@ class DataNodeStatusReportTest extends IntegrationTest {
                     export(small, tenantName + "/small", 16 * MiB, 1)));
             HttpApi.Response node = api.get("/api/v1/nodes/" + nodeId);
             OpenApiSpec spec = OpenApiSpec.committed();
-            JsonNode schema = spec.root().path("components").path("schemas").path("Node");
-            assertThat(schema.has("properties")).as("the Node schema").isTrue();
-            assertThat(spec.violations(node.json(), schema))
+            assertThat(spec.violations(node.json(), "/components/schemas/Node"))
                     .as("GET /nodes/{id} with a report, against the committed OpenAPI document: " + node).isEmpty();
             client.disconnect();
         }

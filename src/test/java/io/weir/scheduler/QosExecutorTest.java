@@ -11,11 +11,14 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
@@ -297,11 +300,14 @@ class QosExecutorTest {
         List<CompletableFuture<Integer>> all = java.util.Collections.synchronizedList(new ArrayList<>());
         try (QosExecutor ex = QosExecutor.builder(a).workers(2).build()) {
             CountDownLatch start = new CountDownLatch(1);
-            // Every submitter stops halfway until the first reconfiguration is in, so the loop of
-            // reconfigurations below starts while each of them still has half its requests to
-            // send, however the threads are scheduled (before, a fast run could finish every
-            // submission before the first reconfiguration and race nothing).
+            // Each submitter sends its first quarter under configuration a, then the loop below
+            // starts reconfiguring; every submitter stops halfway until the first reconfiguration
+            // is in, so the rest of its requests race the loop however the threads are scheduled.
+            CountDownLatch firstQuarterSent = new CountDownLatch(submitters);
             CountDownLatch reconfiguredOnce = new CountDownLatch(1);
+            // How many reconfigurations had returned when each request was submitted.
+            AtomicInteger reconfigurations = new AtomicInteger();
+            Set<Integer> submittedUnder = ConcurrentHashMap.newKeySet();
             List<Thread> threads = new ArrayList<>();
             for (int s = 0; s < submitters; s++) {
                 int base = s * perSubmitter;
@@ -309,10 +315,14 @@ class QosExecutorTest {
                     try {
                         start.await();
                         for (int i = 0; i < perSubmitter; i++) {
+                            if (i == perSubmitter / 4) {
+                                firstQuarterSent.countDown();
+                            }
                             if (i == perSubmitter / 2) {
                                 reconfiguredOnce.await();
                             }
                             int id = base + i;
+                            submittedUnder.add(reconfigurations.get());
                             all.add(ex.submit("v" + (id % 4), IoKind.READ, 4096, () -> {
                                 runs.incrementAndGet(id);
                                 return id;
@@ -326,18 +336,23 @@ class QosExecutorTest {
                 t.start();
             }
             start.countDown();
-            int flips = 0;
+            assertThat(firstQuarterSent.await(30, TimeUnit.SECONDS)).isTrue();
             ex.reconfigure(b);
-            flips++;
+            reconfigurations.incrementAndGet();
             reconfiguredOnce.countDown();
             while (threads.stream().anyMatch(Thread::isAlive)) {
-                ex.reconfigure(flips++ % 2 == 0 ? b : a);
+                ex.reconfigure(reconfigurations.get() % 2 == 0 ? b : a);
+                reconfigurations.incrementAndGet();
             }
             for (Thread t : threads) {
                 t.join();
             }
             CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
-            assertThat(flips).isPositive();
+            // Requests went in under the first configuration and under later ones: the race the
+            // test is named for took place (it fails if the submitters finished before any
+            // reconfiguration, as a fast run could before the halfway latch).
+            assertThat(submittedUnder).as("reconfigurations returned before a submission")
+                    .contains(0).anyMatch(g -> g >= 1);
         }
         assertThat(all).hasSize(n);
         for (int i = 0; i < n; i++) {

@@ -4,8 +4,10 @@ package io.weir.controlplane.web;
  * Entity tags derived from the JPA {@code @Version} of a resource, and the {@code If-Match}
  * check that guards PUT, PATCH and DELETE against lost updates.
  *
- * <p>A tag is the version in quotes, {@code "3"}. {@code If-Match} may list several tags, may use
- * weak tags ({@code W/"3"}, compared by value) or {@code *}; an absent header is no precondition.
+ * <p>A tag is the version in quotes, {@code "3"}. {@code If-Match} may list several tags or be
+ * {@code *}; an absent header is no precondition. It uses the strong comparison (RFC 9110,
+ * 13.1.1), so a weak tag ({@code W/"3"}) never matches, not even the current version's: a write
+ * guarded by one answers 412.
  * A header that is present but names nothing (empty, blanks, only commas) answers 400: it is not
  * the same as no header, and reading it as "absent" would let a write through that its client
  * meant to guard.
@@ -41,8 +43,8 @@ public final class ETags {
     }
 
     /**
-     * Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code current}, a tag;
-     * 400 if it is present but lists no tag.
+     * Throws 412 unless {@code ifMatch} is absent, {@code *}, or names {@code current}, a tag, as a
+     * strong tag (a weak one never matches); 400 if it is present but lists no tag.
      */
     public static void checkIfMatch(String ifMatch, String current) {
         if (ifMatch == null) {
@@ -55,9 +57,6 @@ public final class ETags {
             String tag = candidate.trim();
             if (tag.isEmpty()) {
                 continue;
-            }
-            if (tag.startsWith("W/")) {
-                tag = tag.substring(2);
             }
             if (tag.equals("*") || tag.equals(current)) {
                 return;

@@ -1,12 +1,17 @@
 package io.weir.controlplane.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.weir.agent.ConfigTranslator;
 import io.weir.controlplane.support.ControlPlaneInstance;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.TenantConfig;
+import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.SchedulerConfig;
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,13 +24,16 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Every desired config the API can produce translates into a {@code SchedulerConfig} without
- * error: random sequences of tenant, policy and volume writes (with random limits, overrides and
- * placements) go through the real REST API, which accepts some and refuses others; whatever it
- * accepted, each node's snapshot must be one the data node's scheduler accepts.
+ * Every desired config the API can produce holds what the API says and translates into a
+ * {@code SchedulerConfig} with the same figures: random sequences of tenant, policy and volume
+ * writes (with random limits, overrides and placements) go through the real REST API, which
+ * accepts some and refuses others; whatever it accepted, each node's snapshot holds exactly the
+ * volumes the API shows on that node, each with the effective policy the API shows, and their
+ * tenant with its weight and limits, and the data node's scheduler accepts it with those figures.
  */
 class DesiredConfigTranslationPropertyTest {
 
@@ -97,12 +105,85 @@ class DesiredConfigTranslationPropertyTest {
                 }
             }
         }
+        // What the REST API says after the writes: the tenant, and every volume with its nodes and
+        // effective policy. Each node's snapshot must hold exactly that, and translate into a
+        // scheduler config with the same figures.
+        JsonNode tenantNow = api.get("/api/v1/tenants/" + tenant).json();
+        List<JsonNode> volumesNow = new ArrayList<>();
+        for (String volume : volumes) {
+            volumesNow.add(api.get("/api/v1/volumes/" + volume).json());
+        }
         for (String node : nodes) {
             HttpApi.Response r = api.get("/api/v1/nodes/" + node + "/desired-config");
             assertThat(r.status()).isEqualTo(200);
             DesiredConfig config = JSON.readValue(r.body(), DesiredConfig.class);
-            assertThatCode(() -> ConfigTranslator.translate(config)).as(r.body()).doesNotThrowAnyException();
+            List<JsonNode> placedHere = volumesNow.stream()
+                    .filter(v -> v.get("nodeIds").valueStream().anyMatch(id -> id.asString().equals(node)))
+                    .toList();
+            assertSnapshotHolds(config, node, tenantNow, placedHere, r.body());
+            SchedulerConfig translated = ConfigTranslator.translate(config);
+            assertTranslationKeepsTheFigures(config, translated, r.body());
         }
+    }
+
+    private static void assertSnapshotHolds(DesiredConfig config, String node, JsonNode tenant, List<JsonNode> placed,
+            String body) {
+        assertThat(config.nodeId()).as(body).hasToString(node);
+        assertThat(config.volumes()).as("volumes of node %s: %s", node, body)
+                .extracting(v -> v.id().toString())
+                .containsExactlyInAnyOrderElementsOf(placed.stream().map(v -> v.get("id").asString()).toList());
+        for (JsonNode rest : placed) {
+            VolumeConfig v = config.volumes().stream()
+                    .filter(c -> c.id().toString().equals(rest.get("id").asString())).findFirst().orElseThrow();
+            assertThat(v.tenantId()).as(body).hasToString(tenant.get("id").asString());
+            assertThat(v.name()).as(body).isEqualTo(rest.get("name").asString());
+            assertThat(v.sizeBytes()).as(body).isEqualTo(rest.get("sizeBytes").asLong());
+            assertThat(v.effectivePolicy()).as("effective policy of %s: %s", v.name(), body)
+                    .isEqualTo(JSON.treeToValue(rest.get("effectivePolicy"), EffectivePolicy.class));
+        }
+        if (placed.isEmpty()) {
+            assertThat(config.tenants()).as(body).isEmpty();
+        } else {
+            assertThat(config.tenants()).as(body).singleElement().satisfies(t -> {
+                assertThat(t.id()).hasToString(tenant.get("id").asString());
+                assertThat(t.weight()).isEqualTo(tenant.get("weight").asInt());
+                assertThat(t.maxIops()).isEqualTo(longOrNull(tenant.get("maxIops")));
+                assertThat(t.maxBytesPerSec()).isEqualTo(longOrNull(tenant.get("maxBytesPerSec")));
+            });
+        }
+    }
+
+    /** The scheduler config has every tenant and volume of the snapshot with its figures (null: 0, no limit). */
+    private static void assertTranslationKeepsTheFigures(DesiredConfig config, SchedulerConfig translated, String body) {
+        assertThat(translated.tenants()).as(body).extracting(TenantSpec::id)
+                .containsExactlyInAnyOrderElementsOf(config.tenants().stream().map(t -> t.id().toString()).toList());
+        for (TenantConfig t : config.tenants()) {
+            TenantSpec spec = translated.tenants().stream().filter(s -> s.id().equals(t.id().toString())).findFirst().orElseThrow();
+            assertThat(spec.weight()).as(body).isEqualTo(t.weight());
+            assertThat(spec.maxIops()).as(body).isEqualTo(orZero(t.maxIops()));
+            assertThat(spec.maxBytesPerSec()).as(body).isEqualTo(orZero(t.maxBytesPerSec()));
+        }
+        assertThat(translated.volumes()).as(body).extracting(VolumeSpec::id)
+                .containsExactlyInAnyOrderElementsOf(config.volumes().stream().map(v -> v.id().toString()).toList());
+        for (VolumeConfig v : config.volumes()) {
+            VolumeSpec spec = translated.volumes().stream().filter(s -> s.id().equals(v.id().toString())).findFirst().orElseThrow();
+            EffectivePolicy p = v.effectivePolicy();
+            assertThat(spec.tenantId()).as(body).isEqualTo(v.tenantId().toString());
+            assertThat(spec.weight()).as(body).isEqualTo(p.weight());
+            assertThat(spec.minIops()).as(body).isEqualTo(orZero(p.minIops()));
+            assertThat(spec.maxIops()).as(body).isEqualTo(orZero(p.maxIops()));
+            assertThat(spec.burstIops()).as(body).isEqualTo(orZero(p.burstIops()));
+            assertThat(spec.maxBytesPerSec()).as(body).isEqualTo(orZero(p.maxBytesPerSec()));
+            assertThat(spec.burstBytesPerSec()).as(body).isEqualTo(orZero(p.burstBytesPerSec()));
+        }
+    }
+
+    private static Long longOrNull(JsonNode value) {
+        return value == null || value.isNull() ? null : value.asLong();
+    }
+
+    private static long orZero(Long value) {
+        return value == null ? 0 : value;
     }
 
     private static String placement(List<String> nodes, int mask) {

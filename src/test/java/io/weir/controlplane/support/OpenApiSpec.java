@@ -4,17 +4,25 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaLocation;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SchemaRegistryConfig;
+import com.networknt.schema.dialect.Dialects;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The committed OpenAPI document ({@code src/main/openapi/weir-api.json}) as tests read it: its
- * operations, and a check of a JSON value against one of its schemas (as far as response
- * schemas go: types, required members, nullability, enums, array items).
+ * operations, and a check of a JSON value against one of its schemas by a JSON Schema validator
+ * (networknt's, in the OpenAPI 3.1 dialect), stricter than the document in one way: an object
+ * may carry only the members its schema names.
  */
 public final class OpenApiSpec {
 
@@ -61,7 +69,11 @@ public final class OpenApiSpec {
         }
     }
 
+    /** The base URI the document is loaded under, so that its {@code $ref}s resolve within it. */
+    private static final String BASE = "https://weir.invalid/weir-api.json";
+
     private final JsonNode root;
+    private SchemaRegistry validator;
 
     private OpenApiSpec(JsonNode root) {
         this.root = root;
@@ -98,88 +110,71 @@ public final class OpenApiSpec {
     }
 
     /**
-     * What is wrong with {@code value} under {@code schema}, as "path: problem" lines; empty if it
-     * conforms.
+     * What is wrong with {@code value} under the schema at {@code pointer} (a JSON pointer into the
+     * document, such as {@code /components/schemas/Node}), as "location: problem" lines; empty if
+     * it conforms. Checked by a JSON Schema validator in the OpenAPI 3.1 dialect with formats
+     * asserted ({@code uuid}, {@code date-time}, ...), every bound and enum, and no member the
+     * schema does not name: a response carrying an undocumented member does not conform.
      */
-    public List<String> violations(JsonNode value, JsonNode schema) {
+    public List<String> violations(JsonNode value, String pointer) {
+        if (root.at(pointer).isMissingNode()) {
+            return List.of("$: no schema at " + pointer);
+        }
+        Schema schema = validator().getSchema(SchemaLocation.of(BASE + "#" + pointer));
         List<String> out = new ArrayList<>();
-        check(value, schema, "$", out, 0);
+        for (Error e : schema.validate(value)) {
+            out.add(e.getInstanceLocation() + ": " + e.getMessage());
+        }
         return out;
     }
 
-    private void check(JsonNode value, JsonNode schema, String path, List<String> out, int depth) {
-        if (schema == null || schema.isMissingNode() || depth > 20) {
-            return;
+    /**
+     * What is wrong with {@code value} as the {@code status} response of {@code op}; a status the
+     * document gives no JSON schema for is itself a violation.
+     */
+    public List<String> responseViolations(JsonNode value, Operation op, String status) {
+        JsonNode content = op.node().path("responses").path(status).path("content");
+        if (content.isMissingNode() || content.isEmpty()) {
+            return List.of("$: " + op + " documents no body for " + status);
         }
-        JsonNode s = resolve(schema);
-        if (s.has("anyOf") || s.has("oneOf")) {
-            for (JsonNode option : s.has("anyOf") ? s.get("anyOf") : s.get("oneOf")) {
-                List<String> attempt = new ArrayList<>();
-                check(value, option, path, attempt, depth + 1);
-                if (attempt.isEmpty()) {
-                    return;
-                }
-            }
-            out.add(path + ": matches none of the alternatives: " + value);
-            return;
-        }
-        List<String> types = new ArrayList<>();
-        JsonNode type = s.get("type");
-        if (type != null && type.isArray()) {
-            type.forEach(t -> types.add(t.asString()));
-        } else if (type != null) {
-            types.add(type.asString());
-        }
-        if (value.isNull()) {
-            if (!types.isEmpty() && !types.contains("null")) {
-                out.add(path + ": null, but not nullable");
-            }
-            return;
-        }
-        if (!types.isEmpty() && types.stream().noneMatch(t -> matches(value, t))) {
-            out.add(path + ": " + value.getNodeType() + " is none of " + types);
-            return;
-        }
-        if (s.has("enum") && value.isString()) {
-            boolean listed = false;
-            for (JsonNode e : s.get("enum")) {
-                listed |= e.asString().equals(value.asString());
-            }
-            if (!listed) {
-                out.add(path + ": " + value + " is not among " + s.get("enum"));
-            }
-        }
-        if (value.isObject()) {
-            for (JsonNode required : s.path("required")) {
-                if (!value.has(required.asString())) {
-                    out.add(path + "." + required.asString() + ": required but absent");
-                }
-            }
-            JsonNode properties = s.path("properties");
-            value.properties().forEach(member -> {
-                if (properties.has(member.getKey())) {
-                    check(member.getValue(), properties.get(member.getKey()), path + "." + member.getKey(), out, depth + 1);
-                }
-            });
-        }
-        if (value.isArray() && s.has("items")) {
-            int i = 0;
-            for (JsonNode item : value) {
-                check(item, s.get("items"), path + "[" + i++ + "]", out, depth + 1);
-            }
-        }
+        String mediaType = content.propertyNames().iterator().next();
+        return violations(value, "/paths/" + escape(op.path()) + "/" + op.method() + "/responses/" + status
+                + "/content/" + escape(mediaType) + "/schema");
     }
 
-    private static boolean matches(JsonNode value, String type) {
-        return switch (type) {
-            case "object" -> value.isObject();
-            case "array" -> value.isArray();
-            case "string" -> value.isString();
-            case "integer" -> value.isIntegralNumber();
-            case "number" -> value.isNumber();
-            case "boolean" -> value.isBoolean();
-            case "null" -> value.isNull();
-            default -> true;
-        };
+    private static String escape(String token) {
+        return token.replace("~", "~0").replace("/", "~1");
+    }
+
+    /**
+     * A registry holding the document under {@link #BASE}, every object schema that names its
+     * members closed to others ({@code additionalProperties: false} where the document leaves it
+     * open); built on first use.
+     */
+    private synchronized SchemaRegistry validator() {
+        if (validator == null) {
+            JsonNode strict = root.deepCopy();
+            close(strict);
+            String text = JsonMapper.shared().writeValueAsString(strict);
+            validator = SchemaRegistry.withDefaultDialect(Dialects.getOpenApi31(), b -> b
+                    .schemas(Map.of(BASE, text))
+                    .schemaRegistryConfig(SchemaRegistryConfig.builder().formatAssertionsEnabled(true).build()));
+        }
+        return validator;
+    }
+
+    private static void close(JsonNode node) {
+        if (node instanceof ObjectNode object) {
+            JsonNode type = object.path("type");
+            boolean isObject = type.isArray()
+                    ? type.valueStream().anyMatch(t -> t.asString().equals("object"))
+                    : type.asString("").equals("object");
+            if (isObject && object.path("properties").isObject() && !object.has("additionalProperties")) {
+                object.put("additionalProperties", false);
+            }
+        }
+        for (JsonNode child : node) {
+            close(child);
+        }
     }
 }

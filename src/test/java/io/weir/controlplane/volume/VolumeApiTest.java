@@ -232,8 +232,28 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(api.put(path, "{\"name\":\"x\",\"sizeBytes\":4096000}", created.etag()).status()).isEqualTo(412);
         assertThat(api.delete(path, created.etag()).status()).isEqualTo(412);
         assertThat(api.get(path).json().get("overrides").get("weight").asInt()).isEqualTo(300);
-        assertThat(api.delete(path, "W/" + updated.etag()).status()).isEqualTo(204);
+        assertThat(api.delete(path, updated.etag()).status()).isEqualTo(204);
         assertThat(api.get(path).status()).isEqualTo(404);
+    }
+
+    /**
+     * If-Match uses the strong comparison (RFC 9110, 13.1.1): a weak tag never matches, even one
+     * naming the current version, so a write guarded by one answers 412 and changes nothing.
+     */
+    @Test
+    void aWeakIfMatchNeverMatches() {
+        Response created = fx.createVolume(tenant, unique("weak"), "");
+        String path = "/api/v1/volumes/" + created.json().get("id").asString();
+        assertThat(created.etag()).isEqualTo("\"0\"");
+
+        assertThat(api.patch(path, "{\"overrides\":{\"weight\":300}}", "W/\"0\"").status()).isEqualTo(412);
+        assertThat(api.delete(path, "W/\"0\"").status()).isEqualTo(412);
+        assertThat(api.delete(path, "W/\"0\", W/\"1\"").status()).isEqualTo(412);
+        Response now = api.get(path);
+        assertThat(now.status()).isEqualTo(200);
+        assertThat(now.etag()).isEqualTo("\"0\"");
+        // A strong tag in the same list still matches.
+        assertThat(api.delete(path, "W/\"0\", \"0\"").status()).isEqualTo(204);
     }
 
     @Test
