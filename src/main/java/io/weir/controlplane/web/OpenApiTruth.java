@@ -245,6 +245,12 @@ class OpenApiTruth {
                 }
                 types.add("null");
                 p.setTypes(types);
+                if (p.getEnum() != null && !p.getEnum().contains(null)) {
+                    // JSON Schema checks enum apart from type: a nullable enum lists null among its values
+                    List values = new ArrayList<>(p.getEnum());
+                    values.add(null);
+                    p.setEnum(values);
+                }
             }
         }
     }

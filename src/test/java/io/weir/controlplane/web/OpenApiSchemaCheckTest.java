@@ -23,6 +23,9 @@ class OpenApiSchemaCheckTest {
         return (ObjectNode) JSON.readTree("""
                 {"id":"0b0c8f8e-5a0e-4d6f-9a51-6f0b6d3b1c11","name":"acme","displayName":null,"weight":200,
                  "maxIops":null,"maxBytesPerSec":null,"nodeSelector":{"rack":"r1"},
+                 "maxIopsPerGiB":null,"maxIopsFloor":null,"maxBytesPerSecPerGiB":null,"maxBytesPerSecFloor":null,
+                 "capacityBasis":null,"effectiveLimits":{"capacityBasis":null,"capacityBytes":null,"maxIops":null,
+                 "maxIopsSource":null,"maxBytesPerSec":null,"maxBytesPerSecSource":null},
                  "createdAt":"2026-12-03T08:00:00Z","updatedAt":"2026-12-03T08:00:00Z","version":0}""");
     }
 
