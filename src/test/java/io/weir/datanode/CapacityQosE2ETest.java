@@ -96,6 +96,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         assertThat(ten.get("read").get("iops").asDouble()).as("fio's IOPS at 10 GiB x 50 IOPS/GiB")
                 .isCloseTo(500, within(15.0));
 
+        long before = reads(volume); // the first run's reads, counted by the node too
         CompletableFuture<JsonNode> running = CompletableFuture.supplyAsync(() -> {
             try {
                 return fio("--runtime=10");
@@ -106,7 +107,7 @@ class CapacityQosE2ETest extends IntegrationTest {
                 throw new IllegalStateException(e);
             }
         });
-        await().atMost(PATIENCE).until(() -> reads(volume) > 1000); // fio is running
+        await().atMost(PATIENCE).until(() -> reads(volume) - before > 1000); // this fio has run for ~2 s
         long revision = agent.state().appliedRevision();
         HttpApi.Response grown = api.patch("/api/v1/volumes/" + volume, "{\"sizeBytes\":" + 20 * GIB + "}", null);
         long answered = System.nanoTime();
@@ -114,9 +115,12 @@ class CapacityQosE2ETest extends IntegrationTest {
         assertThat(grown.json().get("effectivePolicy").get("maxIops").asLong()).isEqualTo(1000);
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(1)).until(() -> agent.state().appliedRevision() > revision);
         Duration inForce = Duration.ofNanos(System.nanoTime() - answered);
-        double after = rateOver(volume, Duration.ofSeconds(2)); // the first two seconds with the new size in force
+        // The rate from then on, over 5 of fio's remaining ~7.5 s: long enough that one stall of the
+        // test's JVM (a GC pause, or a CI machine's other work, ~70 ms once gave 965 over a 2 s
+        // window) moves the figure by less than the tolerance.
+        double after = rateOver(volume, Duration.ofSeconds(5));
         JsonNode whole = running.join();
-        System.out.printf("capacity e2e: 10 GiB fio %.1f IOPS; resize in force after %d ms; %.1f IOPS over the next 2 s%n",
+        System.out.printf("capacity e2e: 10 GiB fio %.1f IOPS; resize in force after %d ms; %.1f IOPS over the next 5 s%n",
                 ten.get("read").get("iops").asDouble(), inForce.toMillis(), after);
 
         assertThat(inForce).as("from the API's answer to the new limit in force on the node").isLessThan(Duration.ofSeconds(2));
