@@ -2,6 +2,7 @@ package io.weir.agent;
 
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
@@ -12,6 +13,8 @@ import io.weir.scheduler.SchedulerConfig.DynamicShare;
 import io.weir.scheduler.SchedulerConfig.TaskSpec;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * The one translation from the wire's {@link DesiredConfig} to the scheduler's
@@ -22,7 +25,9 @@ import io.weir.scheduler.SchedulerConfig.VolumeSpec;
  *       is {@code volume.id().toString()} (resolve it with {@code scheduler.volume(id)}).</li>
  *   <li>{@code null} limits (none, unlimited, no bursting) become the scheduler's {@code 0}.</li>
  *   <li>A tenant has no burst on the wire: it gets none. A volume's cost model is
- *       {@link CostModel#bytes(long)} with the policy's {@code minChargeBytes}.</li>
+ *       {@link CostModel#linear} with the node's {@link DesiredConfig#ioCost() fixed
+ *       cost of a request} and the policy's {@code minChargeBytes} (one instance per distinct
+ *       floor, shared by the volumes).</li>
  *   <li>Task shares and dynamic curves are copied; an empty task list gives the scheduler's
  *       default (a lone foreground task).</li>
  *   <li>Every volume's queue is bounded by the capacity given (default
@@ -63,6 +68,8 @@ public final class ConfigTranslator {
             builder.tenant(new TenantSpec(tenant.id().toString(), tenant.weight(), zero(tenant.maxIops()), 0,
                     zero(tenant.maxBytesPerSec()), 0));
         }
+        IoCost io = config.ioCost();
+        Map<Long, CostModel> costModels = new HashMap<>();
         for (VolumeConfig volume : config.volumes()) {
             EffectivePolicy p = volume.effectivePolicy();
             if (p == null) {
@@ -71,7 +78,8 @@ public final class ConfigTranslator {
             long minCharge = p.costModel() == null ? CostModel.DEFAULT_MIN_CHARGE_BYTES : p.costModel().minChargeBytes();
             builder.volume(new VolumeSpec(volume.id().toString(), volume.tenantId().toString(), p.weight(),
                     zero(p.minIops()), zero(p.maxIops()), zero(p.burstIops()), zero(p.maxBytesPerSec()),
-                    zero(p.burstBytesPerSec()), CostModel.bytes(minCharge), volumeQueueCapacity));
+                    zero(p.burstBytesPerSec()), costModels.computeIfAbsent(minCharge,
+                            m -> CostModel.linear(io.readPerIoBytes(), io.writePerIoBytes(), m)), volumeQueueCapacity));
         }
         return builder.build();
     }

@@ -26,6 +26,10 @@ import org.jspecify.annotations.Nullable;
  * @param tls the cluster PKI the node's NBD server enforces on its clients (the CA, the valid and
  *     the revoked client certificates), or null: a snapshot of a control plane without it, or one
  *     saved by an agent of an earlier version; left out of the frame when null
+ * @param ioCost the fixed cost of a request in the scheduler's cost model (with the task shares:
+ *     the node's override if it has one, else the cluster default); null, or the member left out
+ *     (a snapshot saved by an agent of an earlier version, a config file), means
+ *     {@link IoCost#DEFAULT}
  */
 @JsonClassDescription("Everything one data node must enforce, as a full snapshot stamped with the global config revision. Pushed to the node's agent as is.")
 public record DesiredConfig(
@@ -37,7 +41,8 @@ public record DesiredConfig(
         @JsonPropertyDescription("How often the node's agent sends a usage report, in seconds (1-3600).")
         @JsonSetter(nulls = Nulls.AS_EMPTY) int usageReportIntervalSeconds,
         @JsonPropertyDescription("The cluster PKI the node enforces on its NBD clients: CA, valid and revoked client certificates.")
-        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable TlsConfig tls) {
+        @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable TlsConfig tls,
+        @JsonPropertyDescription("The fixed cost of a request in the scheduler's cost model, with the task shares.") IoCost ioCost) {
 
     /** The reporting interval when none is set. */
     public static final int DEFAULT_USAGE_REPORT_INTERVAL_SECONDS = 10;
@@ -52,6 +57,9 @@ public record DesiredConfig(
         tasks = List.copyOf(tasks);
         tenants = List.copyOf(tenants);
         volumes = List.copyOf(volumes);
+        if (ioCost == null) {
+            ioCost = IoCost.DEFAULT;
+        }
         if (usageReportIntervalSeconds == 0) {
             usageReportIntervalSeconds = DEFAULT_USAGE_REPORT_INTERVAL_SECONDS;
         }
@@ -62,6 +70,12 @@ public record DesiredConfig(
         }
     }
 
+    /** A snapshot with the default {@linkplain #ioCost cost of a request}. */
+    public DesiredConfig(UUID nodeId, long revision, List<TaskShareConfig> tasks, List<TenantConfig> tenants,
+            List<VolumeConfig> volumes, int usageReportIntervalSeconds, @Nullable TlsConfig tls) {
+        this(nodeId, revision, tasks, tenants, volumes, usageReportIntervalSeconds, tls, null);
+    }
+
     /** A snapshot without {@linkplain #tls TLS}. */
     public DesiredConfig(UUID nodeId, long revision, List<TaskShareConfig> tasks, List<TenantConfig> tenants,
             List<VolumeConfig> volumes, int usageReportIntervalSeconds) {
@@ -70,7 +84,7 @@ public record DesiredConfig(
 
     /** The same snapshot stamped with another revision. */
     public DesiredConfig withRevision(long newRevision) {
-        return new DesiredConfig(nodeId, newRevision, tasks, tenants, volumes, usageReportIntervalSeconds, tls);
+        return new DesiredConfig(nodeId, newRevision, tasks, tenants, volumes, usageReportIntervalSeconds, tls, ioCost);
     }
 
     /** A snapshot with the default usage reporting interval. */

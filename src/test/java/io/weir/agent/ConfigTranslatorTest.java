@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.weir.protocol.CostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.IoKind;
 import io.weir.scheduler.SchedulerConfig;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
@@ -37,7 +39,24 @@ class ConfigTranslatorTest {
         assertThat(config.tenants()).containsExactly(new TenantSpec(TENANT.toString(), 200, 5000, 0, 0, 0));
         VolumeSpec v = config.volumes().get(0);
         assertThat(v).isEqualTo(new VolumeSpec(VOLUME.toString(), TENANT.toString(), 300, 10, 100, 200, 0, 0,
-                io.weir.scheduler.CostModel.bytes(512), SchedulerConfig.DEFAULT_QUEUE_CAPACITY));
+                io.weir.scheduler.CostModel.linear(IoCost.DEFAULT_READ_PER_IO_BYTES, IoCost.DEFAULT_WRITE_PER_IO_BYTES, 512),
+                SchedulerConfig.DEFAULT_QUEUE_CAPACITY));
+    }
+
+    @Test
+    void theNodesCostOfARequestIsAddedToEveryVolumesBytesAboveItsPolicysFloor() {
+        EffectivePolicy floor512 = new EffectivePolicy(100, null, null, null, null, null, new CostModel(512));
+        SchedulerConfig config = ConfigTranslator.translate(new DesiredConfig(NODE, 3, List.of(),
+                List.of(new TenantConfig(TENANT, "acme", 100, null, null)),
+                List.of(new VolumeConfig(VOLUME, TENANT, "db", 4096, floor512),
+                        new VolumeConfig(UUID.randomUUID(), TENANT, "logs", 4096, floor512)),
+                10, null, new IoCost(1000, 20_000)));
+
+        io.weir.scheduler.CostModel model = config.volumes().get(0).costModel();
+        assertThat(model.cost(IoKind.READ, 4096)).isEqualTo(5096);
+        assertThat(model.cost(IoKind.WRITE, 4096)).isEqualTo(24_096);
+        assertThat(model.cost(IoKind.READ, 0)).as("the policy's floor").isEqualTo(1000);
+        assertThat(config.volumes().get(1).costModel()).as("one instance per floor").isSameAs(model);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.weir.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import io.weir.scheduler.SchedulerConfig.Curve;
 import io.weir.scheduler.SchedulerConfig.DynamicShare;
@@ -69,6 +70,34 @@ class HierarchicalSchedulerTest {
             s.enqueue(v, IoKind.READ, b, v, 0);
         }
         assertThat(ops.get("a")).isEqualTo(ops.get("b"));
+    }
+
+    @Test
+    void underTheLinearModelEqualWeightsShareCostSoA64KiBReaderGetsFewerOpsButMoreBytes() {
+        CostModel linear = CostModel.linear(30 << 10, 154 << 10, CostModel.DEFAULT_MIN_CHARGE_BYTES);
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("small", "t").withCostModel(linear))
+                .volume(VolumeSpec.of("large", "t").withCostModel(linear))
+                .build(), 0);
+        Map<String, Long> bytes = new HashMap<>();
+        Map<String, Long> cost = new HashMap<>();
+        for (int i = 0; i < 4; i++) {
+            s.enqueue("small", IoKind.READ, 4096, "small", 0);
+            s.enqueue("large", IoKind.READ, 65536, "large", 0);
+        }
+        for (int i = 0; i < 20_000; i++) {
+            Ticket<String> t = s.next(0);
+            String v = t.volumeId();
+            long b = t.bytes();
+            bytes.merge(v, b, Long::sum);
+            cost.merge(v, linear.cost(IoKind.READ, b), Long::sum);
+            s.complete(t, 0, 0);
+            s.enqueue(v, IoKind.READ, b, v, 0);
+        }
+        assertThat((double) cost.get("large") / cost.get("small")).as("the currency: 1:1").isCloseTo(1.0, within(0.01));
+        assertThat((double) bytes.get("large") / bytes.get("small"))
+                .as("bytes: 16 x (30 + 4) / (30 + 64) KiB").isCloseTo(16.0 * 34 / 94, within(0.1));
     }
 
     @Test

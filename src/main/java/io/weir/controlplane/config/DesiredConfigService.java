@@ -136,7 +136,8 @@ public class DesiredConfigService {
             Set<UUID> own = ts.stream().map(TenantConfig::id).collect(Collectors.toSet());
             TlsConfig tls = new TlsConfig(allTls.caCertificatesPem(),
                     allTls.clientCertificates().stream().filter(c -> own.contains(c.tenantId())).toList(), allTls.revoked());
-            configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds(), tls));
+            configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds(), tls,
+                    s.ioCost()));
         }
         return configs;
     }

@@ -1,5 +1,6 @@
 package io.weir.controlplane.config;
 
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import java.util.Collection;
 import java.util.List;
@@ -7,13 +8,14 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The task CPU shares a node enforces, and the usage reporting interval that comes with them: its
- * override if it has one, else the cluster default. Implemented by the taskshare feature.
+ * The task CPU shares a node enforces, and the usage reporting interval and cost of a request that
+ * come with them: its override if it has one, else the cluster default. Implemented by the
+ * taskshare feature.
  */
 public interface EffectiveTaskShares {
 
-    /** What one node enforces: the tasks' shares and the seconds between its usage reports. */
-    record NodeTaskShares(List<TaskShareConfig> tasks, int usageReportIntervalSeconds) {
+    /** What one node enforces: the tasks' shares, the seconds between its usage reports, the cost of a request. */
+    record NodeTaskShares(List<TaskShareConfig> tasks, int usageReportIntervalSeconds, IoCost ioCost) {
     }
 
     /** The effective set of each of {@code nodeIds}, read together. */

@@ -45,6 +45,6 @@ class StoredEffectiveTaskShares implements EffectiveTaskShares {
     }
 
     private static NodeTaskShares of(TaskShareSet set) {
-        return new NodeTaskShares(set.getTasks(), set.getUsageReportIntervalSeconds());
+        return new NodeTaskShares(set.getTasks(), set.getUsageReportIntervalSeconds(), set.getIoCost());
     }
 }

@@ -6,6 +6,7 @@ import io.weir.controlplane.node.NodeDeleting;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.web.ApiException;
 import io.weir.controlplane.web.ETags;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import java.util.Collection;
 import java.util.HashMap;
@@ -31,13 +32,17 @@ import org.springframework.transaction.annotation.Transactional;
  *
  * <h2>Config revision</h2>
  * Every change bumps it: replacing the default (every node without an override enforces it),
- * creating, replacing or deleting an override. A PUT of the very tasks and usage reporting
- * interval already stored changes nothing and bumps nothing.
+ * creating, replacing or deleting an override. A PUT of the very tasks, usage reporting
+ * interval and cost of a request already stored changes nothing and bumps nothing.
  *
  * <h2>Usage reporting interval</h2>
  * Each set also carries {@code usageReportIntervalSeconds} (1-3600, default 10): how often the
  * agents of the nodes that enforce the set send a usage report. It is pushed in their desired
  * config like the shares, and audited with them.
+ *
+ * <h2>The cost of a request</h2>
+ * And {@code ioCost} ({@link IoCost}): the fixed cost of a read and of a write in the scheduler's
+ * cost model of the nodes that enforce the set, pushed and audited the same way.
  */
 @Service
 public class TaskShareService {
@@ -97,6 +102,7 @@ public class TaskShareService {
         TaskShareSet created = TaskShareSet.overrideFor(nodeId);
         created.setTasks(toConfigs(request));
         created.setUsageReportIntervalSeconds(request.usageReportIntervalSecondsOrDefault());
+        created.setIoCost(request.ioCostOrDefault());
         revisions.bump(); // lock order: see ConfigRevisions
         TaskSharesResponse after = TaskSharesResponse.from(sets.saveAndFlush(created), nodeId);
         audit.record("task-shares.create", "task-shares", nodeId, null, null, after);
@@ -159,13 +165,15 @@ public class TaskShareService {
     private TaskShareSet replace(TaskShareSet set, TaskSharesRequest request) {
         List<TaskShareConfig> tasks = toConfigs(request);
         int interval = request.usageReportIntervalSecondsOrDefault();
-        if (tasks.equals(set.getTasks()) && interval == set.getUsageReportIntervalSeconds()) {
+        IoCost cost = request.ioCostOrDefault();
+        if (tasks.equals(set.getTasks()) && interval == set.getUsageReportIntervalSeconds() && cost.equals(set.getIoCost())) {
             return set;
         }
         if (!tasks.equals(set.getTasks())) {
             set.setTasks(tasks);
         }
         set.setUsageReportIntervalSeconds(interval);
+        set.setIoCost(cost);
         revisions.bump(); // lock order: see ConfigRevisions
         return sets.saveAndFlush(set);
     }

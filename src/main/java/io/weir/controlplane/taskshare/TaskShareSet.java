@@ -1,6 +1,7 @@
 package io.weir.controlplane.taskshare;
 
 import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
@@ -20,7 +21,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * A set of task CPU shares, with the usage reporting interval of the nodes that enforce it: the
+ * A set of task CPU shares, with the usage reporting interval and the fixed cost of a request
+ * ({@link IoCost}) of the nodes that enforce it: the
  * cluster default ({@code nodeId} null, seeded by the schema, always
  * present) or one data node's override (at most one per node, deleted with the node by a
  * foreign-key cascade).
@@ -49,6 +51,14 @@ class TaskShareSet {
     /** Seconds between the usage reports of the nodes that enforce this set. */
     @Column(name = "usage_report_interval_seconds", nullable = false)
     private int usageReportIntervalSeconds = DesiredConfig.DEFAULT_USAGE_REPORT_INTERVAL_SECONDS;
+
+    /** The fixed cost of a read in the nodes' cost model, in bytes. */
+    @Column(name = "read_per_io_bytes", nullable = false)
+    private long readPerIoBytes = IoCost.DEFAULT_READ_PER_IO_BYTES;
+
+    /** The fixed cost of a write in the nodes' cost model, in bytes. */
+    @Column(name = "write_per_io_bytes", nullable = false)
+    private long writePerIoBytes = IoCost.DEFAULT_WRITE_PER_IO_BYTES;
 
     /** The tasks in the order the administrator gave them. */
     @ElementCollection
@@ -100,6 +110,17 @@ class TaskShareSet {
     /** Sets the usage reporting interval; a change increments the version like any other field. */
     void setUsageReportIntervalSeconds(int seconds) {
         this.usageReportIntervalSeconds = seconds;
+        touch();
+    }
+
+    IoCost getIoCost() {
+        return new IoCost(readPerIoBytes, writePerIoBytes);
+    }
+
+    /** Sets the fixed cost of a request; a change increments the version like any other field. */
+    void setIoCost(IoCost cost) {
+        this.readPerIoBytes = cost.readPerIoBytes();
+        this.writePerIoBytes = cost.writePerIoBytes();
         touch();
     }
 

@@ -4,6 +4,7 @@ import org.jspecify.annotations.Nullable;
 
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ETags;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import java.time.Instant;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.UUID;
  * @param source where the tasks come from: {@value #CLUSTER_DEFAULT} or {@value #NODE_OVERRIDE}
  * @param tasks the tasks in order
  * @param usageReportIntervalSeconds seconds between the usage reports of the nodes that enforce the set
+ * @param ioCost the fixed cost of a request on the nodes that enforce the set
  * @param version the version of the set shown (the cluster default's when a node has no
  *     override); the ETag derives from it ({@link #etag()})
  * @param updatedAt when that set last changed
@@ -26,6 +28,7 @@ public record TaskSharesResponse(
         @Schema(description = "Where the tasks come from.", allowableValues = {CLUSTER_DEFAULT, NODE_OVERRIDE}) String source,
         List<TaskShareConfig> tasks,
         @Schema(description = "Seconds between the usage reports of the nodes that enforce this set.") int usageReportIntervalSeconds,
+        @Schema(description = "The fixed cost of a request in the cost model of the nodes that enforce this set.") IoCost ioCost,
         @Schema(description = "Optimistic-lock version of the set shown; the ETag derives from it and the source.") long version,
         Instant updatedAt) {
 
@@ -43,6 +46,6 @@ public record TaskSharesResponse(
 
     static TaskSharesResponse from(TaskShareSet set, UUID nodeId) {
         return new TaskSharesResponse(nodeId, set.getNodeId() == null ? CLUSTER_DEFAULT : NODE_OVERRIDE,
-                set.getTasks(), set.getUsageReportIntervalSeconds(), set.getVersion(), set.getUpdatedAt());
+                set.getTasks(), set.getUsageReportIntervalSeconds(), set.getIoCost(), set.getVersion(), set.getUpdatedAt());
     }
 }

@@ -65,7 +65,7 @@ class DesiredConfigApiTest extends IntegrationTest {
 
         JsonNode snapshot = desired(node);
         assertThat(snapshot.propertyNames()).containsExactlyInAnyOrder("nodeId", "revision", "tasks", "tenants", "volumes",
-                "usageReportIntervalSeconds", "tls");
+                "usageReportIntervalSeconds", "tls", "ioCost");
         assertThat(snapshot.get("nodeId").asString()).isEqualTo(node);
         assertThat(snapshot.get("revision").asLong()).isEqualTo(revisions.current());
 

@@ -6,6 +6,7 @@ import io.weir.controlplane.config.ConfigRevisions;
 import io.weir.controlplane.config.EffectiveTaskShares;
 import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.IoCost;
 import io.weir.protocol.TaskShareConfig;
 import io.weir.protocol.TaskShareConfig.Curve;
 import io.weir.protocol.TaskShareConfig.DynamicShare;
@@ -254,6 +255,47 @@ class TaskShareApiTest extends IntegrationTest {
         JsonNode audit = api.get("/api/v1/audit?resourceType=task-shares&resourceId=" + node).json().get("items");
         assertThat(audit.findValuesAsString("action")).contains("task-shares.create", "task-shares.update");
         assertThat(audit.toString()).contains("\"usageReportIntervalSeconds\":30", "\"usageReportIntervalSeconds\":5");
+    }
+
+    @Test
+    void theCostOfARequestIsMeasuredByDefaultBoundedAuditedAndPushedInTheNodesDesiredConfig() {
+        String node = createNode();
+        JsonNode defaults = api.get(nodePath(node)).json().get("ioCost");
+        assertThat(defaults.get("readPerIoBytes").asLong()).as("default").isEqualTo(IoCost.DEFAULT_READ_PER_IO_BYTES);
+        assertThat(defaults.get("writePerIoBytes").asLong()).isEqualTo(IoCost.DEFAULT_WRITE_PER_IO_BYTES);
+        assertThat(api.get("/api/v1/nodes/" + node + "/desired-config").json().get("ioCost")).isEqualTo(defaults);
+
+        Response bad = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],"
+                + "\"ioCost\":{\"readPerIoBytes\":-1,\"writePerIoBytes\":67108865}}", null);
+        assertThat(bad.status()).isEqualTo(400);
+        assertThat(bad.json().get("errors").findValuesAsString("field"))
+                .containsExactly("ioCost.readPerIoBytes", "ioCost.writePerIoBytes");
+        Response half = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],\"ioCost\":{\"readPerIoBytes\":0}}", null);
+        assertThat(half.status()).isEqualTo(400);
+        assertThat(half.json().get("errors").findValuesAsString("field")).containsExactly("ioCost.writePerIoBytes");
+        Response unknown = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],"
+                + "\"ioCost\":{\"readPerIoBytes\":0,\"writePerIoBytes\":0,\"perIoBytes\":1}}", null);
+        assertThat(unknown.status()).isEqualTo(400);
+        assertThat(unknown.json().get("errors").findValuesAsString("field")).containsExactly("ioCost.perIoBytes");
+        assertThat(api.get(nodePath(node)).json().get("source").asString()).as("nothing created").isEqualTo("cluster-default");
+
+        long revision = revisions.current();
+        Response set = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}],"
+                + "\"ioCost\":{\"readPerIoBytes\":0,\"writePerIoBytes\":65536}}", null);
+        assertThat(set.status()).isEqualTo(200);
+        assertThat(set.json().get("ioCost").get("writePerIoBytes").asLong()).isEqualTo(65536);
+        assertThat(revisions.current()).isGreaterThan(revision);
+        JsonNode pushed = api.get("/api/v1/nodes/" + node + "/desired-config").json().get("ioCost");
+        assertThat(pushed.get("readPerIoBytes").asLong()).isZero();
+        assertThat(pushed.get("writePerIoBytes").asLong()).isEqualTo(65536);
+
+        // Left out of the next PUT: back to the defaults, a change like any other.
+        Response reset = api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\"}]}", set.etag());
+        assertThat(reset.status()).isEqualTo(200);
+        assertThat(reset.json().get("version").asLong()).isGreaterThan(set.json().get("version").asLong());
+        assertThat(reset.json().get("ioCost")).isEqualTo(defaults);
+        JsonNode audit = api.get("/api/v1/audit?resourceType=task-shares&resourceId=" + node).json().get("items");
+        assertThat(audit.toString()).contains("\"writePerIoBytes\":65536");
     }
 
     @Test
