@@ -54,7 +54,7 @@ public interface CostModel {
      * The linear model: {@code max(perIoBytes(kind) + bytes, minChargeBytes, 1)}.
      *
      * @param readPerIoBytes the fixed cost of a read (and of every request that is not a write)
-     * @param writePerIoBytes the fixed cost of a write (WRITE, WRITE_ZEROES, TRIM)
+     * @param writePerIoBytes the fixed cost of a write (WRITE, WRITE_ZEROES, TRIM, FLUSH)
      * @param minChargeBytes the least a request is charged
      * @throws IllegalArgumentException if a parameter is negative
      */
