@@ -14,17 +14,17 @@ import java.util.function.Supplier;
  * shares, each in small steps so that the root scheduler can interleave it with client IO:
  * <ul>
  *   <li>{@code scrub}: reads the open volumes' data blocks and verifies them against their
- *       checksums ({@link Volume#scrub}); a pass over all volumes starts every
+ *       checksums ({@link VolumeStore#scrub}); a pass over all volumes starts every
  *       {@code scrubPeriod} (0: continuously). Utilization: how far the current pass is overdue,
  *       as a fraction of the period (0 when it falls due, 1 a period later and after; 1 while
  *       running back to back; 0 between passes).</li>
- *   <li>{@code gc}: punches the ranges clients trimmed ({@link Volume#gcStep}). Utilization: bytes
+ *   <li>{@code gc}: punches the ranges clients trimmed ({@link VolumeStore#gcStep}). Utilization: bytes
  *       awaiting reclamation over {@link #GC_FULL_BYTES}.</li>
  *   <li>{@code flush}: there is no write-back buffer of our own; the page cache is one, and
  *       flush destages it: it starts write-back of volumes with unflushed writes every
  *       {@link #FLUSH_INTERVAL_NANOS} (sooner past {@link #FLUSH_FULL_BYTES}), so that client
  *       FLUSH and FUA find little left to write. It does not wait for the disk
- *       ({@link Volume#destage}): a forcing step held one of the workers blocked for the whole
+ *       ({@link VolumeStore#destage}): a forcing step held one of the workers blocked for the whole
  *       write-back, every second, under a random-write load. Utilization: unflushed bytes over
  *       {@link #FLUSH_FULL_BYTES}.</li>
  * </ul>
@@ -49,7 +49,7 @@ final class BackgroundTasks implements AutoCloseable {
     static final long FLUSH_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final QosExecutor executor;
-    private final Supplier<List<Volume>> volumes;
+    private final Supplier<List<VolumeStore>> volumes;
     private final long scrubPeriodNanos;
     private final Thread driver;
     private volatile boolean running = true;
@@ -68,7 +68,7 @@ final class BackgroundTasks implements AutoCloseable {
     private int flushPass;
     private final AtomicInteger scrubPasses = new AtomicInteger();
 
-    BackgroundTasks(QosExecutor executor, Supplier<List<Volume>> volumes, long scrubPeriodNanos) {
+    BackgroundTasks(QosExecutor executor, Supplier<List<VolumeStore>> volumes, long scrubPeriodNanos) {
         this.executor = executor;
         this.volumes = volumes;
         this.scrubPeriodNanos = scrubPeriodNanos;
@@ -93,7 +93,7 @@ final class BackgroundTasks implements AutoCloseable {
                 }
                 long pendingTrim = 0;
                 long dirty = 0;
-                for (Volume v : volumes.get()) {
+                for (VolumeStore v : volumes.get()) {
                     pendingTrim += v.pendingTrimBytes();
                     dirty += v.dirtyBytes.get();
                 }
@@ -127,15 +127,15 @@ final class BackgroundTasks implements AutoCloseable {
     }
 
     /**
-     * One scrub step: claims the next {@value Volume#SCRUB_STEP_BLOCKS} blocks of the open volumes
+     * One scrub step: claims the next {@value VolumeStore#SCRUB_STEP_BLOCKS} blocks of the open volumes
      * in turn (under this object's lock) and verifies them (outside it). False once the pass is
      * complete and the next one is not due at once.
      */
     private boolean scrubStep() throws Exception {
-        Volume v;
+        VolumeStore v;
         long from;
         synchronized (this) {
-            List<Volume> vs = volumes.get().stream().filter(Volume::isOpen).toList();
+            List<VolumeStore> vs = volumes.get().stream().filter(VolumeStore::isOpen).toList();
             while (scrubIndex < vs.size() && scrubBlock >= vs.get(scrubIndex).blocks()) {
                 scrubIndex++;
                 scrubBlock = 0;
@@ -150,10 +150,10 @@ final class BackgroundTasks implements AutoCloseable {
             }
             v = vs.get(scrubIndex);
             from = scrubBlock;
-            scrubBlock += Volume.SCRUB_STEP_BLOCKS;
+            scrubBlock += VolumeStore.SCRUB_STEP_BLOCKS;
         }
         try {
-            v.scrub(from, from + Volume.SCRUB_STEP_BLOCKS);
+            v.scrub(from, from + VolumeStore.SCRUB_STEP_BLOCKS);
         } catch (VolumeClosedException e) {
             // removed meanwhile: the next step moves on
         }
@@ -161,7 +161,7 @@ final class BackgroundTasks implements AutoCloseable {
     }
 
     private boolean gcStep() throws Exception {
-        for (Volume v : volumes.get()) {
+        for (VolumeStore v : volumes.get()) {
             if (v.pendingTrimBytes() > 0) {
                 try {
                     v.gcStep();
@@ -183,7 +183,7 @@ final class BackgroundTasks implements AutoCloseable {
      */
     boolean flushStep() throws Exception {
         long now = System.nanoTime();
-        for (Volume v : volumes.get()) {
+        for (VolumeStore v : volumes.get()) {
             if (v.flushPass != flushPass && v.dirtyBytes.get() > 0 && v.isOpen()) {
                 v.flushPass = flushPass;
                 try {

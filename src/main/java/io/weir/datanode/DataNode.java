@@ -90,16 +90,16 @@ public final class DataNode implements AutoCloseable {
     private final java.util.concurrent.ExecutorService bypass;
 
     /** Current volumes by id and by export name; replaced whole under {@code this}. */
-    private volatile Map<String, Volume> byId = Map.of();
-    private volatile Map<String, Volume> byName = Map.of();
-    private final List<Volume> removing = new CopyOnWriteArrayList<>();
+    private volatile Map<String, VolumeStore> byId = Map.of();
+    private volatile Map<String, VolumeStore> byName = Map.of();
+    private final List<VolumeStore> removing = new CopyOnWriteArrayList<>();
     /**
      * Volumes whose files have been opened, until they are closed: the only ones with background
      * work (writes to flush, trims to reclaim, blocks to scrub all need open files). The
      * background driver looks at these instead of every configured volume, which it did 20 times
      * a second (10,000 volumes: a copy and two scans of 10,000 per tick).
      */
-    private final Set<Volume> opened = ConcurrentHashMap.newKeySet();
+    private final Set<VolumeStore> opened = ConcurrentHashMap.newKeySet();
     private volatile long revision;
     /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
     private boolean swept;
@@ -114,12 +114,12 @@ public final class DataNode implements AutoCloseable {
                         .threadFactory(workerThreads()).pacing(b.pacing).build();
         NbdServer.Exports exports = new NbdServer.Exports() {
             @Override
-            public Volume lookup(String name) {
+            public VolumeStore lookup(String name) {
                 return byName.get(name);
             }
 
             @Override
-            public Collection<Volume> all() {
+            public Collection<VolumeStore> all() {
                 return byName.values();
             }
         };
@@ -184,23 +184,23 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
-        Map<String, Volume> current = byId;
+        Map<String, VolumeStore> current = byId;
         // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
-        Map<String, Volume> nextById = new HashMap<>();
-        Map<String, Volume> nextByName = new HashMap<>();
-        List<Volume> madeHere = new ArrayList<>();
+        Map<String, VolumeStore> nextById = new HashMap<>();
+        Map<String, VolumeStore> nextByName = new HashMap<>();
+        List<VolumeStore> madeHere = new ArrayList<>();
         try {
             for (VolumeConfig vc : config.volumes()) {
                 String id = vc.id().toString();
                 String name = tenants.get(vc.tenantId()) + "/" + vc.name();
-                Volume v = current.get(id);
+                VolumeStore v = current.get(id);
                 if (v == null) {
-                    v = draining(id); // back while its connections drain: the same files, the same Volume
+                    v = draining(id); // back while its connections drain: the same files, the same VolumeStore
                 }
                 if (v == null) {
                     boolean existed = unquarantine(id);
-                    v = Volume.create(dataDir, id, name, vc.sizeBytes());
-                    Volume created = v;
+                    v = VolumeStore.create(dataDir, id, name, vc.sizeBytes());
+                    VolumeStore created = v;
                     v.onOpen = () -> opened.add(created);
                     if (!existed) {
                         madeHere.add(v);
@@ -212,7 +212,7 @@ public final class DataNode implements AutoCloseable {
                 nextByName.put(name, v);
             }
         } catch (IOException | RuntimeException e) {
-            for (Volume v : madeHere) {
+            for (VolumeStore v : madeHere) {
                 try {
                     v.delete();
                 } catch (UncheckedIOException again) {
@@ -223,7 +223,7 @@ public final class DataNode implements AutoCloseable {
         }
         // 2. commit: cannot fail
         for (VolumeConfig vc : config.volumes()) {
-            Volume v = nextById.get(vc.id().toString());
+            VolumeStore v = nextById.get(vc.id().toString());
             if (vc.sizeBytes() > v.size()) {
                 v.commitSize(vc.sizeBytes());
             }
@@ -233,8 +233,8 @@ public final class DataNode implements AutoCloseable {
                 v.removed = false;
             }
         }
-        List<Volume> gone = new ArrayList<>();
-        for (Volume v : current.values()) {
+        List<VolumeStore> gone = new ArrayList<>();
+        for (VolumeStore v : current.values()) {
             if (!nextById.containsKey(v.id)) {
                 gone.add(v);
             }
@@ -242,7 +242,7 @@ public final class DataNode implements AutoCloseable {
         byId = Map.copyOf(nextById);
         byName = Map.copyOf(nextByName);
         revision = config.revision();
-        for (Volume v : gone) {
+        for (VolumeStore v : gone) {
             v.removed = true;
             removing.add(v);
             server.closeGracefully(new ArrayList<>(v.clients));
@@ -330,7 +330,7 @@ public final class DataNode implements AutoCloseable {
         for (TenantConfig t : config.tenants()) {
             tenants.put(t.id(), t.name());
         }
-        Map<String, Volume> current = byId;
+        Map<String, VolumeStore> current = byId;
         Map<String, String> names = new HashMap<>();
         for (VolumeConfig vc : config.volumes()) {
             String tenant = tenants.get(vc.tenantId());
@@ -344,7 +344,7 @@ public final class DataNode implements AutoCloseable {
             if (names.put(name, vc.id().toString()) != null) {
                 throw new IllegalArgumentException("two volumes are exported as '" + name + "'");
             }
-            Volume v = current.get(vc.id().toString());
+            VolumeStore v = current.get(vc.id().toString());
             if (v == null) {
                 v = draining(vc.id().toString());
             }
@@ -357,10 +357,10 @@ public final class DataNode implements AutoCloseable {
     }
 
     /** The configured volumes whose files are open, for the background tasks; forgets closed ones. */
-    List<Volume> openVolumes() {
-        Map<String, Volume> current = byId;
-        List<Volume> l = new ArrayList<>(opened.size());
-        for (Volume v : opened) {
+    List<VolumeStore> openVolumes() {
+        Map<String, VolumeStore> current = byId;
+        List<VolumeStore> l = new ArrayList<>(opened.size());
+        for (VolumeStore v : opened) {
             if (!v.isOpen()) {
                 opened.remove(v);
             } else if (current.get(v.id) == v) {
@@ -371,8 +371,8 @@ public final class DataNode implements AutoCloseable {
     }
 
     /** The removed volume {@code id} whose connections are still closing, or null. */
-    private Volume draining(String id) {
-        for (Volume v : removing) {
+    private VolumeStore draining(String id) {
+        for (VolumeStore v : removing) {
             if (v.id.equals(id)) {
                 return v;
             }
@@ -385,7 +385,7 @@ public final class DataNode implements AutoCloseable {
      * {@link #applyExports}, which may take a draining volume back.
      */
     private synchronized void reapRemoved() {
-        for (Volume v : removing) {
+        for (VolumeStore v : removing) {
             if (v.clients.isEmpty()) {
                 removing.remove(v);
                 try {
@@ -398,7 +398,7 @@ public final class DataNode implements AutoCloseable {
     }
 
     /** The volume exported as {@code name}, or null. */
-    Volume volume(String name) {
+    VolumeStore volume(String name) {
         return byName.get(name);
     }
 
@@ -429,7 +429,7 @@ public final class DataNode implements AutoCloseable {
     /** The exports, their sizes and their connected clients, sorted by name. */
     public List<ExportStatus> exports() {
         List<ExportStatus> list = new ArrayList<>();
-        for (Volume v : byName.values()) {
+        for (VolumeStore v : byName.values()) {
             list.add(new ExportStatus(UUID.fromString(v.id), v.exportName, v.size(), v.clients.size()));
         }
         list.sort((a, b) -> a.name().compareTo(b.name()));
@@ -443,7 +443,7 @@ public final class DataNode implements AutoCloseable {
      */
     public Map<UUID, Long> allocatedBytes() {
         Map<UUID, Long> used = new HashMap<>();
-        for (Volume v : byName.values()) {
+        for (VolumeStore v : byName.values()) {
             try {
                 used.put(UUID.fromString(v.id), v.allocatedBytes());
             } catch (IOException | RuntimeException e) {
@@ -462,7 +462,7 @@ public final class DataNode implements AutoCloseable {
     public long[] scrubCounts() {
         long ok = 0;
         long bad = 0;
-        for (Volume v : byId.values()) {
+        for (VolumeStore v : byId.values()) {
             ok += v.scrubbedBlocks.get();
             bad += v.checksumMismatches.get();
         }
@@ -472,7 +472,7 @@ public final class DataNode implements AutoCloseable {
     /** Bytes trimmed by clients and not yet reclaimed by gc. */
     public long pendingTrimBytes() {
         long t = 0;
-        for (Volume v : byId.values()) {
+        for (VolumeStore v : byId.values()) {
             t += v.pendingTrimBytes();
         }
         return t;
@@ -510,10 +510,10 @@ public final class DataNode implements AutoCloseable {
         if (ownsExecutor) {
             executor.close();
         }
-        for (Volume v : byId.values()) {
+        for (VolumeStore v : byId.values()) {
             v.close();
         }
-        for (Volume v : removing) {
+        for (VolumeStore v : removing) {
             v.close();
         }
     }

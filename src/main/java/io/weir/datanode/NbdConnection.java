@@ -102,10 +102,10 @@ final class NbdConnection {
      */
     private long requestBegunAt;
     /** The volume attached while its files are opened (OPENING), else null. */
-    private Volume opening;
+    private VolumeStore opening;
 
     // transmission state
-    private volatile Volume volume;
+    private volatile VolumeStore volume;
     private long exportSize;
     private boolean metaContext;
     private Request payloadRequest;
@@ -140,7 +140,7 @@ final class NbdConnection {
     }
 
     /** The volume once in transmission, else null. */
-    Volume volume() {
+    VolumeStore volume() {
         return volume;
     }
 
@@ -323,7 +323,7 @@ final class NbdConnection {
                     optionReply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_LIST takes no data");
                     return;
                 }
-                for (Volume v : server.exports.all()) {
+                for (VolumeStore v : server.exports.all()) {
                     byte[] name = v.exportName.getBytes(StandardCharsets.UTF_8);
                     ByteBuffer b = optionReplyBuffer(opt, Nbd.REP_SERVER, 4 + name.length);
                     b.putInt(name.length).put(name).flip();
@@ -348,7 +348,7 @@ final class NbdConnection {
 
     private void exportName(ByteBuffer data) {
         String name = string(data, data.remaining());
-        Volume v = name == null ? null : server.exports.lookup(name);
+        VolumeStore v = name == null ? null : server.exports.lookup(name);
         if (v == null) {
             // NBD_OPT_EXPORT_NAME cannot fail politely: the document requires a disconnect
             abort("unknown export '" + name + "'");
@@ -393,7 +393,7 @@ final class NbdConnection {
             wantName |= info == Nbd.INFO_NAME;
             wantBlockSize |= info == Nbd.INFO_BLOCK_SIZE;
         }
-        Volume v = server.exports.lookup(name);
+        VolumeStore v = server.exports.lookup(name);
         if (v == null) {
             optionReply(opt, Nbd.REP_ERR_UNKNOWN, "unknown export '" + name + "': this node serves "
                     + server.exports.all().size() + " exports, named tenant/volume");
@@ -429,7 +429,7 @@ final class NbdConnection {
         }
         if (wantBlockSize) {
             ByteBuffer b = optionReplyBuffer(opt, Nbd.REP_INFO, 14);
-            b.putShort((short) Nbd.INFO_BLOCK_SIZE).putInt(1).putInt(Volume.BLOCK).putInt(MAX_PAYLOAD).flip();
+            b.putShort((short) Nbd.INFO_BLOCK_SIZE).putInt(1).putInt(VolumeStore.BLOCK).putInt(MAX_PAYLOAD).flip();
             send(b);
         }
         ByteBuffer b = optionReplyBuffer(opt, Nbd.REP_INFO, 12);
@@ -501,7 +501,7 @@ final class NbdConnection {
      * are opened on the server's opener thread, never here (a slow disk would hold up every
      * client): the connection reads nothing meanwhile and {@code then} runs when the open is done.
      */
-    private void enterTransmission(Volume v, java.util.function.Consumer<Boolean> then) {
+    private void enterTransmission(VolumeStore v, java.util.function.Consumer<Boolean> then) {
         if (!v.attach(this)) {
             then.accept(false);
             return;
@@ -532,7 +532,7 @@ final class NbdConnection {
         });
     }
 
-    private void entered(Volume v) {
+    private void entered(VolumeStore v) {
         volume = v;
         exportSize = v.size();
         state = State.REQUEST_HEADER;
@@ -1000,11 +1000,11 @@ final class NbdConnection {
         } catch (IOException ignored) {
             // closed anyway
         }
-        Volume v = volume;
+        VolumeStore v = volume;
         if (v != null) {
             v.detach(this);
         }
-        Volume o = opening;
+        VolumeStore o = opening;
         if (o != null) {
             opening = null;
             o.detach(this);
@@ -1069,7 +1069,7 @@ final class NbdConnection {
         @Override
         public Void call() {
             ran = true;
-            Volume v = conn.volume;
+            VolumeStore v = conn.volume;
             try {
                 if (conn.closed) {
                     return null; // nobody to answer
@@ -1140,7 +1140,7 @@ final class NbdConnection {
         }
 
         /** A pooled buffer holding {@code len} bytes read at {@code offset}, after room for a {@code hdr}-byte reply header. */
-        private ByteBuffer readBehindHeader(Volume v, int hdr, int len) throws IOException {
+        private ByteBuffer readBehindHeader(VolumeStore v, int hdr, int len) throws IOException {
             ByteBuffer b = payload; // taken within the budget when the request was decoded
             payload = null;
             if (b == null) {
@@ -1156,7 +1156,7 @@ final class NbdConnection {
             }
         }
 
-        private void read(Volume v) throws IOException {
+        private void read(VolumeStore v) throws IOException {
             int len = (int) length;
             if (conn.structured) {
                 int hdr = Nbd.CHUNK_HEADER_BYTES + 8;
@@ -1176,7 +1176,7 @@ final class NbdConnection {
             }
         }
 
-        private void cache(Volume v) throws IOException {
+        private void cache(VolumeStore v) throws IOException {
             // read the range through the page cache, 1 MiB at a time
             ByteBuffer b = conn.pool.acquire(1 << 20);
             try {
@@ -1189,7 +1189,7 @@ final class NbdConnection {
             }
         }
 
-        private void blockStatus(Volume v) throws IOException {
+        private void blockStatus(VolumeStore v) throws IOException {
             int max = (flags & Nbd.CMD_FLAG_REQ_ONE) != 0 ? 1 : MAX_EXTENTS;
             int hdr = Nbd.CHUNK_HEADER_BYTES + 4;
             ByteBuffer b = conn.pool.acquire(hdr + 8 * max);

@@ -67,10 +67,10 @@ final class NbdServer implements AutoCloseable {
     /** What the server serves: looked up on every option, so changes apply to new connections. */
     interface Exports {
         /** The volume exported under {@code name}, or null. */
-        Volume lookup(String name);
+        VolumeStore lookup(String name);
 
         /** All exports, for NBD_OPT_LIST. */
-        Collection<Volume> all();
+        Collection<VolumeStore> all();
     }
 
     /**
@@ -214,7 +214,7 @@ final class NbdServer implements AutoCloseable {
      * Opens {@code v}'s files on an opener thread, then runs {@code done} for {@code c} on the
      * selector thread with the failure, or null if the files are open.
      */
-    void openFiles(NbdConnection c, Volume v, java.util.function.Consumer<IOException> done) {
+    void openFiles(NbdConnection c, VolumeStore v, java.util.function.Consumer<IOException> done) {
         opener.execute(() -> {
             IOException failure = null;
             try {

@@ -18,7 +18,7 @@
  *       server certificate in its state directory (requested and renewed over the agent channel;
  *       the NBD server does not use it yet). On SIGTERM: refuse new clients, drain in-flight
  *       requests, close the agent, close the files.</li>
- *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code Volume}: the storage.
+ *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code VolumeStore}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>
@@ -111,7 +111,7 @@
  * later by gc; zeroes without
  * {@code NO_HOLE} punch at once, with it they are written. Block status comes from
  * {@code SEEK_DATA}/{@code SEEK_HOLE}, so holes are the filesystem's. Every use of the files pins
- * them; a closed volume's descriptors close after the last pin ({@code Volume}). A config is
+ * them; a closed volume's descriptors close after the last pin ({@code VolumeStore}). A config is
  * applied all or nothing, and after the first one the files of volumes it does not name are moved
  * to {@code orphans/} ({@code DataNode}).
  *

@@ -36,7 +36,7 @@ class BackgroundUtilizationTest {
     @TempDir
     Path dir;
     QosExecutor executor;
-    Volume volume;
+    VolumeStore volume;
     final CountDownLatch release = new CountDownLatch(1);
 
     @BeforeEach
@@ -44,7 +44,7 @@ class BackgroundUtilizationTest {
         executor = QosExecutor.builder(SchedulerConfig.builder().task(SchedulerConfig.FOREGROUND, 60)
                 .task(TaskSpec.of("gc", 10).withDynamic(RAMP)).task(TaskSpec.of("flush", 10).withDynamic(RAMP))
                 .task(TaskSpec.of("scrub", 10).withDynamic(RAMP)).task("blocker", 10).build()).workers(1).build();
-        volume = Volume.create(dir, "v", "acme/v", 16 * MiB);
+        volume = VolumeStore.create(dir, "v", "acme/v", 16 * MiB);
         volume.open();
     }
 

@@ -119,7 +119,7 @@ class DataNodeAgentTest {
         assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
         push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1).build());
         assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
-        Volume v = node.volume("acme/db1");
+        VolumeStore v = node.volume("acme/db1");
         InetSocketAddress address = node.listenAddress();
         try (NbdTestClient c = new NbdTestClient(address).open("acme/db1")) {
             Thread stopper;

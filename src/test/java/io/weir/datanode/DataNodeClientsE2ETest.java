@@ -139,7 +139,7 @@ class DataNodeClientsE2ETest {
                 "ok = all(bufs[i].to_bytearray() == blocks[i] for i in range(64))",
                 "print('roundtrip ok:', ok, flush=True)",
                 "h.shutdown()");
-        Volume v = node.volume("acme/scratch");
+        VolumeStore v = node.volume("acme/scratch");
         v.lockAll(); // holds the write back on its worker: the read must overtake it
         ProcessBuilder pb = new ProcessBuilder("nbdsh", "-c", script).redirectErrorStream(true);
         // nbdsh runs "python3" from PATH; the libnbd module is installed for the system's

@@ -22,8 +22,8 @@ class FlushTaskTest {
 
     @Test
     void aPassDestagesEachWrittenVolumeOnceEvenWhileWritesGoOn() throws Exception {
-        Volume a = Volume.create(dir, "a", "acme/a", 1 << 20);
-        Volume b = Volume.create(dir, "b", "acme/b", 1 << 20);
+        VolumeStore a = VolumeStore.create(dir, "a", "acme/a", 1 << 20);
+        VolumeStore b = VolumeStore.create(dir, "b", "acme/b", 1 << 20);
         // no background tasks configured: the driver cannot submit steps, this test runs them
         try (QosExecutor ex = QosExecutor.builder(SchedulerConfig.builder().build()).workers(1).build();
                 BackgroundTasks tasks = new BackgroundTasks(ex, () -> List.of(a, b), Long.MAX_VALUE)) {
@@ -47,7 +47,7 @@ class FlushTaskTest {
         }
     }
 
-    private static void write(Volume v) throws Exception {
+    private static void write(VolumeStore v) throws Exception {
         v.write(0, ByteBuffer.wrap(NbdServerTest.bytes(4096, 3)), false);
     }
 }

@@ -130,7 +130,7 @@ class NbdServerRobustnessTest {
     @Test
     void aVolumeSlowToOpenHoldsUpOnlyTheClientThatOpensItNotTheSelectorThread() throws Exception {
         try (NbdTestClient other = client().open("acme/db2")) {
-            Volume db1 = node.volume("acme/db1");
+            VolumeStore db1 = node.volume("acme/db1");
             assertThat(db1.isOpen()).isFalse();
             NbdTestClient opening = client().handshake();
             java.util.concurrent.FutureTask<NbdTestClient> go = new java.util.concurrent.FutureTask<>(() -> {

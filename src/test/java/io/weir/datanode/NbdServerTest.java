@@ -204,7 +204,7 @@ class NbdServerTest {
         byte[] data;
         try (NbdTestClient c = client().open("acme/db1")) {
             assertThat(c.blockSize).as("NBD_INFO_BLOCK_SIZE: minimum, preferred, maximum")
-                    .containsExactly(1, Volume.BLOCK, NbdConnection.MAX_PAYLOAD);
+                    .containsExactly(1, VolumeStore.BLOCK, NbdConnection.MAX_PAYLOAD);
             max = c.blockSize[2];
             data = bytes(max, 32);
             c.write(MiB, data);
@@ -284,7 +284,7 @@ class NbdServerTest {
 
     @Test
     void repliesGoOutAsRequestsCompleteNotInRequestOrder() throws IOException {
-        Volume v = node.volume("acme/db1");
+        VolumeStore v = node.volume("acme/db1");
         try (NbdTestClient c = client().open("acme/db1")) {
             v.lockAll(); // holds writes back in their worker
             try {
@@ -337,7 +337,7 @@ class NbdServerTest {
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
                 .maxInFlight(4096).maxBufferedBytes(1L << 30).build();
         node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
-        Volume v = node.volume("acme/db1");
+        VolumeStore v = node.volume("acme/db1");
         int n = 1500; // above the default queue bound of 1024
         int enomem = 0;
         int ok = 0;

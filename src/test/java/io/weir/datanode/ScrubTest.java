@@ -28,14 +28,14 @@ class ScrubTest {
 
     @Test
     void scrubCountsABlockCorruptedBehindTheVolumesBackAndNothingInAnIntactVolume() throws IOException {
-        Volume bad = Volume.create(dir, "bad", "acme/bad", MiB);
-        Volume good = Volume.create(dir, "good", "acme/good", MiB);
+        VolumeStore bad = VolumeStore.create(dir, "bad", "acme/bad", MiB);
+        VolumeStore good = VolumeStore.create(dir, "good", "acme/good", MiB);
         try {
-            for (Volume v : new Volume[] {bad, good}) {
-                v.write(0, ByteBuffer.wrap(bytes(16 * Volume.BLOCK, 1)), false);
-                v.write(64 * Volume.BLOCK, ByteBuffer.wrap(bytes(Volume.BLOCK, 2)), false);
+            for (VolumeStore v : new VolumeStore[] {bad, good}) {
+                v.write(0, ByteBuffer.wrap(bytes(16 * VolumeStore.BLOCK, 1)), false);
+                v.write(64 * VolumeStore.BLOCK, ByteBuffer.wrap(bytes(VolumeStore.BLOCK, 2)), false);
             }
-            corrupt(bad.dataFile(), 5 * Volume.BLOCK + 100);
+            corrupt(bad.dataFile(), 5 * VolumeStore.BLOCK + 100);
 
             assertThat(good.scrub(0, good.blocks())).as("blocks verified").isEqualTo(17);
             assertThat(good.checksumMismatches.get()).isZero();
@@ -58,12 +58,12 @@ class ScrubTest {
                     c.write(0, bytes((int) MiB, 3));
                 }
             }
-            Volume bad = node.volume("acme/bad");
-            Volume good = node.volume("acme/good");
+            VolumeStore bad = node.volume("acme/bad");
+            VolumeStore good = node.volume("acme/good");
             corrupt(bad.dataFile(), 3 * MiB / 4);
 
             await().atMost(Duration.ofSeconds(30)).until(() -> bad.checksumMismatches.get() > 0);
-            await().atMost(Duration.ofSeconds(30)).until(() -> good.scrubbedBlocks.get() >= 2 * MiB / Volume.BLOCK);
+            await().atMost(Duration.ofSeconds(30)).until(() -> good.scrubbedBlocks.get() >= 2 * MiB / VolumeStore.BLOCK);
             assertThat(good.checksumMismatches.get()).as("mismatches in the intact volume").isZero();
             assertThat(node.scrubCounts()[1]).isEqualTo(bad.checksumMismatches.get());
         }

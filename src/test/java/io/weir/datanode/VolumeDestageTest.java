@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The flush task's step, {@link Volume#destage}: it starts write-back without waiting, counts the
- * volume's writes as destaged, and changes nothing a client reads; FLUSH stays {@link Volume#flush}.
+ * The flush task's step, {@link VolumeStore#destage}: it starts write-back without waiting, counts the
+ * volume's writes as destaged, and changes nothing a client reads; FLUSH stays {@link VolumeStore#flush}.
  */
 class VolumeDestageTest {
 
@@ -19,7 +19,7 @@ class VolumeDestageTest {
 
     @Test
     void destageCountsTheWritesAsDestagedAndKeepsTheData() throws Exception {
-        Volume v = Volume.create(dir, "v1", "acme/v1", 1 << 20);
+        VolumeStore v = VolumeStore.create(dir, "v1", "acme/v1", 1 << 20);
         try {
             byte[] data = NbdServerTest.bytes(65536, 7);
             v.write(8192, ByteBuffer.wrap(data), false);

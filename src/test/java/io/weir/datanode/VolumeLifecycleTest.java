@@ -65,7 +65,7 @@ class VolumeLifecycleTest {
     @Test
     void gcOfAVolumeClosedUnderItNeverPunchesTheFileOfAVolumeOpenedAfterIt() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "old", 16 * MiB).volume("acme", "new", 16 * MiB).build());
-        Volume old = node.volume("acme/old");
+        VolumeStore old = node.volume("acme/old");
         old.lockAll(); // gc takes the volume's files, then waits here for the stripes
         boolean held = true;
         try {
@@ -99,7 +99,7 @@ class VolumeLifecycleTest {
     @Test
     void aVolumeReAddedWhileItsConnectionsDrainKeepsItsFilesAndItsData() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).build());
-        Volume v = node.volume("acme/db");
+        VolumeStore v = node.volume("acme/db");
         try (NbdTestClient draining = client().open("acme/db")) {
             draining.write(0, bytes((int) MiB, 1));
             v.lockAll(); // holds the next write on its worker, so the connection has a request in flight

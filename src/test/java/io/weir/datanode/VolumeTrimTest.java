@@ -8,19 +8,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Pending trims ({@link Volume#trim}): whole blocks only, merged, cut back by later writes, and
+ * Pending trims ({@link VolumeStore#trim}): whole blocks only, merged, cut back by later writes, and
  * their byte count (the gc task's signal) exact through all of it.
  */
 class VolumeTrimTest {
 
-    static final long BLOCK = Volume.BLOCK;
+    static final long BLOCK = VolumeStore.BLOCK;
 
     @TempDir
     Path dir;
 
     @Test
     void trimsAreRoundedInwardToWholeBlocksSoByteTrimsLeaveNothingToReclaim() throws Exception {
-        Volume v = Volume.create(dir, "v1", "acme/v1", 1 << 20);
+        VolumeStore v = VolumeStore.create(dir, "v1", "acme/v1", 1 << 20);
         try {
             v.trim(1, 100); // inside one block: gc could only zero part of it, and trim is advisory
             for (int i = 0; i < 1000; i++) {
@@ -36,7 +36,7 @@ class VolumeTrimTest {
 
     @Test
     void theCountOfPendingBytesFollowsMergesAndWrites() throws Exception {
-        Volume v = Volume.create(dir, "v1", "acme/v1", 16 << 20);
+        VolumeStore v = VolumeStore.create(dir, "v1", "acme/v1", 16 << 20);
         try {
             v.trim(BLOCK, 3 * BLOCK);
             v.trim(2 * BLOCK, 4 * BLOCK); // overlaps: [1, 6) blocks

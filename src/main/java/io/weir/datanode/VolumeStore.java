@@ -60,9 +60,9 @@ import java.util.zip.CRC32C;
  * (NBD does not order overlapping requests in flight). Lock order: stripes in ascending index,
  * then {@code trims}, then {@code openLock}.
  */
-final class Volume implements AutoCloseable {
+final class VolumeStore implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(Volume.class.getName());
+    private static final System.Logger LOG = System.getLogger(VolumeStore.class.getName());
 
     /** Checksum block size, also the filesystem's allocation granularity on usual setups. */
     static final int BLOCK = 4096;
@@ -126,7 +126,7 @@ final class Volume implements AutoCloseable {
     /** Run once, when the files are first opened (under {@code openLock}); null for none. */
     volatile Runnable onOpen;
 
-    private Volume(String id, String exportName, Path dir, long size) {
+    private VolumeStore(String id, String exportName, Path dir, long size) {
         this.id = id;
         this.exportName = exportName;
         this.data = dir.resolve(id + ".img");
@@ -142,8 +142,8 @@ final class Volume implements AutoCloseable {
      * An existing file smaller than {@code size} grows; a larger one keeps its size on disk but
      * the volume serves {@code size} bytes.
      */
-    static Volume create(Path dir, String id, String exportName, long size) throws IOException {
-        Volume v = new Volume(id, exportName, dir, size);
+    static VolumeStore create(Path dir, String id, String exportName, long size) throws IOException {
+        VolumeStore v = new VolumeStore(id, exportName, dir, size);
         try (RandomAccessFile f = new RandomAccessFile(v.data.toFile(), "rw")) {
             if (f.length() < size) {
                 f.setLength(size);
