@@ -26,7 +26,7 @@ public record NodeRequest(
     static final String ADDRESS_PATTERN = "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)"
             + ":([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$";
 
-    static NodeRequest from(DataNode node) {
+    static NodeRequest from(Node node) {
         return new NodeRequest(node.getName(), node.getAddress(), new TreeMap<>(node.getLabels()));
     }
 

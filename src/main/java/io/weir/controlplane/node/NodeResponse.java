@@ -28,7 +28,7 @@ public record NodeResponse(
                 + "Only in the create response: store it now, it cannot be read again.")
         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable String token) implements Versioned {
 
-    static NodeResponse from(DataNode node, NodeStatus status) {
+    static NodeResponse from(Node node, NodeStatus status) {
         return new NodeResponse(node.getId(), node.getName(), node.getAddress(),
                 new TreeMap<>(node.getLabels()), status, node.getVersion(),
                 node.getCreatedAt(), node.getUpdatedAt(), null);

@@ -44,7 +44,7 @@ import tools.jackson.databind.JsonNode;
 @Service
 public class NodeService {
 
-    private final DataNodeRepository nodes;
+    private final NodeRepository nodes;
     private final ConfigRevisions revisions;
     private final JsonMergePatch mergePatch;
     private final ApplicationEventPublisher events;
@@ -55,7 +55,7 @@ public class NodeService {
     /** Lazily: the desired config reads the volume feature, which needs this service. */
     private final ObjectProvider<DesiredConfigService> desiredConfigs;
 
-    NodeService(DataNodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
+    NodeService(NodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
             ObjectProvider<NodeCredentials> tokens, AuditLog audit, ObjectProvider<DesiredConfigService> desiredConfigs) {
         this.desiredConfigs = desiredConfigs;
@@ -70,7 +70,7 @@ public class NodeService {
 
     /** The node with this id, or 404. */
     @Transactional(readOnly = true)
-    public DataNode require(UUID id) {
+    public Node require(UUID id) {
         return nodes.findById(id).orElseThrow(() -> ApiException.notFound("Node", id));
     }
 
@@ -97,7 +97,7 @@ public class NodeService {
             return Set.of();
         }
         return nodes.findAll(NodeSpecifications.amongCarrying(ids, selector)).stream()
-                .map(DataNode::getId)
+                .map(Node::getId)
                 .collect(java.util.stream.Collectors.toSet());
     }
 
@@ -106,7 +106,7 @@ public class NodeService {
      * none when it is empty.
      */
     @Transactional(readOnly = true)
-    public Page<DataNode> placeable(Map<String, String> selector, Pageable pageable) {
+    public Page<Node> placeable(Map<String, String> selector, Pageable pageable) {
         if (selector.isEmpty()) {
             return Page.empty(pageable);
         }
@@ -115,7 +115,7 @@ public class NodeService {
 
     @Transactional(readOnly = true)
     public NodeResponse get(UUID id) {
-        DataNode node = require(id);
+        Node node = require(id);
         return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.getObject().forNode(id).revision())));
     }
 
@@ -126,8 +126,8 @@ public class NodeService {
     @Transactional(readOnly = true)
     public PageResponse<NodeResponse> list(String nameContains, List<Map.Entry<String, String>> labels,
             Pageable pageable) {
-        Page<DataNode> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
-        Map<UUID, Long> desired = desiredRevisions(page.getContent().stream().map(DataNode::getId).toList());
+        Page<Node> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
+        Map<UUID, Long> desired = desiredRevisions(page.getContent().stream().map(Node::getId).toList());
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
         return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired, presence)));
     }
@@ -137,9 +137,9 @@ public class NodeService {
         if (nodes.existsByName(request.name())) {
             throw duplicate(request.name());
         }
-        DataNode node = new DataNode(request.name());
+        Node node = new Node(request.name());
         apply(node, request);
-        DataNode saved = nodes.saveAndFlush(node);
+        Node saved = nodes.saveAndFlush(node);
         NodeResponse created = NodeResponse.from(saved, status(saved, known(saved.getId())));
         // The node's token is issued in the same transaction; the audit entry never holds it.
         String token = tokens.getObject().issueForNode(saved.getId());
@@ -150,7 +150,7 @@ public class NodeService {
     /** Applies a JSON merge patch to the node's {@link NodeRequest} form. */
     @Transactional
     public NodeResponse patch(UUID id, JsonNode patch, String ifMatch) {
-        DataNode node = require(id);
+        Node node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
         NodeResponse before = NodeResponse.from(node, status(node, known(node.getId())));
         NodeRequest merged = mergePatch.apply(NodeRequest.from(node), patch, NodeRequest.class);
@@ -159,7 +159,7 @@ public class NodeService {
         }
         node.setName(merged.name());
         apply(node, merged);
-        DataNode saved = nodes.saveAndFlush(node);
+        Node saved = nodes.saveAndFlush(node);
         NodeResponse after = NodeResponse.from(saved, status(saved, known(saved.getId())));
         audit.record("node.update", "node", id, null, before, after);
         return after;
@@ -167,7 +167,7 @@ public class NodeService {
 
     @Transactional
     public void delete(UUID id, String ifMatch) {
-        DataNode node = require(id);
+        Node node = require(id);
         ETags.checkIfMatch(ifMatch, node.getVersion());
         events.publishEvent(new NodeDeleting(id, node.getName()));
         NodeResponse before = NodeResponse.from(node, status(node, known(node.getId())));
@@ -240,10 +240,10 @@ public class NodeService {
     @Transactional(readOnly = true)
     public Map<UUID, Boolean> upToDate(Collection<UUID> ids) {
         Map<UUID, Boolean> result = new HashMap<>();
-        List<DataNode> found = nodes.findAllById(ids);
-        Map<UUID, Long> desired = desiredRevisions(found.stream().map(DataNode::getId).toList());
+        List<Node> found = nodes.findAllById(ids);
+        Map<UUID, Long> desired = desiredRevisions(found.stream().map(Node::getId).toList());
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
-        for (DataNode node : found) {
+        for (Node node : found) {
             result.put(node.getId(), status(node, desired, presence).upToDate());
         }
         return result;
@@ -266,12 +266,12 @@ public class NodeService {
         return live == null || ids.isEmpty() ? Map.of() : live.presence(ids);
     }
 
-    NodeStatus status(DataNode node, Map<UUID, Long> desired) {
+    NodeStatus status(Node node, Map<UUID, Long> desired) {
         return status(node, desired, presence(List.of(node.getId())));
     }
 
     /** The one place a node's status is put together. */
-    NodeStatus status(DataNode node, Map<UUID, Long> desired, Map<UUID, NodeConnections.AgentPresence> presence) {
+    NodeStatus status(Node node, Map<UUID, Long> desired, Map<UUID, NodeConnections.AgentPresence> presence) {
         NodeConnections.AgentPresence agent = presence.get(node.getId());
         NodeStatus.DataNodeReport report = agent == null || agent.report() == null ? null
                 : new NodeStatus.DataNodeReport(agent.report().listenAddress(), agent.report().exports(), agent.reportedAt());
@@ -284,7 +284,7 @@ public class NodeService {
         return ApiException.conflict("A node named '" + name + "' already exists");
     }
 
-    private static void apply(DataNode node, NodeRequest request) {
+    private static void apply(Node node, NodeRequest request) {
         node.setAddress(request.address());
         node.setLabels(request.labelsOrEmpty());
     }

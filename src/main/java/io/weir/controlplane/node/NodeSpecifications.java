@@ -28,12 +28,12 @@ final class NodeSpecifications {
     }
 
     /** The nodes among {@code ids} that carry every label of {@code selector} (all of them when it is empty). */
-    static Specification<DataNode> amongCarrying(Collection<UUID> ids, Map<String, String> selector) {
-        Specification<DataNode> carrying = matching(null, List.copyOf(selector.entrySet()));
+    static Specification<Node> amongCarrying(Collection<UUID> ids, Map<String, String> selector) {
+        Specification<Node> carrying = matching(null, List.copyOf(selector.entrySet()));
         return (root, query, cb) -> cb.and(root.get("id").in(ids), carrying.toPredicate(root, query, cb));
     }
 
-    static Specification<DataNode> matching(String nameContains, List<Map.Entry<String, String>> labels) {
+    static Specification<Node> matching(String nameContains, List<Map.Entry<String, String>> labels) {
         Set<Map.Entry<String, String>> selectors = new LinkedHashSet<>(labels);
         return (root, query, cb) -> {
             List<Predicate> predicates = new ArrayList<>();
@@ -42,8 +42,8 @@ final class NodeSpecifications {
             }
             if (!selectors.isEmpty()) {
                 Subquery<UUID> matching = query.subquery(UUID.class);
-                Root<DataNode> node = matching.from(DataNode.class);
-                MapJoin<DataNode, String, String> label = node.joinMap("labels");
+                Root<Node> node = matching.from(Node.class);
+                MapJoin<Node, String, String> label = node.joinMap("labels");
                 Predicate anySelector = cb.or(selectors.stream()
                         .map(sel -> cb.and(cb.equal(label.key(), sel.getKey()), cb.equal(label.value(), sel.getValue())))
                         .toArray(Predicate[]::new));

@@ -8,9 +8,9 @@ import org.springframework.stereotype.Component;
 @Component
 class NodeUsageDirectory implements UsageNodes {
 
-    private final DataNodeRepository nodes;
+    private final NodeRepository nodes;
 
-    NodeUsageDirectory(DataNodeRepository nodes) {
+    NodeUsageDirectory(NodeRepository nodes) {
         this.nodes = nodes;
     }
 

@@ -1,7 +1,7 @@
 package io.weir.controlplane.pki;
 
 import io.weir.controlplane.audit.AuditLog;
-import io.weir.controlplane.node.DataNode;
+import io.weir.controlplane.node.Node;
 import io.weir.controlplane.node.NodeService;
 import java.security.PublicKey;
 import java.security.cert.X509Certificate;
@@ -61,7 +61,7 @@ public class NodeCertificates {
     @Transactional
     public Signed sign(UUID nodeId, String csrPem) {
         PublicKey key = Pem.requestKey(csrPem);
-        DataNode node = nodes.require(nodeId);
+        Node node = nodes.require(nodeId);
         List<String> hosts = new ArrayList<>();
         String address = node.getAddress();
         if (address != null && !address.isBlank()) {

@@ -1,7 +1,7 @@
 package io.weir.controlplane.tenant;
 
 import io.swagger.v3.oas.annotations.media.Schema;
-import io.weir.controlplane.node.DataNode;
+import io.weir.controlplane.node.Node;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -17,7 +17,7 @@ public record PlaceableNodeResponse(
         @Schema(description = "host:port where the node serves clients; null if not given.") String address,
         SortedMap<String, String> labels) {
 
-    static PlaceableNodeResponse from(DataNode node) {
+    static PlaceableNodeResponse from(Node node) {
         return new PlaceableNodeResponse(node.getId(), node.getName(), node.getAddress(), new TreeMap<>(node.getLabels()));
     }
 }

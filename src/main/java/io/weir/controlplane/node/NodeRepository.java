@@ -10,15 +10,15 @@ import org.springframework.data.jpa.repository.Query;
 
 /**
  * Data nodes. Lists with label selectors go through {@link NodeSpecifications}; the status updates
- * are bulk updates on purpose: they do not increment the version (see {@link DataNode}).
+ * are bulk updates on purpose: they do not increment the version (see {@link Node}).
  */
-interface DataNodeRepository extends JpaRepository<DataNode, UUID>, JpaSpecificationExecutor<DataNode> {
+interface NodeRepository extends JpaRepository<Node, UUID>, JpaSpecificationExecutor<Node> {
 
     boolean existsByName(String name);
 
     boolean existsByNameAndIdNot(String name, UUID id);
 
-    @Query("select n.id from DataNode n where n.id in :ids")
+    @Query("select n.id from Node n where n.id in :ids")
     Set<UUID> findExistingIds(Collection<UUID> ids);
 
     /**

@@ -25,7 +25,7 @@ import org.hibernate.annotations.BatchSize;
  */
 @Entity
 @Table(name = "data_node")
-public class DataNode extends VersionedEntity {
+public class Node extends VersionedEntity {
 
     @Column(nullable = false, unique = true, length = 63)
     private String name;
@@ -57,10 +57,10 @@ public class DataNode extends VersionedEntity {
     @Column(name = "last_error", insertable = false, updatable = false)
     private String lastError;
 
-    protected DataNode() {
+    protected Node() {
     }
 
-    DataNode(String name) {
+    Node(String name) {
         this.name = name;
     }
 
