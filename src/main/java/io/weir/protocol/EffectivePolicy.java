@@ -31,7 +31,7 @@ public record EffectivePolicy(
         @JsonPropertyDescription("IOPS that banked burst credit may reach; null for no bursting.") @Nullable Long burstIops,
         @JsonPropertyDescription("Throughput limit in bytes/s; null for unlimited.") @Nullable Long maxBytesPerSec,
         @JsonPropertyDescription("Throughput that banked burst credit may reach; null for no bursting.") @Nullable Long burstBytesPerSec,
-        @JsonPropertyDescription("Cost model, always the policy's: every IO is charged at least minChargeBytes.") CostModel costModel,
+        @JsonPropertyDescription("Cost model, always the policy's: every IO is charged at least minChargeBytes.") EffectiveCostModel costModel,
         @JsonPropertyDescription("The capacity the per-GiB terms were scaled with: allocated (the size) or used (bytes the "
                 + "data node reports allocated); null when no number scales.") CapacityQos.@Nullable CapacityBasis capacityBasis,
         @JsonPropertyDescription("That capacity in bytes; null when no number scales.") @Nullable Long capacityBytes,
@@ -46,12 +46,12 @@ public record EffectivePolicy(
 
     /** Absolute numbers only: nothing scales, each set number's source is {@code absolute}. */
     public EffectivePolicy(int weight, Long minIops, Long maxIops, Long burstIops, Long maxBytesPerSec,
-            Long burstBytesPerSec, CostModel costModel) {
+            Long burstBytesPerSec, EffectiveCostModel costModel) {
         this(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, costModel, null, null, null);
     }
 
     /** The numbers in force of capacity-based terms ({@link CapacityQos#resolve}). */
-    public static EffectivePolicy of(CapacityQos terms, CapacityQos.InForce inForce, CostModel costModel) {
+    public static EffectivePolicy of(CapacityQos terms, CapacityQos.InForce inForce, EffectiveCostModel costModel) {
         QosSettings s = inForce.settings();
         boolean scales = terms.scales();
         java.util.List<CapacityQos.Source> src = inForce.sources();

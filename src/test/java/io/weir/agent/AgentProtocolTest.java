@@ -8,7 +8,7 @@ import io.weir.agent.support.ScriptedControlPlane.Peer;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.ConfigDigest;
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
@@ -74,7 +74,7 @@ class AgentProtocolTest {
         return new DesiredConfig(node, revision, List.of(new TaskShareConfig("foreground", 800, null)),
                 List.of(new TenantConfig(tenant, "acme", 100, null, null)),
                 List.of(new VolumeConfig(volumeId, tenant, "vol", 1 << 20,
-                        new EffectivePolicy(100, null, maxIops, null, null, null, new CostModel(4096)))));
+                        new EffectivePolicy(100, null, maxIops, null, null, null, new EffectiveCostModel(4096)))));
     }
 
     private static JsonNode json(String frame) {

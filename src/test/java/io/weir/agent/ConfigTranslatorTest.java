@@ -3,7 +3,7 @@ package io.weir.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.IoCost;
@@ -32,7 +32,7 @@ class ConfigTranslatorTest {
                                 TaskShareConfig.Curve.exponential))),
                 List.of(new TenantConfig(TENANT, "acme", 200, 5000L, null)),
                 List.of(new VolumeConfig(VOLUME, TENANT, "db", 4096,
-                        new EffectivePolicy(300, 10L, 100L, 200L, null, null, new CostModel(512))))));
+                        new EffectivePolicy(300, 10L, 100L, 200L, null, null, new EffectiveCostModel(512))))));
 
         assertThat(config.tasks()).extracting(SchedulerConfig.TaskSpec::name).containsExactly("foreground", "flush");
         assertThat(config.tasks().get(1).dynamic().curve()).isEqualTo(SchedulerConfig.Curve.EXPONENTIAL);
@@ -45,7 +45,7 @@ class ConfigTranslatorTest {
 
     @Test
     void theNodesCostOfARequestIsAddedToEveryVolumesBytesAboveItsPolicysFloor() {
-        EffectivePolicy floor512 = new EffectivePolicy(100, null, null, null, null, null, new CostModel(512));
+        EffectivePolicy floor512 = new EffectivePolicy(100, null, null, null, null, null, new EffectiveCostModel(512));
         SchedulerConfig config = ConfigTranslator.translate(new DesiredConfig(NODE, 3, List.of(),
                 List.of(new TenantConfig(TENANT, "acme", 100, null, null)),
                 List.of(new VolumeConfig(VOLUME, TENANT, "db", 4096, floor512),
@@ -71,7 +71,7 @@ class ConfigTranslatorTest {
         DesiredConfig burstEqualToMax = new DesiredConfig(NODE, 3, List.of(),
                 List.of(new TenantConfig(TENANT, "acme", 100, null, null)),
                 List.of(new VolumeConfig(VOLUME, TENANT, "db", 4096,
-                        new EffectivePolicy(100, null, 100L, 100L, null, null, new CostModel(4096)))));
+                        new EffectivePolicy(100, null, 100L, 100L, null, null, new EffectiveCostModel(4096)))));
         assertThatThrownBy(() -> ConfigTranslator.translate(burstEqualToMax))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(VOLUME.toString())
@@ -83,9 +83,9 @@ class ConfigTranslatorTest {
         DesiredConfig config = new DesiredConfig(NODE, 3, List.of(),
                 List.of(new TenantConfig(TENANT, "acme", 100, 100L, null)),
                 List.of(new VolumeConfig(VOLUME, TENANT, "a", 4096,
-                                new EffectivePolicy(100, 60L, null, null, null, null, new CostModel(4096))),
+                                new EffectivePolicy(100, 60L, null, null, null, null, new EffectiveCostModel(4096))),
                         new VolumeConfig(UUID.randomUUID(), TENANT, "b", 4096,
-                                new EffectivePolicy(100, 60L, null, null, null, null, new CostModel(4096)))));
+                                new EffectivePolicy(100, 60L, null, null, null, null, new EffectiveCostModel(4096)))));
         assertThatThrownBy(() -> ConfigTranslator.translate(config))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("is below the sum of its volumes' minIops (120)");

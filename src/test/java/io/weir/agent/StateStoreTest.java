@@ -2,7 +2,7 @@ package io.weir.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
@@ -38,7 +38,7 @@ class StateStoreTest {
                                 new TaskShareConfig.DynamicShare(0.3, 0.7, 20, 600, TaskShareConfig.Curve.linear))),
                 List.of(new TenantConfig(tenant, "acme", 300, 9000L, null)),
                 List.of(new VolumeConfig(UUID.randomUUID(), tenant, "vol-1", 1 << 20,
-                        new EffectivePolicy(250, 100L, 1234L, null, null, null, new CostModel(4096)))));
+                        new EffectivePolicy(250, 100L, 1234L, null, null, null, new EffectiveCostModel(4096)))));
     }
 
     private StateStore store() {

@@ -1,6 +1,6 @@
 package io.weir.datanode;
 
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
@@ -42,7 +42,7 @@ final class TestConfigs {
 
     TestConfigs volume(String tenant, String name, long size, int weight, Long minIops, Long maxIops) {
         volumes.add(new VolumeConfig(volumeId(tenant, name), id("tenant:" + tenant), name, size,
-                new EffectivePolicy(weight, minIops, maxIops, null, null, null, new CostModel(4096))));
+                new EffectivePolicy(weight, minIops, maxIops, null, null, null, new EffectiveCostModel(4096))));
         return this;
     }
 

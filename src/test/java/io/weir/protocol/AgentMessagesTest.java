@@ -30,7 +30,7 @@ class AgentMessagesTest {
                                 TaskShareConfig.Curve.exponential))),
                 List.of(new TenantConfig(NODE, "acme", 100, 5000L, null)),
                 List.of(new VolumeConfig(NODE, NODE, "db", 4096,
-                        new EffectivePolicy(100, 10L, 100L, 200L, null, null, new CostModel(4096)))));
+                        new EffectivePolicy(100, 10L, 100L, 200L, null, null, new EffectiveCostModel(4096)))));
         List<AgentMessage> all = List.of(new Hello(NODE, 0, "0.1.0"), new ConfigPush(config), new Ack(42),
                 new Nack(42, "no"), usageReport(), new UsageAck(7),
                 new NodeStatus("127.0.0.1:10809", List.of(new Export(NODE, "acme/db", 1 << 30, 2))),

@@ -1,7 +1,7 @@
 package io.weir.controlplane.policy;
 
 import io.weir.protocol.CapacityQos;
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import java.util.UUID;
 
 /**
@@ -15,5 +15,5 @@ import java.util.UUID;
  * @param terms the policy's QoS terms after the change, absolute and per GiB
  * @param costModel the policy's cost model after the change
  */
-public record PolicyChanging(UUID policyId, String policyName, CapacityQos terms, CostModel costModel) {
+public record PolicyChanging(UUID policyId, String policyName, CapacityQos terms, EffectiveCostModel costModel) {
 }

@@ -36,7 +36,7 @@ public record PolicyRequest(
         @Schema(description = "Bytes/s that banked burst credit may reach; greater than maxBytesPerSec, and requires it. Null for no bursting.")
         @Positive Long burstBytesPerSec,
         @Schema(description = "IO cost model; left out, minChargeBytes is 4096.")
-        @Valid CostModel costModel,
+        @Valid PolicyCostModel costModel,
         @Schema(description = "Reservation per GiB of capacity: minIops becomes the cap of minIopsPerGiB x GiB, "
                 + "minIopsFloor its floor; null: minIops is absolute. Must not exceed maxIopsPerGiB.", example = "10")
         @Positive Double minIopsPerGiB,
@@ -67,7 +67,7 @@ public record PolicyRequest(
     static PolicyRequest from(QosPolicy p) {
         CapacityQos t = p.terms();
         return new PolicyRequest(p.getName(), p.getDescription(), p.getWeight(), p.getMinIops(), p.getMaxIops(),
-                p.getBurstIops(), p.getMaxBytesPerSec(), p.getBurstBytesPerSec(), new CostModel(p.getMinChargeBytes()),
+                p.getBurstIops(), p.getMaxBytesPerSec(), p.getBurstBytesPerSec(), new PolicyCostModel(p.getMinChargeBytes()),
                 t.minIops().perGiB(), t.maxIops().perGiB(), t.burstIops().perGiB(), t.maxBytesPerSec().perGiB(),
                 t.minIops().floor(), t.maxIops().floor(), t.burstIops().floor(), t.maxBytesPerSec().floor(),
                 t.capacityBasis());
@@ -87,6 +87,6 @@ public record PolicyRequest(
     }
 
     int minChargeBytesOrDefault() {
-        return costModel == null ? CostModel.DEFAULT_MIN_CHARGE_BYTES : costModel.minChargeBytesOrDefault();
+        return costModel == null ? PolicyCostModel.DEFAULT_MIN_CHARGE_BYTES : costModel.minChargeBytesOrDefault();
     }
 }

@@ -22,7 +22,7 @@ public record PolicyResponse(
         @Schema(description = "Burst IOPS ceiling; null for no bursting.") @Nullable Long burstIops,
         @Schema(description = "Bytes/s limit; null means unlimited.") @Nullable Long maxBytesPerSec,
         @Schema(description = "Burst bytes/s ceiling; null for no bursting.") @Nullable Long burstBytesPerSec,
-        CostModel costModel,
+        PolicyCostModel costModel,
         @Schema(description = "Reservation per GiB of capacity; null: minIops is absolute.") @Nullable Double minIopsPerGiB,
         @Schema(description = "IOPS limit per GiB of capacity; null: maxIops is absolute.") @Nullable Double maxIopsPerGiB,
         @Schema(description = "Burst IOPS per GiB of capacity; null: burstIops is absolute.") @Nullable Double burstIopsPerGiB,
@@ -41,7 +41,7 @@ public record PolicyResponse(
         CapacityQos t = p.terms();
         return new PolicyResponse(p.getId(), p.getName(), p.getDescription(), p.isBuiltIn(), p.getWeight(),
                 p.getMinIops(), p.getMaxIops(), p.getBurstIops(), p.getMaxBytesPerSec(), p.getBurstBytesPerSec(),
-                new CostModel(p.getMinChargeBytes()), t.minIops().perGiB(), t.maxIops().perGiB(), t.burstIops().perGiB(),
+                new PolicyCostModel(p.getMinChargeBytes()), t.minIops().perGiB(), t.maxIops().perGiB(), t.burstIops().perGiB(),
                 t.maxBytesPerSec().perGiB(), t.minIops().floor(), t.maxIops().floor(), t.burstIops().floor(),
                 t.maxBytesPerSec().floor(), t.capacityBasis(), p.getVersion(), p.getCreatedAt(), p.getUpdatedAt());
     }

@@ -89,8 +89,8 @@ public class QosPolicy extends VersionedEntity {
     }
 
     /** The policy's cost model, which every volume of it gets. */
-    public io.weir.protocol.CostModel costModel() {
-        return new io.weir.protocol.CostModel(minChargeBytes);
+    public io.weir.protocol.EffectiveCostModel costModel() {
+        return new io.weir.protocol.EffectiveCostModel(minChargeBytes);
     }
 
     void setTerms(PolicyRequest r) {

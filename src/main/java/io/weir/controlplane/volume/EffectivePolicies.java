@@ -2,7 +2,7 @@ package io.weir.controlplane.volume;
 
 import io.weir.controlplane.web.FieldError;
 import io.weir.protocol.CapacityQos;
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.EffectivePolicy;
 import java.util.List;
 
@@ -30,7 +30,7 @@ final class EffectivePolicies {
     }
 
     /** The numbers in force for combined {@code terms} on a volume of {@code sizeBytes} with {@code usedBytesInForce}. */
-    static EffectivePolicy resolve(CapacityQos terms, CostModel costModel, long sizeBytes, long usedBytesInForce) {
+    static EffectivePolicy resolve(CapacityQos terms, EffectiveCostModel costModel, long sizeBytes, long usedBytesInForce) {
         long capacity = terms.basis() == CapacityQos.CapacityBasis.used ? Math.min(usedBytesInForce, sizeBytes) : sizeBytes;
         return EffectivePolicy.of(terms, terms.resolve(capacity), costModel);
     }

@@ -21,7 +21,7 @@ import io.swagger.v3.oas.models.media.StringSchema;
 import io.swagger.v3.oas.models.responses.ApiResponse;
 import io.swagger.v3.oas.models.responses.ApiResponses;
 import io.swagger.v3.oas.models.servers.Server;
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
@@ -52,8 +52,8 @@ class OpenApiConfiguration {
     static final String PROBLEM_SCHEMA = "Problem";
 
     /**
-     * Schema name of {@link CostModel protocol.CostModel}: by its simple name it would collide with
-     * (and overwrite) the policy resource's writable {@code CostModel}.
+     * Schema name of {@link EffectiveCostModel}, apart from the policy resource's writable
+     * {@code CostModel}, whose member may be null.
      */
     static final String EFFECTIVE_COST_MODEL_SCHEMA = "EffectiveCostModel";
 
@@ -90,14 +90,13 @@ class OpenApiConfiguration {
     OpenApiCustomizer protocolDescriptions() {
         List<Class<?>> documented = List.of(DesiredConfig.class, TaskShareConfig.class,
                 TaskShareConfig.DynamicShare.class, TenantConfig.class, VolumeConfig.class, EffectivePolicy.class,
-                CostModel.class);
+                EffectiveCostModel.class);
         return openApi -> {
             if (openApi.getComponents() == null || openApi.getComponents().getSchemas() == null) {
                 return;
             }
             for (Class<?> type : documented) {
-                Schema<?> schema = openApi.getComponents().getSchemas().get(
-                        type == CostModel.class ? EFFECTIVE_COST_MODEL_SCHEMA : type.getSimpleName());
+                Schema<?> schema = openApi.getComponents().getSchemas().get(type.getSimpleName());
                 if (schema == null) {
                     continue;
                 }
@@ -118,12 +117,12 @@ class OpenApiConfiguration {
         };
     }
 
-    /** Resolves {@link CostModel protocol.CostModel} to its own schema, {@value #EFFECTIVE_COST_MODEL_SCHEMA}. */
+    /** Resolves {@link EffectiveCostModel} to its schema, {@value #EFFECTIVE_COST_MODEL_SCHEMA}, whose one member is required. */
     @Bean
     ModelConverter effectiveCostModelSchema() {
         return (type, context, chain) -> {
             JavaType javaType = Json.mapper().constructType(type.getType());
-            if (javaType != null && javaType.getRawClass() == CostModel.class) {
+            if (javaType != null && javaType.getRawClass() == EffectiveCostModel.class) {
                 context.defineModel(EFFECTIVE_COST_MODEL_SCHEMA, new ObjectSchema()
                         .addProperty("minChargeBytes", new IntegerSchema().format("int32"))
                         .addRequiredItem("minChargeBytes"));

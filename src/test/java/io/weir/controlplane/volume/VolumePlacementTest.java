@@ -8,7 +8,7 @@ import io.weir.controlplane.config.PlacedVolumes;
 import io.weir.controlplane.node.NodeDeleting;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.controlplane.web.ApiException;
-import io.weir.protocol.CostModel;
+import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.VolumeConfig;
 import java.util.List;
@@ -64,10 +64,10 @@ class VolumePlacementTest extends IntegrationTest {
         VolumeConfig zeta = placed.stream().filter(v -> v.name().equals("zeta")).findFirst().orElseThrow();
         assertThat(zeta.tenantId().toString()).isEqualTo(t1);
         assertThat(zeta.sizeBytes()).isEqualTo(256 * VolumeFixtures.BLOCK);
-        assertThat(zeta.effectivePolicy()).isEqualTo(new EffectivePolicy(5, null, 2000L, null, null, null, new CostModel(512)));
+        assertThat(zeta.effectivePolicy()).isEqualTo(new EffectivePolicy(5, null, 2000L, null, null, null, new EffectiveCostModel(512)));
         VolumeConfig mid = placed.stream().filter(v -> v.name().equals("mid")).findFirst().orElseThrow();
         assertThat(mid.effectivePolicy()).as("standard")
-                .isEqualTo(new EffectivePolicy(100, null, 5000L, 10000L, 209715200L, 419430400L, new CostModel(4096)));
+                .isEqualTo(new EffectivePolicy(100, null, 5000L, 10000L, 209715200L, 419430400L, new EffectiveCostModel(4096)));
         assertThat(placedVolumes.placedOn(UUID.randomUUID())).isEmpty();
     }
 

@@ -11,10 +11,10 @@ import jakarta.validation.constraints.Min;
  * @param minChargeBytes the least an IO is charged, 0-16777216 bytes; default 4096
  */
 @Schema(name = "CostModel", description = "How an IO is charged against its flow: its bytes, but at least minChargeBytes.")
-public record CostModel(
+public record PolicyCostModel(
         @Schema(description = "The least an IO is charged, in bytes (0-16777216). 0 charges IOs by size alone.",
                 defaultValue = "4096", minimum = "0", maximum = "16777216")
-        @Min(0) @Max(CostModel.MAX_MIN_CHARGE_BYTES) Integer minChargeBytes) {
+        @Min(0) @Max(PolicyCostModel.MAX_MIN_CHARGE_BYTES) Integer minChargeBytes) {
 
     /** Charge of the smallest IO when a policy gives none: one 4 KiB page. */
     public static final int DEFAULT_MIN_CHARGE_BYTES = 4096;

@@ -9,11 +9,11 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
  * {@code costModel}, with the default already applied.
  *
  * <p>Its OpenAPI schema is named {@code EffectiveCostModel}, apart from the policy resource's
- * writable {@code CostModel}, whose member may be null.
+ * writable {@code CostModel} ({@code io.weir.controlplane.policy.PolicyCostModel}), whose member may be null.
  *
  * @param minChargeBytes the least an IO is charged, in bytes; 0 charges IOs by size alone
  */
 @JsonClassDescription("How an IO is charged against its flow, as enforced: its bytes, but at least minChargeBytes.")
-public record CostModel(
+public record EffectiveCostModel(
         @JsonPropertyDescription("The least an IO is charged, in bytes; 0 charges IOs by size alone.") int minChargeBytes) {
 }
