@@ -18,12 +18,12 @@ class DurabilityTest {
 
     @Test
     void flushedDataSurvivesKillNineAndRestart() throws Exception {
-        Path config = DataNodeProcess.writeConfig(dir.resolve("config.json"),
+        Path config = ForkedDataNode.writeConfig(dir.resolve("config.json"),
                 config().tenant("acme").volume("acme", "db1", 64 * MiB).build());
         Path data = dir.resolve("data");
         byte[] a = NbdServerTest.bytes((int) MiB, 1);
         byte[] b = NbdServerTest.bytes(65536, 2);
-        try (DataNodeProcess node = DataNodeProcess.start(config, data)) {
+        try (ForkedDataNode node = ForkedDataNode.start(config, data)) {
             try (NbdTestClient c = new NbdTestClient(node.address).open("acme/db1")) {
                 c.write(3 * MiB, a);
                 c.flush();
@@ -33,7 +33,7 @@ class DurabilityTest {
             node.kill();
             assertThat(node.process.exitValue()).isEqualTo(137); // 128 + SIGKILL
         }
-        try (DataNodeProcess node = DataNodeProcess.start(config, data);
+        try (ForkedDataNode node = ForkedDataNode.start(config, data);
                 NbdTestClient c = new NbdTestClient(node.address).open("acme/db1")) {
             assertThat(c.read(3 * MiB, a.length)).isEqualTo(a);
             assertThat(c.read(40 * MiB + 512, b.length)).isEqualTo(b);

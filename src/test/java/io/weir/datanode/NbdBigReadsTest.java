@@ -57,10 +57,10 @@ class NbdBigReadsTest {
 
     @Test
     void sixteenClientsOfFourPipelinedMaximumReadsWaitForTheBudgetAndASmallReaderBesideThemIsServed() throws Exception {
-        Path config = DataNodeProcess.writeConfig(dir.resolve("config.json"), config().tenant("acme").tenant("other")
+        Path config = ForkedDataNode.writeConfig(dir.resolve("config.json"), config().tenant("acme").tenant("other")
                 .volume("acme", "big", 2L * BIG).volume("other", "small", 16 * MiB).build());
         ExecutorService threads = Executors.newFixedThreadPool(CLIENTS);
-        try (DataNodeProcess node = DataNodeProcess.start(List.of("-Xmx256m", "-XX:MaxDirectMemorySize=256m"), config,
+        try (ForkedDataNode node = ForkedDataNode.start(List.of("-Xmx256m", "-XX:MaxDirectMemorySize=256m"), config,
                 dir.resolve("data")); NbdTestClient small = new NbdTestClient(node.address).open("other/small")) {
             small.write(0, bytes(4096, 9));
             List<NbdTestClient> readers = new ArrayList<>();

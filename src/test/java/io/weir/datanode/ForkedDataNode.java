@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 import tools.jackson.databind.json.JsonMapper;
 
 /** A data node in its own JVM ({@code DataNodeCommand} with a config file), for kill -9 tests and external clients. */
-final class DataNodeProcess implements AutoCloseable {
+final class ForkedDataNode implements AutoCloseable {
 
     private static final Pattern SERVING = Pattern.compile("serving NBD on ([0-9.]+):(\\d+)");
 
@@ -24,7 +24,7 @@ final class DataNodeProcess implements AutoCloseable {
     /** Everything the process has printed (stdout and stderr) so far. */
     final StringBuffer output = new StringBuffer();
 
-    private DataNodeProcess(Process process, InetSocketAddress address) {
+    private ForkedDataNode(Process process, InetSocketAddress address) {
         this.process = process;
         this.address = address;
     }
@@ -34,12 +34,12 @@ final class DataNodeProcess implements AutoCloseable {
         return file;
     }
 
-    static DataNodeProcess start(Path configFile, Path dataDir, String... extra) throws IOException {
+    static ForkedDataNode start(Path configFile, Path dataDir, String... extra) throws IOException {
         return start(List.of(), configFile, dataDir, extra);
     }
 
     /** As {@link #start(Path, Path, String...)}, with options for the JVM (e.g. {@code -XX:MaxDirectMemorySize=256m}). */
-    static DataNodeProcess start(List<String> jvm, Path configFile, Path dataDir, String... extra) throws IOException {
+    static ForkedDataNode start(List<String> jvm, Path configFile, Path dataDir, String... extra) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvm);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
@@ -54,7 +54,7 @@ final class DataNodeProcess implements AutoCloseable {
             seen.append(line).append('\n');
             Matcher m = SERVING.matcher(line);
             if (m.find()) {
-                DataNodeProcess started = new DataNodeProcess(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
+                ForkedDataNode started = new ForkedDataNode(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
                 started.output.append(seen);
                 Thread drain = new Thread(() -> {
                     try {
