@@ -66,8 +66,9 @@ public record PolicyRequest(
 
     static PolicyRequest from(QosPolicy p) {
         CapacityQos t = p.terms();
-        return new PolicyRequest(p.getName(), p.getDescription(), p.getWeight(), p.getMinIops(), p.getMaxIops(),
-                p.getBurstIops(), p.getMaxBytesPerSec(), p.getBurstBytesPerSec(), new PolicyCostModel(p.getMinChargeBytes()),
+        return new PolicyRequest(p.getName(), p.getDescription(), p.getWeight(), t.minIops().absolute(),
+                t.maxIops().absolute(), t.burstIops().absolute(), t.maxBytesPerSec().absolute(),
+                t.burstBytesPerSec().absolute(), new PolicyCostModel(p.getMinChargeBytes()),
                 t.minIops().perGiB(), t.maxIops().perGiB(), t.burstIops().perGiB(), t.maxBytesPerSec().perGiB(),
                 t.minIops().floor(), t.maxIops().floor(), t.burstIops().floor(), t.maxBytesPerSec().floor(),
                 t.capacityBasis());

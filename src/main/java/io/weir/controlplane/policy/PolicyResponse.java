@@ -40,7 +40,8 @@ public record PolicyResponse(
     static PolicyResponse from(QosPolicy p) {
         CapacityQos t = p.terms();
         return new PolicyResponse(p.getId(), p.getName(), p.getDescription(), p.isBuiltIn(), p.getWeight(),
-                p.getMinIops(), p.getMaxIops(), p.getBurstIops(), p.getMaxBytesPerSec(), p.getBurstBytesPerSec(),
+                t.minIops().absolute(), t.maxIops().absolute(), t.burstIops().absolute(), t.maxBytesPerSec().absolute(),
+                t.burstBytesPerSec().absolute(),
                 new PolicyCostModel(p.getMinChargeBytes()), t.minIops().perGiB(), t.maxIops().perGiB(), t.burstIops().perGiB(),
                 t.maxBytesPerSec().perGiB(), t.minIops().floor(), t.maxIops().floor(), t.burstIops().floor(),
                 t.maxBytesPerSec().floor(), t.capacityBasis(), p.getVersion(), p.getCreatedAt(), p.getUpdatedAt());

@@ -165,13 +165,7 @@ public class PolicyService {
 
     private static void apply(QosPolicy policy, PolicyRequest request) {
         policy.setDescription(request.description());
-        policy.setWeight(request.weightOrDefault());
-        policy.setMinIops(request.minIops());
-        policy.setMaxIops(request.maxIops());
-        policy.setBurstIops(request.burstIops());
-        policy.setMaxBytesPerSec(request.maxBytesPerSec());
-        policy.setBurstBytesPerSec(request.burstBytesPerSec());
+        policy.setTerms(request.terms());
         policy.setMinChargeBytes(request.minChargeBytesOrDefault());
-        policy.setTerms(request);
     }
 }

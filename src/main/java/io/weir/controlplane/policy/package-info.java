@@ -14,6 +14,9 @@
  * {@link io.weir.protocol.CapacityQos}'s; {@link io.weir.controlplane.policy.ConsistentLimits}
  * refuses, with 400 naming the field, any combination that some capacity would make a node refuse.
  * {@link io.weir.controlplane.policy.PolicyChanging} carries the new terms.
+ * The terms' columns are named once, in two embeddables that volumes (as overrides) and tenants
+ * (limits only) embed too: {@link io.weir.controlplane.policy.LimitColumns} and
+ * {@link io.weir.controlplane.policy.ReservationBurstColumns}.
  *
  * <p>The volume feature vetoes a delete of a policy in use through {@link
  * io.weir.controlplane.policy.PolicyDeleting}, and a change that would make a volume's effective

@@ -1,13 +1,13 @@
 package io.weir.controlplane.tenant;
 
 import io.weir.controlplane.database.VersionedEntity;
+import io.weir.controlplane.policy.LimitColumns;
+import io.weir.protocol.CapacityQos;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
 import jakarta.persistence.ElementCollection;
-import io.weir.protocol.CapacityQos;
+import jakarta.persistence.Embedded;
 import jakarta.persistence.Entity;
-import jakarta.persistence.EnumType;
-import jakarta.persistence.Enumerated;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.MapKeyColumn;
 import jakarta.persistence.Table;
@@ -30,27 +30,8 @@ public class Tenant extends VersionedEntity {
     @Column(nullable = false)
     private int weight;
 
-    @Column(name = "max_iops")
-    private Long maxIops;
-
-    @Column(name = "max_bytes_per_sec")
-    private Long maxBytesPerSec;
-
-    @Column(name = "max_iops_per_gib")
-    private Double maxIopsPerGiB;
-
-    @Column(name = "max_bytes_per_sec_per_gib")
-    private Double maxBytesPerSecPerGiB;
-
-    @Column(name = "max_iops_floor")
-    private Long maxIopsFloor;
-
-    @Column(name = "max_bytes_per_sec_floor")
-    private Long maxBytesPerSecFloor;
-
-    @Column(name = "capacity_basis", length = 16)
-    @Enumerated(EnumType.STRING)
-    private CapacityQos.CapacityBasis capacityBasis;
+    @Embedded
+    private LimitColumns limits;
 
     /**
      * The labels a data node must carry for a tenant-admin to place this tenant's volumes on it;
@@ -104,26 +85,14 @@ public class Tenant extends VersionedEntity {
         return weight;
     }
 
-    void setWeight(int weight) {
-        this.weight = weight;
-    }
-
-    public Long getMaxIops() {
-        return maxIops;
-    }
-
-    void setMaxIops(Long maxIops) {
-        this.maxIops = maxIops;
-    }
-
     /**
      * The tenant's QoS terms ({@link CapacityQos}): its limits, absolute or per GiB of the sum of
      * its volumes' capacities; it has no reservation and no burst.
      */
     public CapacityQos terms() {
-        return new CapacityQos(weight, CapacityQos.Term.NONE, new CapacityQos.Term(maxIops, maxIopsPerGiB, maxIopsFloor),
-                CapacityQos.Term.NONE, new CapacityQos.Term(maxBytesPerSec, maxBytesPerSecPerGiB, maxBytesPerSecFloor),
-                CapacityQos.Term.NONE, capacityBasis);
+        LimitColumns l = LimitColumns.orNone(limits);
+        return new CapacityQos(weight, CapacityQos.Term.NONE, l.maxIops(), CapacityQos.Term.NONE, l.maxBytesPerSec(),
+                CapacityQos.Term.NONE, l.capacityBasis());
     }
 
     /**
@@ -132,22 +101,13 @@ public class Tenant extends VersionedEntity {
      * the sum of its volumes may fall (a delete, used space freed) without a write that checks it.
      */
     public Long getReservableIops() {
-        return maxIopsPerGiB == null ? maxIops : maxIopsFloor != null ? maxIopsFloor : Long.valueOf(1);
+        CapacityQos.Term maxIops = LimitColumns.orNone(limits).maxIops();
+        return !maxIops.scales() ? maxIops.absolute() : maxIops.floor() != null ? maxIops.floor() : Long.valueOf(1);
     }
 
-    void setTerms(TenantRequest r) {
-        maxIopsPerGiB = r.maxIopsPerGiB();
-        maxBytesPerSecPerGiB = r.maxBytesPerSecPerGiB();
-        maxIopsFloor = r.maxIopsFloor();
-        maxBytesPerSecFloor = r.maxBytesPerSecFloor();
-        capacityBasis = r.capacityBasis();
-    }
-
-    public Long getMaxBytesPerSec() {
-        return maxBytesPerSec;
-    }
-
-    void setMaxBytesPerSec(Long maxBytesPerSec) {
-        this.maxBytesPerSec = maxBytesPerSec;
+    /** Sets the weight and the limit terms, absolute and per GiB (a tenant has no reservation or burst). */
+    void setTerms(CapacityQos terms) {
+        weight = terms.weight();
+        limits = LimitColumns.of(terms);
     }
 }

@@ -47,9 +47,11 @@ public record TenantRequest(
         CapacityQos.CapacityBasis capacityBasis) {
 
     static TenantRequest from(Tenant t) {
-        return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(), t.getMaxBytesPerSec(),
-                new TreeMap<>(t.getNodeSelector()), t.terms().maxIops().perGiB(), t.terms().maxBytesPerSec().perGiB(),
-                t.terms().maxIops().floor(), t.terms().maxBytesPerSec().floor(), t.terms().capacityBasis());
+        CapacityQos terms = t.terms();
+        return new TenantRequest(t.getName(), t.getDisplayName(), t.getWeight(), terms.maxIops().absolute(),
+                terms.maxBytesPerSec().absolute(), new TreeMap<>(t.getNodeSelector()), terms.maxIops().perGiB(),
+                terms.maxBytesPerSec().perGiB(), terms.maxIops().floor(), terms.maxBytesPerSec().floor(),
+                terms.capacityBasis());
     }
 
     /**

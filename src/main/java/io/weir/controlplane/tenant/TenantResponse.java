@@ -38,8 +38,8 @@ public record TenantResponse(
         EffectiveLimits limits = new EffectiveLimits(inForce.settings().maxIops(), inForce.sources().get(1),
                 inForce.settings().maxBytesPerSec(), inForce.sources().get(3), terms.scales() ? terms.basis() : null,
                 terms.scales() ? inForce.capacityBytes() : null);
-        return new TenantResponse(t.getId(), t.getName(), t.getDisplayName(), t.getWeight(), t.getMaxIops(),
-                t.getMaxBytesPerSec(), new TreeMap<>(t.getNodeSelector()), terms.maxIops().perGiB(),
+        return new TenantResponse(t.getId(), t.getName(), t.getDisplayName(), t.getWeight(), terms.maxIops().absolute(),
+                terms.maxBytesPerSec().absolute(), new TreeMap<>(t.getNodeSelector()), terms.maxIops().perGiB(),
                 terms.maxBytesPerSec().perGiB(), terms.maxIops().floor(), terms.maxBytesPerSec().floor(),
                 terms.capacityBasis(), limits, t.getVersion(), t.getCreatedAt(), t.getUpdatedAt());
     }

@@ -197,11 +197,8 @@ public class TenantService {
     }
 
     private static void apply(Tenant tenant, TenantRequest request) {
-        tenant.setTerms(request);
+        tenant.setTerms(request.terms());
         tenant.setDisplayName(request.displayName());
-        tenant.setWeight(request.weightOrDefault());
-        tenant.setMaxIops(request.maxIops());
-        tenant.setMaxBytesPerSec(request.maxBytesPerSec());
         tenant.setNodeSelector(request.nodeSelector());
     }
 }

@@ -1,13 +1,14 @@
 package io.weir.controlplane.volume;
 
 import io.weir.controlplane.database.VersionedEntity;
+import io.weir.controlplane.policy.LimitColumns;
+import io.weir.controlplane.policy.ReservationBurstColumns;
+import io.weir.protocol.CapacityQos;
 import jakarta.persistence.CollectionTable;
 import jakarta.persistence.Column;
 import jakarta.persistence.ElementCollection;
-import io.weir.protocol.CapacityQos;
+import jakarta.persistence.Embedded;
 import jakarta.persistence.Entity;
-import jakarta.persistence.EnumType;
-import jakarta.persistence.Enumerated;
 import jakarta.persistence.JoinColumn;
 import jakarta.persistence.Table;
 import java.util.Collection;
@@ -45,48 +46,11 @@ public class Volume extends VersionedEntity {
     @Column(name = "weight")
     private Integer weight;
 
-    @Column(name = "min_iops")
-    private Long minIops;
+    @Embedded
+    private ReservationBurstColumns reservationBurst;
 
-    @Column(name = "max_iops")
-    private Long maxIops;
-
-    @Column(name = "burst_iops")
-    private Long burstIops;
-
-    @Column(name = "max_bytes_per_sec")
-    private Long maxBytesPerSec;
-
-    @Column(name = "burst_bytes_per_sec")
-    private Long burstBytesPerSec;
-
-    @Column(name = "min_iops_per_gib")
-    private Double minIopsPerGiB;
-
-    @Column(name = "max_iops_per_gib")
-    private Double maxIopsPerGiB;
-
-    @Column(name = "burst_iops_per_gib")
-    private Double burstIopsPerGiB;
-
-    @Column(name = "max_bytes_per_sec_per_gib")
-    private Double maxBytesPerSecPerGiB;
-
-    @Column(name = "min_iops_floor")
-    private Long minIopsFloor;
-
-    @Column(name = "max_iops_floor")
-    private Long maxIopsFloor;
-
-    @Column(name = "burst_iops_floor")
-    private Long burstIopsFloor;
-
-    @Column(name = "max_bytes_per_sec_floor")
-    private Long maxBytesPerSecFloor;
-
-    @Column(name = "capacity_basis", length = 16)
-    @Enumerated(EnumType.STRING)
-    private CapacityQos.CapacityBasis capacityBasis;
+    @Embedded
+    private LimitColumns limits;
 
     /** The most IOPS this volume can reserve: its effective minIops at its allocated size. */
     @Column(name = "reserved_iops")
@@ -151,9 +115,8 @@ public class Volume extends VersionedEntity {
 
     /** The per-volume overrides; a null member inherits from the policy. */
     public VolumeOverrides getOverrides() {
-        return new VolumeOverrides(weight, minIops, maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, minIopsPerGiB,
-                maxIopsPerGiB, burstIopsPerGiB, maxBytesPerSecPerGiB, minIopsFloor, maxIopsFloor, burstIopsFloor,
-                maxBytesPerSecFloor, capacityBasis);
+        return VolumeOverrides.of(weight, ReservationBurstColumns.orNone(reservationBurst).with(0,
+                LimitColumns.orNone(limits)));
     }
 
     /** The most IOPS this volume can reserve (its effective minIops at its size), null for none. */
@@ -181,21 +144,10 @@ public class Volume extends VersionedEntity {
     }
 
     void setOverrides(VolumeOverrides o) {
+        CapacityQos terms = o.terms();
         this.weight = o.weight();
-        this.minIops = o.minIops();
-        this.maxIops = o.maxIops();
-        this.burstIops = o.burstIops();
-        this.maxBytesPerSec = o.maxBytesPerSec();
-        this.burstBytesPerSec = o.burstBytesPerSec();
-        this.minIopsPerGiB = o.minIopsPerGiB();
-        this.maxIopsPerGiB = o.maxIopsPerGiB();
-        this.burstIopsPerGiB = o.burstIopsPerGiB();
-        this.maxBytesPerSecPerGiB = o.maxBytesPerSecPerGiB();
-        this.minIopsFloor = o.minIopsFloor();
-        this.maxIopsFloor = o.maxIopsFloor();
-        this.burstIopsFloor = o.burstIopsFloor();
-        this.maxBytesPerSecFloor = o.maxBytesPerSecFloor();
-        this.capacityBasis = o.capacityBasis();
+        this.reservationBurst = ReservationBurstColumns.of(terms);
+        this.limits = LimitColumns.of(terms);
     }
 
     /**

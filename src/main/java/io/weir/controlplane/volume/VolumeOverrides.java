@@ -61,6 +61,15 @@ public record VolumeOverrides(
     static final VolumeOverrides NONE = new VolumeOverrides(null, null, null, null, null, null, null, null, null, null,
             null, null, null, null, null);
 
+    /** The overrides of {@code weight} (null: inherit) and of the members of {@code terms} set (its weight unused). */
+    static VolumeOverrides of(@Nullable Integer weight, CapacityQos terms) {
+        return new VolumeOverrides(weight, terms.minIops().absolute(), terms.maxIops().absolute(),
+                terms.burstIops().absolute(), terms.maxBytesPerSec().absolute(), terms.burstBytesPerSec().absolute(),
+                terms.minIops().perGiB(), terms.maxIops().perGiB(), terms.burstIops().perGiB(),
+                terms.maxBytesPerSec().perGiB(), terms.minIops().floor(), terms.maxIops().floor(),
+                terms.burstIops().floor(), terms.maxBytesPerSec().floor(), terms.capacityBasis());
+    }
+
     /** The overridden QoS terms (weight 0 when not overridden), member by member. */
     CapacityQos terms() {
         return new CapacityQos(weight == null ? 0 : weight, new CapacityQos.Term(minIops, minIopsPerGiB, minIopsFloor),
