@@ -11,6 +11,7 @@ import io.weir.protocol.ProtocolException;
 import io.weir.protocol.UsageReport;
 import io.weir.protocol.VolumeConfig;
 import io.weir.protocol.WireText;
+import jakarta.websocket.Session;
 import java.time.Clock;
 import java.io.IOException;
 import java.util.Collection;
@@ -26,6 +27,7 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.web.socket.CloseStatus;
 import org.springframework.web.socket.TextMessage;
 import org.springframework.web.socket.WebSocketSession;
+import org.springframework.web.socket.adapter.NativeWebSocketSession;
 import org.springframework.web.socket.handler.TextWebSocketHandler;
 
 /**
@@ -78,6 +80,11 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  * {@link FrameBudget} per replica: a session that would pass it is closed with 1013 (try again
  * later). A session holds nothing between frames.
  *
+ * <h2>Rate</h2>
+ * Each node's frames are read at most at {@code weir.push.receive-rate} a second beyond a burst
+ * ({@link ReceivePacer}): past it the session stops reading for a while, so a flooding node is
+ * slowed by TCP, not closed, and costs the others little.
+ *
  * <h2>Threads</h2>
  * Frames arrive on the container's threads, one at a time per session; {@link #refresh} runs on
  * the watcher's thread. Sending never blocks either ({@link AgentSession}).
@@ -113,6 +120,7 @@ class AgentChannel extends TextWebSocketHandler {
     private final Clock clock;
     private final FrameBudget partialFrames;
     private final NodeCertificates certificates;
+    private final ReceivePacer pacer;
     /** How sessions are closed while this replica shuts down: the agent reconnects elsewhere. */
     private static final CloseStatus SHUTTING_DOWN = new CloseStatus(CloseStatus.GOING_AWAY.getCode(),
             "control-plane replica shutting down");
@@ -122,8 +130,9 @@ class AgentChannel extends TextWebSocketHandler {
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
             UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames, NodeCertificates certificates,
-            UsedSpaceHistory usedSpace) {
+            UsedSpaceHistory usedSpace, ReceivePacer pacer) {
         this.usedSpace = usedSpace;
+        this.pacer = pacer;
         this.tokens = tokens;
         this.clock = clock;
         this.partialFrames = partialFrames;
@@ -166,6 +175,9 @@ class AgentChannel extends TextWebSocketHandler {
         AgentSession agent = byId.get(session.getId());
         if (agent == null || agent.closing()) {
             return;
+        }
+        if (session instanceof NativeWebSocketSession nativeSession) {
+            pacer.paced(agent.nodeId(), nativeSession.getNativeSession(Session.class));
         }
         String payload = message.getPayload();
         String frame;
@@ -454,6 +466,7 @@ class AgentChannel extends TextWebSocketHandler {
         }
         partialFrames.release(agent.dropPartial());
         agent.markClosed();
+        pacer.closed(agent.nodeId());
         sessions.remove(agent.nodeId(), agent);
         if (shuttingDown) {
             return;

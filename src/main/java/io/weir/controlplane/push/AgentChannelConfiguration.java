@@ -25,9 +25,14 @@ class AgentChannelConfiguration {
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
             PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames,
-            NodeCertificates certificates, UsedSpaceHistory usedSpace) {
+            NodeCertificates certificates, UsedSpaceHistory usedSpace, ReceivePacer pacer) {
         return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames, certificates,
-                usedSpace);
+                usedSpace, pacer);
+    }
+
+    @Bean
+    ReceivePacer receivePacer(PushProperties properties) {
+        return new ReceivePacer(properties);
     }
 
     @Bean

@@ -16,6 +16,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     connections count as none
  * @param sessionIdleTimeout a connection on which nothing arrived for this long (not even a
  *     ping) is closed
+ * @param receiveRate frames a second this replica reads from one node beyond its burst
+ *     ({@link ReceivePacer}); above 0
+ * @param receiveBurst frames a node may send at once before its rate applies; at least 1
  */
 @ConfigurationProperties("weir.push")
 public record PushProperties(
@@ -23,5 +26,7 @@ public record PushProperties(
         @DefaultValue("5s") Duration pollInterval,
         @DefaultValue("5s") Duration heartbeatInterval,
         @DefaultValue("30s") Duration replicaTimeout,
-        @DefaultValue("2m") Duration sessionIdleTimeout) {
+        @DefaultValue("2m") Duration sessionIdleTimeout,
+        @DefaultValue("100") double receiveRate,
+        @DefaultValue("4000") int receiveBurst) {
 }

@@ -17,6 +17,9 @@
  *       connections concerned so that their agents resend.</li>
  *   <li>{@link io.weir.controlplane.push.FrameBudget}: what all sessions of this replica may hold
  *       of unfinished frames together.</li>
+ *   <li>{@link io.weir.controlplane.push.ReceivePacer}: how fast each node's frames are read,
+ *       a token bucket per node; past it the session stops reading for a while, so a flooding
+ *       node is slowed by TCP instead of being closed, and costs the others little.</li>
  *   <li>{@link io.weir.controlplane.push.AgentHandshakeHandler}: the upgrade, whose refusals are
  *       problem+json.</li>
  *   <li>{@link io.weir.controlplane.push.AnswerRecorder}: stores the agents' acks and nacks on
