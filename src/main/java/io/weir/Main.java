@@ -17,6 +17,7 @@ import java.util.Arrays;
  * java -jar weir.jar demo [options]                    control plane + two data nodes, seeded (--help)
  * java -jar weir.jar pki init --dir DIR --server-names N  a cluster CA and the control plane's HTTPS certificate
  * </pre>
+ * Every role logs in one format, Spring Boot's ({@link RoleLogging}).
  */
 public final class Main {
 
@@ -28,8 +29,14 @@ public final class Main {
         String[] rest = args.length > 0 && !args[0].startsWith("-") ? Arrays.copyOfRange(args, 1, args.length) : args;
         switch (role) {
             case "controlplane" -> ControlPlaneApplication.main(rest);
-            case "agent" -> AgentCommand.main(rest);
-            case "datanode" -> DataNodeCommand.main(rest);
+            case "agent" -> {
+                RoleLogging.start("agent");
+                AgentCommand.main(rest);
+            }
+            case "datanode" -> {
+                RoleLogging.start("datanode");
+                DataNodeCommand.main(rest);
+            }
             case "demo" -> DemoApplication.main(rest);
             case "pki" -> PkiCommand.main(rest);
             default -> {

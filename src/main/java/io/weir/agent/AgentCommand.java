@@ -23,6 +23,8 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class AgentCommand {
 
+    private static final System.Logger LOG = System.getLogger(AgentCommand.class.getName());
+
     /** Exit status of a usage error. */
     static final int EXIT_USAGE = 2;
 
@@ -137,26 +139,12 @@ public final class AgentCommand {
                 .backoff(options.backoffInitial(), options.backoffMax())
                 // The count bound: every report of the age bound at the shortest interval (one second).
                 .usageBuffer(options.usageBuffer(), (int) Math.min(Integer.MAX_VALUE, Math.max(1, options.usageBuffer().toSeconds())))
+                // Connects, disconnects and refusals QosAgent logs itself.
                 .listener(new AgentListener() {
                     @Override
                     public void applied(io.weir.protocol.DesiredConfig config) {
-                        out.println("weir agent: applied revision " + config.revision() + " of node " + config.nodeId()
-                                + " (" + config.volumes().size() + " volumes, " + config.tenants().size() + " tenants)");
-                    }
-
-                    @Override
-                    public void rejected(io.weir.protocol.DesiredConfig config, String reason) {
-                        err.println("weir agent: refused revision " + config.revision() + ": " + reason);
-                    }
-
-                    @Override
-                    public void connected() {
-                        out.println("weir agent: connected to " + options.controlPlane());
-                    }
-
-                    @Override
-                    public void disconnected(String reason) {
-                        err.println("weir agent: disconnected: " + reason);
+                        LOG.log(System.Logger.Level.INFO, "applied revision {0} of node {1} ({2} volumes, {3} tenants)",
+                                config.revision(), config.nodeId(), config.volumes().size(), config.tenants().size());
                     }
                 })
                 .build();

@@ -32,6 +32,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class DataNodeCommand {
 
+    private static final System.Logger LOG = System.getLogger(DataNodeCommand.class.getName());
+
     /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
     static final CommandLine OPTIONS = new CommandLine(List.of(
         new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
@@ -136,9 +138,8 @@ public final class DataNodeCommand {
                 running.stop(drain, err);
                 stop.countDown();
             }, "weir-datanode-shutdown"));
-            out.println("weir datanode: serving NBD on " + node.listenAddress().getHostString() + ":"
-                    + node.listenAddress().getPort() + ", data in " + values.get("data-dir"));
-            out.flush();
+            LOG.log(System.Logger.Level.INFO, "serving NBD on {0}:{1,number,#}, data in {2}",
+                    node.listenAddress().getHostString(), node.listenAddress().getPort(), values.get("data-dir"));
             stop.await();
             return 0;
         } catch (CommandLine.UsageException | IllegalArgumentException e) {
@@ -255,7 +256,7 @@ public final class DataNodeCommand {
                 } catch (InterruptedException e) {
                     return;
                 } catch (RuntimeException e) {
-                    err.println("weir datanode: status not sent: " + e.getMessage());
+                    LOG.log(System.Logger.Level.WARNING, "status not sent: {0}", e.getMessage());
                 }
             }
         }, "weir-status");
@@ -280,7 +281,7 @@ public final class DataNodeCommand {
                         try {
                             node.applyExports(config);
                         } catch (IOException | RuntimeException e) {
-                            err.println("weir datanode: exports of revision " + config.revision() + " not applied: " + e);
+                            LOG.log(System.Logger.Level.WARNING, "exports of revision {0} not applied: {1}", config.revision(), e);
                             throw e instanceof RuntimeException r ? r : new UncheckedIOException("exports not applied: " + e, (IOException) e);
                         }
                     }
@@ -297,8 +298,8 @@ public final class DataNodeCommand {
     static void stop(DataNode node, QosAgent agent, Duration drainTimeout, PrintStream err) {
         try {
             if (!node.drain(drainTimeout)) {
-                err.println("weir datanode: " + node.connectionCount() + " connections still open after " + drainTimeout
-                        + "; closing them");
+                LOG.log(System.Logger.Level.WARNING, "{0} connections still open after {1}; closing them",
+                        node.connectionCount(), drainTimeout);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -334,7 +335,7 @@ public final class DataNodeCommand {
                 } catch (InterruptedException e) {
                     return;
                 } catch (IOException | RuntimeException e) {
-                    err.println("weir datanode: config file " + file + " not applied: " + e.getMessage());
+                    LOG.log(System.Logger.Level.WARNING, "config file {0} not applied: {1}", file, e.getMessage());
                 }
             }
         }, "weir-config-file");
