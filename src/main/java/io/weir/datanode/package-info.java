@@ -18,7 +18,10 @@
  *       server certificate in its state directory (requested and renewed over the agent channel;
  *       the NBD server does not use it yet). On SIGTERM: refuse new clients, drain in-flight
  *       requests, close the agent, close the files.</li>
- *   <li>{@code NbdServer} and {@code NbdConnection}: the protocol. {@code VolumeStore}: the storage.
+ *   <li>The protocol: {@code NbdServer} (the listener and selector loop), {@code NbdConnection}
+ *       (one client's framing, flow control, output and closing), {@code NbdHandshake} (its
+ *       option negotiation) and {@code NbdRequest} (one transmission request, run by a worker,
+ *       and its reply). {@code VolumeStore}: the storage.
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>

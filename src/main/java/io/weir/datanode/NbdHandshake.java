@@ -1,0 +1,300 @@
+package io.weir.datanode;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The option haggling of one NBD connection (the fixed newstyle handshake after the client's
+ * flags), apart from transmission as nbdkit keeps it: it answers each option that
+ * {@link NbdConnection} has framed and read whole, and remembers what was negotiated (structured
+ * replies, the metadata context, whether the client skips the zeroes of NBD_OPT_EXPORT_NAME's
+ * reply). NBD_OPT_GO and NBD_OPT_EXPORT_NAME hand the connection over to transmission
+ * ({@link NbdConnection#enterTransmission}). Every option reply's header is written in one place
+ * ({@link #replyBuffer}). Selector thread only.
+ */
+final class NbdHandshake {
+
+    private final NbdConnection conn;
+
+    /** The client set NBD_FLAG_C_NO_ZEROES. */
+    private boolean noZeroes;
+    /** NBD_OPT_STRUCTURED_REPLY was negotiated. */
+    private boolean structured;
+    /** The export NBD_OPT_SET_META_CONTEXT named, or null. */
+    private String metaContextExport;
+    /** base:allocation is the negotiated metadata context (for {@link #metaContextExport} until transmission). */
+    private boolean metaContext;
+
+    NbdHandshake(NbdConnection conn) {
+        this.conn = conn;
+    }
+
+    /** Takes the client's flags; false if they hold one this server does not know. */
+    boolean clientFlags(int flags) {
+        if ((flags & ~(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES)) != 0) {
+            return false;
+        }
+        noZeroes = (flags & Nbd.FLAG_C_NO_ZEROES) != 0;
+        return true;
+    }
+
+    /** Whether structured replies were negotiated. */
+    boolean structured() {
+        return structured;
+    }
+
+    /** Whether base:allocation was negotiated for the export in transmission (NBD_CMD_BLOCK_STATUS). */
+    boolean metaContext() {
+        return metaContext;
+    }
+
+    /**
+     * Answers one option whose {@code data} has been read whole. Selector thread.
+     */
+    void handle(int opt, ByteBuffer data) throws IOException {
+        switch (opt) {
+            case Nbd.OPT_EXPORT_NAME -> exportName(data);
+            case Nbd.OPT_ABORT -> {
+                reply(opt, Nbd.REP_ACK, null);
+                conn.drain();
+            }
+            case Nbd.OPT_LIST -> {
+                if (data.hasRemaining()) {
+                    reply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_LIST takes no data");
+                    return;
+                }
+                for (VolumeStore v : conn.server.exports.all()) {
+                    byte[] name = v.exportName.getBytes(StandardCharsets.UTF_8);
+                    ByteBuffer b = replyBuffer(opt, Nbd.REP_SERVER, 4 + name.length);
+                    b.putInt(name.length).put(name).flip();
+                    conn.send(b);
+                }
+                reply(opt, Nbd.REP_ACK, null);
+            }
+            case Nbd.OPT_STARTTLS -> reply(opt, Nbd.REP_ERR_UNSUP, "TLS is not supported by this server");
+            case Nbd.OPT_INFO, Nbd.OPT_GO -> infoOrGo(opt, data);
+            case Nbd.OPT_STRUCTURED_REPLY -> {
+                if (data.hasRemaining()) {
+                    reply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_STRUCTURED_REPLY takes no data");
+                    return;
+                }
+                structured = true;
+                reply(opt, Nbd.REP_ACK, null);
+            }
+            case Nbd.OPT_LIST_META_CONTEXT, Nbd.OPT_SET_META_CONTEXT -> metaContextOption(opt, data);
+            default -> reply(opt, Nbd.REP_ERR_UNSUP, "option " + opt + " is not supported");
+        }
+    }
+
+    private void exportName(ByteBuffer data) {
+        String name = string(data, data.remaining());
+        VolumeStore v = name == null ? null : conn.server.exports.lookup(name);
+        if (v == null) {
+            // NBD_OPT_EXPORT_NAME cannot fail politely: the document requires a disconnect
+            conn.abort("unknown export '" + name + "'");
+            return;
+        }
+        conn.enterTransmission(v, entered -> {
+            if (!entered) {
+                conn.abort("export '" + name + "' cannot be opened");
+                return;
+            }
+            metaContext = metaContext && name.equals(metaContextExport);
+            exportNameReply();
+        });
+    }
+
+    private void exportNameReply() {
+        ByteBuffer b = conn.pool.acquire(10 + 124);
+        b.putLong(conn.exportSize()).putShort((short) transmissionFlags());
+        if (!noZeroes) {
+            for (int i = 0; i < 124; i++) {
+                b.put((byte) 0);
+            }
+        }
+        b.flip();
+        conn.send(b);
+    }
+
+    private void infoOrGo(int opt, ByteBuffer data) throws IOException {
+        String name = exportNameField(opt, data, 2);
+        if (name == null) {
+            return;
+        }
+        int requests = Short.toUnsignedInt(data.getShort());
+        if (data.remaining() != requests * 2) {
+            reply(opt, Nbd.REP_ERR_INVALID, "information request count does not match the option length");
+            return;
+        }
+        boolean wantName = false;
+        boolean wantBlockSize = false;
+        for (int i = 0; i < requests; i++) {
+            int info = Short.toUnsignedInt(data.getShort());
+            wantName |= info == Nbd.INFO_NAME;
+            wantBlockSize |= info == Nbd.INFO_BLOCK_SIZE;
+        }
+        VolumeStore v = conn.server.exports.lookup(name);
+        if (v == null) {
+            reply(opt, Nbd.REP_ERR_UNKNOWN, "unknown export '" + name + "': this node serves "
+                    + conn.server.exports.all().size() + " exports, named tenant/volume");
+            return;
+        }
+        if (opt == Nbd.OPT_GO) {
+            // Enter first: a GO that fails gets its error alone, no NBD_REP_INFO before it.
+            boolean meta = metaContext && name.equals(metaContextExport);
+            boolean infoName = wantName;
+            boolean infoBlockSize = wantBlockSize;
+            conn.enterTransmission(v, entered -> {
+                if (!entered) {
+                    reply(opt, Nbd.REP_ERR_UNKNOWN, "export '" + name + "' is being removed or cannot be opened");
+                    return;
+                }
+                infoReplies(opt, name, conn.exportSize(), infoName, infoBlockSize);
+                metaContext = meta;
+                reply(opt, Nbd.REP_ACK, null);
+            });
+            return;
+        }
+        infoReplies(opt, name, v.size(), wantName, wantBlockSize);
+        reply(opt, Nbd.REP_ACK, null);
+    }
+
+    /** The NBD_REP_INFO replies of a GO or INFO: the name and block sizes if asked, the size and flags always. */
+    private void infoReplies(int opt, String name, long size, boolean wantName, boolean wantBlockSize) {
+        if (wantName) {
+            byte[] n = name.getBytes(StandardCharsets.UTF_8);
+            ByteBuffer b = replyBuffer(opt, Nbd.REP_INFO, 2 + n.length);
+            b.putShort((short) Nbd.INFO_NAME).put(n).flip();
+            conn.send(b);
+        }
+        if (wantBlockSize) {
+            ByteBuffer b = replyBuffer(opt, Nbd.REP_INFO, 14);
+            b.putShort((short) Nbd.INFO_BLOCK_SIZE).putInt(1).putInt(VolumeStore.BLOCK).putInt(NbdConnection.MAX_PAYLOAD).flip();
+            conn.send(b);
+        }
+        ByteBuffer b = replyBuffer(opt, Nbd.REP_INFO, 12);
+        b.putShort((short) Nbd.INFO_EXPORT).putLong(size).putShort((short) transmissionFlags()).flip();
+        conn.send(b);
+    }
+
+    private void metaContextOption(int opt, ByteBuffer data) throws IOException {
+        if (opt == Nbd.OPT_SET_META_CONTEXT) {
+            // replaces every context set before, also when it fails (the protocol document)
+            metaContext = false;
+            metaContextExport = null;
+        }
+        if (!structured) {
+            reply(opt, Nbd.REP_ERR_INVALID, "negotiate NBD_OPT_STRUCTURED_REPLY first");
+            return;
+        }
+        String name = exportNameField(opt, data, 4);
+        if (name == null) {
+            return;
+        }
+        long count = Integer.toUnsignedLong(data.getInt());
+        List<String> queries = new ArrayList<>();
+        for (long i = 0; i < count; i++) {
+            if (data.remaining() < 4) {
+                reply(opt, Nbd.REP_ERR_INVALID, "query count exceeds the option");
+                return;
+            }
+            long len = Integer.toUnsignedLong(data.getInt());
+            if (len > data.remaining()) {
+                reply(opt, Nbd.REP_ERR_INVALID, "query length exceeds the option");
+                return;
+            }
+            String q = string(data, (int) len);
+            if (q == null) {
+                reply(opt, Nbd.REP_ERR_INVALID, "query is not valid UTF-8");
+                return;
+            }
+            queries.add(q);
+        }
+        if (data.hasRemaining()) {
+            reply(opt, Nbd.REP_ERR_INVALID, "option length does not match its contents");
+            return;
+        }
+        if (conn.server.exports.lookup(name) == null) {
+            reply(opt, Nbd.REP_ERR_UNKNOWN, "unknown export '" + name + "'");
+            return;
+        }
+        boolean base;
+        if (opt == Nbd.OPT_LIST_META_CONTEXT) {
+            base = queries.isEmpty() || queries.stream().anyMatch(q -> q.equals("base:") || q.equals(Nbd.BASE_ALLOCATION));
+        } else {
+            base = queries.contains(Nbd.BASE_ALLOCATION);
+            metaContext = base;
+            metaContextExport = name;
+        }
+        if (base) {
+            byte[] n = Nbd.BASE_ALLOCATION.getBytes(StandardCharsets.US_ASCII);
+            ByteBuffer b = replyBuffer(opt, Nbd.REP_META_CONTEXT, 4 + n.length);
+            b.putInt(opt == Nbd.OPT_SET_META_CONTEXT ? Nbd.BASE_ALLOCATION_ID : 0).put(n).flip();
+            conn.send(b);
+        }
+        reply(opt, Nbd.REP_ACK, null);
+    }
+
+    /** The transmission flags of the export, as negotiated. */
+    int transmissionFlags() {
+        return Nbd.FLAG_HAS_FLAGS | Nbd.FLAG_SEND_FLUSH | Nbd.FLAG_SEND_FUA | Nbd.FLAG_SEND_TRIM
+                | Nbd.FLAG_SEND_WRITE_ZEROES | Nbd.FLAG_CAN_MULTI_CONN | Nbd.FLAG_SEND_CACHE
+                | (structured ? Nbd.FLAG_SEND_DF : 0);
+    }
+
+    private ByteBuffer replyBuffer(int opt, int type, int length) {
+        ByteBuffer b = conn.pool.acquire(20 + length);
+        b.putLong(Nbd.OPTION_REPLY_MAGIC).putInt(opt).putInt(type).putInt(length);
+        return b;
+    }
+
+    /** Sends an option reply of {@code type} carrying {@code message} (none if null). */
+    void reply(int opt, int type, String message) {
+        byte[] m = message == null ? new byte[0] : message.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = replyBuffer(opt, type, m.length);
+        b.put(m).flip();
+        conn.send(b);
+    }
+
+    /**
+     * The one parser of the export name that NBD_OPT_INFO, NBD_OPT_GO and the meta context options
+     * start with: a 32-bit length and that many bytes of UTF-8, with at least {@code after} bytes
+     * of the option left behind it. Answers NBD_REP_ERR_INVALID and returns null if it is not.
+     */
+    private String exportNameField(int opt, ByteBuffer data, int after) {
+        if (data.remaining() < 4 + after) {
+            reply(opt, Nbd.REP_ERR_INVALID, "option data too short");
+            return null;
+        }
+        long nameLen = Integer.toUnsignedLong(data.getInt());
+        if (nameLen > data.remaining() - after) {
+            reply(opt, Nbd.REP_ERR_INVALID, "export name length exceeds the option");
+            return null;
+        }
+        String name = string(data, (int) nameLen);
+        if (name == null) {
+            reply(opt, Nbd.REP_ERR_INVALID, "export name is not valid UTF-8 or longer than 4096 bytes");
+        }
+        return name;
+    }
+
+    /** Reads {@code len} bytes of strict UTF-8; null if invalid or too long (the position moves on regardless). */
+    private static String string(ByteBuffer data, int len) {
+        ByteBuffer s = data.slice(data.position(), len);
+        data.position(data.position() + len);
+        if (len > 4096) {
+            return null;
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(s).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,247 @@
+package io.weir.datanode;
+
+import io.weir.scheduler.IoKind;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
+
+/**
+ * One transmission request: decoded on the selector thread, run by a scheduler worker, which
+ * sends its reply. Also the completion callback of its scheduler future, which answers the
+ * request if the scheduler failed it without running it (volume removed meanwhile).
+ */
+final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
+
+    private static final System.Logger LOG = System.getLogger(NbdRequest.class.getName());
+
+    final NbdConnection conn;
+    final int type;
+    final int flags;
+    final long cookie;
+    final long offset;
+    final long length;
+    ByteBuffer payload;
+    private boolean ran;
+
+    NbdRequest(NbdConnection conn, int type, int flags, long cookie, long offset, long length) {
+        this.conn = conn;
+        this.type = type;
+        this.flags = flags;
+        this.cookie = cookie;
+        this.offset = offset;
+        this.length = length;
+    }
+
+    IoKind kind() {
+        return type == Nbd.CMD_READ || type == Nbd.CMD_BLOCK_STATUS || type == Nbd.CMD_CACHE ? IoKind.READ : IoKind.WRITE;
+    }
+
+    /**
+     * The scheduler cost: the bytes the request moves through the volume's file, whether or
+     * not they cross the wire: READ, WRITE, CACHE (reads its range into the page cache) and
+     * WRITE_ZEROES with NO_HOLE (writes its range), up to 4 GiB for the last two; 0 (the
+     * cost model's minimum) for the rest, which touch metadata only (FLUSH, TRIM, zeroes
+     * that punch a hole, BLOCK_STATUS).
+     */
+    long cost() {
+        if (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE || type == Nbd.CMD_CACHE) {
+            return length;
+        }
+        return type == Nbd.CMD_WRITE_ZEROES && (flags & Nbd.CMD_FLAG_NO_HOLE) != 0 ? length : 0;
+    }
+
+    /** Bytes of the request's data, counted against the connection's byte limit while it is in flight. */
+    long bufferedBytes() {
+        return type == Nbd.CMD_READ || type == Nbd.CMD_WRITE ? length : 0;
+    }
+
+    /** Worker thread. */
+    @Override
+    public Void call() {
+        ran = true;
+        VolumeStore v = conn.volume();
+        try {
+            if (conn.isClosed()) {
+                return null; // nobody to answer
+            }
+            switch (type) {
+                case Nbd.CMD_READ -> read(v);
+                case Nbd.CMD_WRITE -> {
+                    v.write(offset, payload, (flags & Nbd.CMD_FLAG_FUA) != 0);
+                    replyOk();
+                }
+                case Nbd.CMD_FLUSH -> {
+                    v.flush();
+                    replyOk();
+                }
+                case Nbd.CMD_TRIM -> {
+                    v.trim(offset, length);
+                    if ((flags & Nbd.CMD_FLAG_FUA) != 0) {
+                        v.flush();
+                    }
+                    replyOk();
+                }
+                case Nbd.CMD_WRITE_ZEROES -> {
+                    v.writeZeroes(offset, length, (flags & Nbd.CMD_FLAG_NO_HOLE) != 0, (flags & Nbd.CMD_FLAG_FUA) != 0);
+                    replyOk();
+                }
+                case Nbd.CMD_CACHE -> {
+                    cache(v);
+                    replyOk();
+                }
+                case Nbd.CMD_BLOCK_STATUS -> blockStatus(v);
+                default -> replyError(Nbd.EINVAL, "unknown command");
+            }
+        } catch (VolumeClosedException e) {
+            replyError(Nbd.ESHUTDOWN, "volume is being removed");
+        } catch (IOException | RuntimeException e) {
+            replyError(Nbd.EIO, "IO error: " + e.getMessage());
+        } catch (OutOfMemoryError e) {
+            // no direct memory for the reply buffer: answer anyway, the client must not wait forever
+            OutOfMemory.checkFatal(e); // unless it was the heap's
+            replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
+        } finally {
+            release();
+            done();
+        }
+        return null;
+    }
+
+    /** Scheduler future completed: answers the request if it never ran. */
+    @Override
+    public void accept(Void ignored, Throwable failure) {
+        if (failure != null && !ran) {
+            replyError(Nbd.ESHUTDOWN, "volume is being removed");
+            release();
+            done();
+        }
+    }
+
+    void done() {
+        conn.requestDone(bufferedBytes());
+    }
+
+    void release() {
+        ByteBuffer p = payload;
+        if (p != null) {
+            payload = null;
+            conn.pool.release(p);
+        }
+    }
+
+    /** A pooled buffer holding {@code len} bytes read at {@code offset}, after room for a {@code hdr}-byte reply header. */
+    private ByteBuffer readBehindHeader(VolumeStore v, int hdr, int len) throws IOException {
+        ByteBuffer b = payload; // taken within the budget when the request was decoded
+        payload = null;
+        if (b == null) {
+            b = conn.pool.acquire(hdr + len);
+        }
+        try {
+            b.position(hdr);
+            v.read(offset, b);
+            return b;
+        } catch (IOException | RuntimeException e) {
+            conn.pool.release(b);
+            throw e;
+        }
+    }
+
+    private void read(VolumeStore v) throws IOException {
+        int len = (int) length;
+        int hdr = conn.structured() ? Nbd.CHUNK_HEADER_BYTES + 8 : Nbd.SIMPLE_REPLY_BYTES;
+        ByteBuffer b = readBehindHeader(v, hdr, len);
+        b.position(0);
+        if (conn.structured()) {
+            chunkHeader(b, Nbd.REPLY_TYPE_OFFSET_DATA, 8 + len).putLong(offset);
+        } else {
+            simpleHeader(b, 0);
+        }
+        b.position(0).limit(hdr + len);
+        conn.send(b);
+    }
+
+    private void cache(VolumeStore v) throws IOException {
+        // read the range through the page cache, 1 MiB at a time
+        ByteBuffer b = conn.pool.acquire(1 << 20);
+        try {
+            for (long p = offset; p < offset + length; p += 1 << 20) {
+                b.clear().limit((int) Math.min(1 << 20, offset + length - p));
+                v.read(p, b);
+            }
+        } finally {
+            conn.pool.release(b);
+        }
+    }
+
+    private void blockStatus(VolumeStore v) throws IOException {
+        int max = (flags & Nbd.CMD_FLAG_REQ_ONE) != 0 ? 1 : NbdConnection.MAX_EXTENTS;
+        int hdr = Nbd.CHUNK_HEADER_BYTES + 4;
+        ByteBuffer b = conn.pool.acquire(hdr + 8 * max);
+        int n;
+        try {
+            b.position(hdr);
+            n = v.blockStatus(offset, length, max == 1, b);
+        } catch (IOException | RuntimeException e) {
+            conn.pool.release(b);
+            throw e;
+        }
+        int len = 4 + 8 * n;
+        b.position(0);
+        chunkHeader(b, Nbd.REPLY_TYPE_BLOCK_STATUS, len).putInt(Nbd.BASE_ALLOCATION_ID);
+        b.position(0).limit(Nbd.CHUNK_HEADER_BYTES + len);
+        conn.send(b);
+    }
+
+    private void replyOk() {
+        ByteBuffer b = conn.pool.acquire(Nbd.SIMPLE_REPLY_BYTES);
+        simpleHeader(b, 0).flip();
+        conn.send(b);
+    }
+
+    /**
+     * An error reply: a structured error chunk where structured replies are negotiated (always
+     * for READ and BLOCK_STATUS, which must not get a simple reply then), else a simple reply.
+     * If not even its buffer can be had (out of direct memory), the connection is closed: the
+     * client then sees its requests fail instead of waiting for a reply that never comes.
+     */
+    void replyError(int error, String message) {
+        try {
+            sendError(error, message);
+        } catch (OutOfMemoryError e) {
+            OutOfMemory.checkFatal(e);
+            LOG.log(Level.WARNING, "no memory for an NBD error reply; closing the connection: " + e.getMessage());
+            conn.closeFromAnyThread("out of memory for an error reply");
+        }
+    }
+
+    private void sendError(int error, String message) {
+        if (conn.structured()) {
+            byte[] m = message.getBytes(StandardCharsets.UTF_8);
+            int mlen = Math.min(m.length, 4096);
+            ByteBuffer b = conn.pool.acquire(Nbd.CHUNK_HEADER_BYTES + 6 + mlen);
+            chunkHeader(b, Nbd.REPLY_TYPE_ERROR, 6 + mlen).putInt(error).putShort((short) mlen).put(m, 0, mlen).flip();
+            conn.send(b);
+        } else {
+            ByteBuffer b = conn.pool.acquire(Nbd.SIMPLE_REPLY_BYTES);
+            simpleHeader(b, error).flip();
+            conn.send(b);
+        }
+    }
+
+    /** Writes the simple reply header (magic, {@code error}, cookie): the one place it is written. */
+    private ByteBuffer simpleHeader(ByteBuffer b, int error) {
+        return b.putInt(Nbd.SIMPLE_REPLY_MAGIC).putInt(error).putLong(cookie);
+    }
+
+    /**
+     * Writes the header of the structured reply's one (final) chunk of {@code type} and
+     * {@code length} payload bytes: the one place it is written (every reply is one chunk).
+     */
+    private ByteBuffer chunkHeader(ByteBuffer b, int type, int length) {
+        return b.putInt(Nbd.STRUCTURED_REPLY_MAGIC).putShort((short) Nbd.REPLY_FLAG_DONE).putShort((short) type)
+                .putLong(cookie).putInt(length);
+    }
+}
