@@ -28,7 +28,7 @@ import java.util.Objects;
  * <h2>Conventions</h2>
  * <ul>
  *   <li>Ids are opaque strings (the control plane uses UUID strings).</li>
- *   <li>Weights are integers in {@code [1, 10000]}, default {@value #DEFAULT_WEIGHT}.</li>
+ *   <li>Weights are integers in [{@value QosSettings#MIN_WEIGHT}, {@value QosSettings#MAX_WEIGHT}], default {@value #DEFAULT_WEIGHT}.</li>
  *   <li><b>{@code 0} means unlimited</b> (or "no reservation", "no burst") for every limit field.
  *       The wire format's {@code null} maps to {@code 0}. Primitive longs keep the hot path free
  *       of boxing.</li>

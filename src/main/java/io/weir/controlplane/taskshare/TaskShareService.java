@@ -127,7 +127,7 @@ public class TaskShareService {
     /**
      * Removes the override of the data node being deleted, recorded as a
      * {@code task-shares.delete} in the deleting transaction. No bump: the node that enforced it is
-     * going, and no other node's config changes. The schema no longer cascades, so an override
+     * going, and no other node's config changes. The schema does not cascade, so an override
      * created concurrently makes the node's delete fail instead of vanishing unrecorded.
      */
     @EventListener

@@ -128,7 +128,7 @@ public class TokenService implements BearerTokens, NodeCredentials {
     /**
      * Revokes every token bound to the tenant being deleted, each recorded in the audit log as a
      * {@code token.delete} of its own, in the deleting transaction (so all of it commits or none).
-     * The schema no longer cascades: a token bound concurrently makes the tenant's delete fail on
+     * The schema does not cascade: a token bound concurrently makes the tenant's delete fail on
      * the foreign key instead of vanishing unrecorded.
      */
     @EventListener

@@ -1,5 +1,6 @@
 package io.weir.controlplane.web;
 
+import io.weir.protocol.QosSettings;
 import jakarta.validation.Constraint;
 import jakarta.validation.Payload;
 import jakarta.validation.ReportAsSingleViolation;
@@ -11,7 +12,11 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
-/** A proportional-share weight or CPU share: an integer from 1 to 10000 (default 100). */
+/**
+ * A proportional-share weight or CPU share: an integer from {@value #MIN} to {@value #MAX}
+ * (default {@value #DEFAULT}). The range is the QoS contract's ({@link QosSettings#MIN_WEIGHT},
+ * {@link QosSettings#MAX_WEIGHT}), which the scheduler checks too.
+ */
 @Documented
 @Constraint(validatedBy = {})
 @Min(Weight.MIN)
@@ -21,11 +26,11 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 public @interface Weight {
 
-    int MIN = 1;
-    int MAX = 10000;
-    int DEFAULT = 100;
+    int MIN = QosSettings.MIN_WEIGHT;
+    int MAX = QosSettings.MAX_WEIGHT;
+    int DEFAULT = QosSettings.DEFAULT_WEIGHT;
 
-    String message() default "must be an integer from 1 to 10000";
+    String message() default "must be an integer from " + MIN + " to " + MAX;
 
     Class<?>[] groups() default {};
 
