@@ -13,7 +13,6 @@ import java.lang.System.Logger.Level;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.nio.file.Path;
@@ -23,7 +22,6 @@ import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -36,124 +34,13 @@ import java.util.random.RandomGenerator;
 /**
  * The agent of a data node: keeps a {@link QosExecutor} enforcing the node's desired config as
  * the control plane publishes it, and keeps enforcing the last good one while the control plane
- * is away.
- *
- * <h2>What it does</h2>
- * <pre>
- *   start()
- *     │  1. load the last-known-good snapshot from the state directory ──► executor.reconfigure
- *     │     (a corrupt file is set aside and reported; start-up goes on without it)
- *     ▼
- *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
- *     │  2. send hello{appliedRevision, configDigest, nodeId if the builder named one}
- *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► listener.applying ─► save to disk ─► listener.applied ─► ack
- *     │                               (refused by any of the first four: keep the previous config, send nack{reason})
- *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
- *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
- *     │  6. (serverCertificates) no certificate, or 2/3 of its lifetime gone: new key ─► certificateRequest{csr}
- *     │     ─► certificate{cert, ca} ─► check, store beside the state ─► listener.serverCertificate
- *     ▼
- *   connection lost or refused ──► wait a backoff (exponential, full jitter, capped) ──► connect again
- *                                  (after the next hello: every unacknowledged usage report again, oldest first)
- * </pre>
- * The control plane sends the node's whole desired config (never a delta) when the agent's
- * {@code hello} shows it is behind, and again whenever the config changes. Each snapshot is applied
- * to the executor in one {@link QosExecutor#reconfigure} call, so IO never sees half of one.
- *
- * <h2>Usage reports</h2>
- * From {@link #start()} on, a {@link UsageReporter} over the executor makes a report every
- * reporting interval, the pushed config's {@link DesiredConfig#usageReportIntervalSeconds()} (10 s
- * until a config says otherwise; a new one takes effect at the next tick). Each report is sent at
- * once if connected and kept either way until the control plane acknowledges it; after every
- * reconnect the agent sends all unacknowledged reports again, in sequence order, and the control
- * plane counts each (node, sequence) once. The buffer is bounded ({@link Builder#usageBuffer},
- * default one hour); a report that falls out of it unacknowledged is announced as a gap by the
- * following reports ({@link #droppedUsageReports()}). Report numbers grow by one per report and
- * are never reused, not even by an agent restarted with an empty state directory: each run starts
- * above the reservation it keeps in the state directory ({@code usage-sequence}) and above the
- * clock's milliseconds. {@link #reportUsageNow()} closes the current interval at once (before a
- * planned shutdown, or in tests). The buffer lives in memory: what is unacknowledged when the agent
- * stops, and the IO of the interval under way, is not reported by a restarted agent, which starts
- * a new interval; no gap is announced for that loss.
- *
- * <h2>TLS</h2>
- * A {@code https://} (or {@code wss://}) control plane is verified against the cluster CA file
- * given to {@link Builder#controlPlaneCa} ({@code --control-plane-ca}), else the JDK's trust store;
- * never trusted on first use ({@link ControlPlaneTrust}). An agent built with
- * {@link Builder#serverCertificates} also keeps the data node's TLS server certificate
- * ({@link ServerCertificates}): after each {@code hello}, and every heartbeat interval, it asks for
- * one when the node has none or two thirds of the current one's lifetime have passed; the key is
- * made on the node and never leaves it; the signed certificate is stored in the state directory
- * and handed to {@link AgentListener#serverCertificate}, while the previous one stays in force
- * until then. {@link #serverCertificate()} is the one in force.
- *
- * <h2>Which node</h2>
- * A node token belongs to exactly one node, and the control plane takes the node from the token:
- * the token alone decides whose config the agent receives, so the agent needs no node id. It
- * learns its node from the snapshots it applies ({@link DesiredConfig#nodeId()}): from the cached
- * one at start-up, then from each pushed one; {@link #state()} shows it. If the builder names a
- * node ({@link Builder#nodeId}), that is a check: the {@code hello} carries it and the control
- * plane refuses the connection if the token belongs to another node, and the agent refuses
- * snapshots (and ignores a cached one) for any other node.
- *
- * <h2>Lifecycle</h2>
- * {@link #builder()} ... {@link Builder#build() build()} makes an agent that does nothing yet.
- * {@link #start()} applies the cached snapshot (if any) before it returns, then connects in the
- * background; it never fails because the control plane is unreachable. {@link #close()} closes
- * the connection with a normal close frame, stops the agent's threads and returns; it does not
- * close the executor, which belongs to the caller. An agent is started at most once.
- *
- * <h2>Threads</h2>
- * Everything the agent does (reading messages, applying snapshots, writing the state file, calling
- * the {@link AgentListener}, heartbeats, reconnects) happens one task at a time on its event
- * thread, named {@code weir-agent}; {@link Builder#scheduler} lets many agents share a pool, each
- * still running its own tasks one at a time. The usage reporter ticks on the same scheduler (once
- * a second: queue-depth samples, and a report when the interval has passed) and hands each report
- * to the event thread to send. The WebSocket's I/O runs on the
- * {@link HttpClient}'s threads. {@link #state()}, {@link #reportStatus} and the usage methods may be called from any
- * thread.
- *
- * <h2>When the connection is lost</h2>
- * Nothing changes on the data path: the executor keeps the snapshot it has, which is also on
- * disk, and a restarted agent applies it again before connecting. The agent reports
- * {@code connected=false} and the reason in {@link #state()}, calls
- * {@link AgentListener#disconnected}, waits a random time in {@code [0, min(backoffMax,
- * backoffInitial * 2^failures)]} and connects again; on reconnecting its {@code hello} carries the
- * revision in force and the {@linkplain io.weir.protocol.ConfigDigest digest} of that snapshot, and
- * the control plane answers with the node's current snapshot unless it is exactly that one.
- * {@code failures} counts every lost connection until one has stayed up, with contact, for
- * {@link Builder#backoffResetAfter} (a connection accepted and dropped at once is a failure,
- * even if a config was exchanged on it).
- * A connection that stays silent (no message, no pong) longer than the heartbeat timeout is taken
- * as half-open and dropped, so a lost connection is noticed within the timeout plus one heartbeat
- * interval even when no TCP reset ever arrives.
- *
- * <h2>Example: embedding it in a data node</h2>
- * <pre>{@code
- * QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build())
- *         .workers(4).build();
- * QosAgent agent = QosAgent.builder()
- *         .controlPlane(URI.create("https://weir.example.com"))
- *         .token(Files.readString(Path.of("/etc/weir/node-token")).strip())
- *         .stateDir(Path.of("/var/lib/weir/agent"))
- *         .executor(executor)
- *         .listener(new AgentListener() {
- *             public void applying(DesiredConfig config) {
- *                 exports.sync(config.volumes());          // open, resize, close NBD exports; throw to refuse (nack)
- *             }
- *         })
- *         .build();
- * agent.start();                                           // cached policies are in force from here
- * ...
- * executor.submit(volumeId, IoKind.READ, length, () -> disk.read(offset, length));
- * ...
- * agent.close();
- * executor.close();
- * }</pre>
+ * is away. Its manual (what it does, usage reports, TLS, which node, lifecycle, threads, a lost
+ * connection, an example of embedding it) is the package's: {@code io.weir.agent}'s
+ * {@code package-info}.
  *
  * <p>Implementation notes: every field below marked "event thread" is read and written only by
  * tasks of {@link #events}; {@link #state()} reads volatile copies. A connection's callbacks carry
- * the {@link Connection} they belong to, and a callback of a connection that is no longer
+ * the {@link AgentConnection} they belong to, and a callback of a connection that is no longer
  * {@link #current} is ignored, so a late event of a dropped socket cannot disturb its successor.
  * JDK WebSockets allow one outstanding send, so all sends of a connection are chained.
  */
@@ -187,7 +74,7 @@ public final class QosAgent implements AutoCloseable {
     public static final String AGENT_VERSION = "0.1.0";
 
     /** How long {@link #close()} waits for the close handshake and the event thread. */
-    private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
     private static final System.Logger LOG = System.getLogger(QosAgent.class.getName());
 
@@ -199,12 +86,12 @@ public final class QosAgent implements AutoCloseable {
     private final Duration heartbeatTimeout;
     private final Duration connectTimeout;
     private final Duration backoffResetAfter;
-    private final Clock clock;
+    final Clock clock;
     private final StateStore store;
     private final HttpClient http;
     private final ScheduledExecutorService scheduler;
     private final boolean ownsScheduler;
-    private final SerialExecutor events;
+    final SerialExecutor events;
     private final Backoff backoff;
     private final Supplier<AgentMessage.NodeStatus> statusSupplier;
     private final Consumer<DesiredConfig> check;
@@ -221,7 +108,7 @@ public final class QosAgent implements AutoCloseable {
 
     // event thread
     private DesiredConfig applied;
-    private Connection current;
+    AgentConnection current;
     private ScheduledFuture<?> heartbeat;
     private boolean started;
     private boolean closed;
@@ -235,7 +122,7 @@ public final class QosAgent implements AutoCloseable {
     private volatile long appliedRevision;
     private volatile String lastError;
     /** {@link Clock#millis()} of the last message or pong; 0 if none yet. */
-    private volatile long lastContactMillis;
+    volatile long lastContactMillis;
 
     private QosAgent(Builder b) {
         this.endpoint = endpoint(b.controlPlane);
@@ -369,7 +256,7 @@ public final class QosAgent implements AutoCloseable {
 
     /** Event thread: sends a new report if connected; a report made while not connected goes out after the next hello. */
     private void sendUsage(UsageReport report) {
-        Connection c = current;
+        AgentConnection c = current;
         if (c == null || !connected || closed) {
             return;
         }
@@ -493,7 +380,7 @@ public final class QosAgent implements AutoCloseable {
         if (closed) {
             return;
         }
-        Connection c = new Connection(++generation);
+        AgentConnection c = new AgentConnection(this, ++generation);
         current = c;
         try {
             http.newWebSocketBuilder()
@@ -510,7 +397,7 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    private void opened(Connection c) {
+    void opened(AgentConnection c) {
         if (c != current || closed) {
             c.ws.abort();
             return;
@@ -542,7 +429,7 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    private void received(Connection c, String text) {
+    void received(AgentConnection c, String text) {
         if (c != current || closed) {
             return;
         }
@@ -588,7 +475,7 @@ public final class QosAgent implements AutoCloseable {
      * opened. A control plane that accepts and drops the agent at once (even after a config/ack
      * exchange) so keeps the delays growing instead of drawing a tight reconnect loop.
      */
-    private void contact(Connection c) {
+    void contact(AgentConnection c) {
         long now = clock.millis();
         lastContactMillis = now;
         if (!c.healthy && now - c.openedAtMillis >= backoffResetAfter.toMillis()) {
@@ -597,7 +484,7 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    private void apply(Connection c, DesiredConfig config) {
+    private void apply(AgentConnection c, DesiredConfig config) {
         long revision = config.revision();
         if (applied != null && revision == applied.revision() && config.equals(applied)) {
             c.send(new AgentMessage.Ack(revision));
@@ -676,7 +563,7 @@ public final class QosAgent implements AutoCloseable {
     }
 
     private void heartbeat() {
-        Connection c = current;
+        AgentConnection c = current;
         if (c == null || c.ws == null || closed) {
             return;
         }
@@ -698,7 +585,7 @@ public final class QosAgent implements AutoCloseable {
      * {@code unknown-type} (a version before server certificates) is not asked again until the
      * agent restarts, so that the agent stays connected to it.
      */
-    private void requestCertificateIfDue(Connection c) {
+    private void requestCertificateIfDue(AgentConnection c) {
         if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
                 || !certificates.needsRequest()) {
             return;
@@ -716,7 +603,7 @@ public final class QosAgent implements AutoCloseable {
     }
 
     /** Event thread: the control plane signed the pending request; store it and put it in force. */
-    private void certificateIssued(Connection c, AgentMessage.CertificateIssued issued) {
+    private void certificateIssued(AgentConnection c, AgentMessage.CertificateIssued issued) {
         if (certificates == null || !certificates.pending()) {
             LOG.log(Level.DEBUG, "ignoring a certificate that was not asked for");
             return;
@@ -753,7 +640,7 @@ public final class QosAgent implements AutoCloseable {
     }
 
     /** The connection {@code c} is gone (or never came up): forget it and schedule a reconnect. */
-    private void lost(Connection c, String reason) {
+    void lost(AgentConnection c, String reason) {
         if (c != current) {
             return;
         }
@@ -798,7 +685,7 @@ public final class QosAgent implements AutoCloseable {
                     if (usageTicks != null) {
                         usageTicks.cancel(false);
                     }
-                    Connection c = current;
+                    AgentConnection c = current;
                     current = null;
                     if (c != null) {
                         c.closeAndWait();
@@ -818,7 +705,7 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    private static String describe(Throwable error) {
+    static String describe(Throwable error) {
         Throwable t = error;
         while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
             t = t.getCause();
@@ -827,156 +714,6 @@ public final class QosAgent implements AutoCloseable {
             return "handshake refused with HTTP " + h.getResponse().statusCode();
         }
         return t.getMessage() == null ? t.toString() : t + "";
-    }
-
-    // ---------------------------------------------------------------------------- connection
-
-    /** One WebSocket connection attempt and its callbacks (which run on the HttpClient's threads). */
-    private final class Connection implements WebSocket.Listener {
-        private final int id;
-        private final StringBuilder partial = new StringBuilder();
-        /** Set in onOpen, before any other callback. */
-        private volatile WebSocket ws;
-        /** Event thread: a close frame is queued; the socket is dropped once it is sent. */
-        private boolean closing;
-        /** Event thread: {@link Clock#millis()} when it opened. */
-        private long openedAtMillis;
-        /** Event thread: it had contact {@link QosAgent#backoffResetAfter} after it opened; the backoff was reset. */
-        private boolean healthy;
-        /** Event thread: a certificate request was sent on this connection and not yet answered well. */
-        private boolean certificateAsked;
-        /** Event thread: the tail of this connection's sends. */
-        private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
-
-        Connection(int id) {
-            this.id = id;
-        }
-
-        @Override
-        public void onOpen(WebSocket webSocket) {
-            ws = webSocket;
-            webSocket.request(1);
-            events.execute(() -> opened(this));
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            partial.append(data);
-            if (partial.length() > AgentMessages.MAX_FRAME_BYTES) {
-                partial.setLength(0);
-                events.execute(() -> {
-                    if (this == current) {
-                        send(new AgentMessage.ErrorMessage("too-large", "message over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
-                        close(1009, "too-large");
-                        lost(this, "the control plane sent a message over " + AgentMessages.MAX_FRAME_BYTES + " bytes");
-                    }
-                });
-                return null;
-            }
-            if (!last) {
-                webSocket.request(1);
-                return null;
-            }
-            String text = partial.toString();
-            partial.setLength(0);
-            events.execute(() -> received(this, text));
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onPong(WebSocket webSocket, ByteBuffer message) {
-            events.execute(() -> {
-                if (this == current) {
-                    contact(this);
-                }
-            });
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onPing(WebSocket webSocket, ByteBuffer message) {
-            // The JDK answers the ping with a pong itself.
-            events.execute(() -> {
-                if (this == current) {
-                    lastContactMillis = clock.millis();
-                }
-            });
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            events.execute(() -> lost(this, "the control plane closed the connection (" + statusCode
-                    + (reason == null || reason.isEmpty() ? "" : ", " + reason) + ")"));
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            events.execute(() -> lost(this, "connection failed: " + describe(error)));
-        }
-
-        /** Event thread: queues one message behind the previous sends. */
-        void send(AgentMessage message) {
-            String text = AgentMessages.encode(message);
-            WebSocket socket = ws;
-            sends = sends.thenCompose(v -> socket.sendText(text, true))
-                    .whenComplete((v, e) -> {
-                        if (e != null) {
-                            events.execute(() -> lost(this, "cannot send: " + describe(e)));
-                        }
-                    });
-        }
-
-        void ping() {
-            WebSocket socket = ws;
-            sends = sends.thenCompose(v -> socket.sendPing(ByteBuffer.allocate(0)))
-                    .whenComplete((v, e) -> {
-                        if (e != null) {
-                            events.execute(() -> lost(this, "cannot send a ping: " + describe(e)));
-                        }
-                    });
-        }
-
-        /** Event thread: sends a close frame after the queued sends, then drops the socket. */
-        void close(int status, String reason) {
-            WebSocket socket = ws;
-            closing = true;
-            sends = sends.thenCompose(v -> socket.sendClose(status, reason))
-                    .orTimeout(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)
-                    .whenComplete((v, e) -> socket.abort());
-        }
-
-        /** Event thread, on {@link QosAgent#close()}: a normal close, bounded in time, then abort. */
-        void closeAndWait() {
-            WebSocket socket = ws;
-            if (socket == null) {
-                return;
-            }
-            try {
-                sends.handle((v, e) -> null)
-                        .thenCompose(v -> socket.sendClose(WebSocket.NORMAL_CLOSURE, "agent closing"))
-                        .toCompletableFuture()
-                        .get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (Exception e) {
-                LOG.log(Level.DEBUG, "close handshake did not complete: {0}", e.toString());
-            } finally {
-                socket.abort();
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "connection " + id;
-        }
     }
 
     // ---------------------------------------------------------------------------- builder
