@@ -81,6 +81,11 @@ public final class CommandLine {
         }
     }
 
+    /** The options, in the order {@code --help} lists them. */
+    public java.util.Collection<Option> options() {
+        return java.util.Collections.unmodifiableCollection(options.values());
+    }
+
     /**
      * Parses {@code args} against {@code env}.
      *

@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <h2>Budget</h2>
  * The pool counts the capacity of the buffers it has handed out and not yet taken back
- * ({@link #held}), and keeps a node-wide budget for it (by default 3/4 of the JVM's direct memory
- * limit, {@link #defaultBudget}): {@link #tryAcquire}, which the selector thread uses for write
+ * ({@link #held}), and keeps a node-wide budget for it (by default {@value #DEFAULT_BUDGET},
+ * {@link #defaultBudget}): {@link #tryAcquire}, which the selector thread uses for write
  * payloads, refuses a buffer that would take the count past the budget while other buffers are
  * held, and the next release then calls the {@link #onRoom} callback so that the refused caller
  * can try again. Without it a few write-heavy clients of a slow volume could take every byte of
@@ -90,8 +90,11 @@ class BufferPool {
         classes[JUMBO] = new Stack(MIN_POOLED_PER_CLASS);
     }
 
+    /** The default budget, in words: the one place that states it (also for {@code --help}). */
+    static final String DEFAULT_BUDGET = "3/4 of the JVM's direct memory limit (-XX:MaxDirectMemorySize, else -Xmx)";
+
     /**
-     * The default budget: 3/4 of the JVM's direct memory limit ({@code -XX:MaxDirectMemorySize},
+     * The default budget ({@value #DEFAULT_BUDGET}: {@code -XX:MaxDirectMemorySize},
      * which when unset is the maximum heap size), leaving the rest to the connections' receive
      * buffers, the JDK and buffers the pool keeps for reuse.
      */

@@ -525,7 +525,7 @@ public final class DataNode implements AutoCloseable {
         private int workers = Runtime.getRuntime().availableProcessors();
         private QosExecutor executor;
         private Duration scrubPeriod = Duration.ofHours(1);
-        private Duration writeStallTimeout = Duration.ofSeconds(30);
+        private Duration writeStallTimeout = Duration.ofNanos(NbdServer.Limits.defaults().writeStallNanos());
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
@@ -574,7 +574,10 @@ public final class DataNode implements AutoCloseable {
             return this;
         }
 
-        /** How long a client may leave its replies unread before it is disconnected. Default 30 s. */
+        /**
+         * How long a client may leave its replies unread before it is disconnected. Default
+         * {@value NbdServer.Limits#DEFAULT_WRITE_STALL_SECONDS} s.
+         */
         public Builder writeStallTimeout(Duration timeout) {
             this.writeStallTimeout = Objects.requireNonNull(timeout);
             return this;
@@ -582,7 +585,8 @@ public final class DataNode implements AutoCloseable {
 
         /**
          * How long a client may take from connecting to entering transmission (NBD_OPT_GO or
-         * NBD_OPT_EXPORT_NAME) before it is disconnected. Default 30 s.
+         * NBD_OPT_EXPORT_NAME) before it is disconnected. Default
+         * {@value NbdServer.Limits#DEFAULT_HANDSHAKE_SECONDS} s.
          */
         public Builder handshakeTimeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
@@ -592,7 +596,10 @@ public final class DataNode implements AutoCloseable {
             return this;
         }
 
-        /** Open connections (in handshake or transmission) beyond which new ones are refused. Default 1024. */
+        /**
+         * Open connections (in handshake or transmission) beyond which new ones are refused.
+         * Default {@value NbdServer.Limits#DEFAULT_MAX_CONNECTIONS}.
+         */
         public Builder maxConnections(int n) {
             if (n < 1) {
                 throw new IllegalArgumentException("maxConnections must be >= 1");
@@ -604,7 +611,7 @@ public final class DataNode implements AutoCloseable {
         /**
          * Open connections from one source address (per tenant once TLS lands) beyond which new
          * ones from it are refused, unless one of its connections idle long enough can be
-         * evicted ({@link #idleEvictAfter}). Default 256.
+         * evicted ({@link #idleEvictAfter}). Default {@value NbdServer.Limits#DEFAULT_MAX_CONNECTIONS_PER_SOURCE}.
          */
         public Builder maxConnectionsPerSource(int n) {
             if (n < 1) {
@@ -616,7 +623,8 @@ public final class DataNode implements AutoCloseable {
 
         /**
          * How long a request may take to arrive once its first byte has (its header, then a
-         * write's payload); a client slower than that is disconnected. Default 10 s.
+         * write's payload); a client slower than that is disconnected. Default
+         * {@value NbdServer.Limits#DEFAULT_REQUEST_SECONDS} s.
          */
         public Builder requestTimeout(Duration timeout) {
             if (timeout.isNegative() || timeout.isZero()) {
@@ -630,7 +638,7 @@ public final class DataNode implements AutoCloseable {
          * How long a connection in transmission must have been idle (nothing in flight, nothing
          * unsent, nothing received) before it may be closed to let a newcomer in when the node or
          * the newcomer's source is at its connection cap. Idle connections are never closed
-         * otherwise. Default 10 s.
+         * otherwise. Default {@value NbdServer.Limits#DEFAULT_IDLE_EVICT_SECONDS} s.
          */
         public Builder idleEvictAfter(Duration idle) {
             if (idle.isNegative()) {
@@ -640,13 +648,19 @@ public final class DataNode implements AutoCloseable {
             return this;
         }
 
-        /** Requests in flight per connection before the node stops reading from it. Default 128. */
+        /**
+         * Requests in flight per connection before the node stops reading from it. Default
+         * {@value NbdServer.Limits#DEFAULT_MAX_IN_FLIGHT}.
+         */
         public Builder maxInFlight(int n) {
             this.maxInFlight = n;
             return this;
         }
 
-        /** Payload and reply bytes per connection before the node stops reading from it. Default 64 MiB. */
+        /**
+         * Payload and reply bytes per connection before the node stops reading from it. Default
+         * {@value NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB.
+         */
         public Builder maxBufferedBytes(long n) {
             this.maxBufferedBytes = n;
             return this;
@@ -676,8 +690,7 @@ public final class DataNode implements AutoCloseable {
         /**
          * Bytes of direct buffers that requests may hold across the node; a client whose next
          * write payload or read reply does not fit is not read from until buffers are released (one request is
-         * always let through when none is held). Default: 3/4 of the JVM's direct memory limit
-         * ({@code -XX:MaxDirectMemorySize}, else the maximum heap size).
+         * always let through when none is held). Default: {@value BufferPool#DEFAULT_BUDGET}.
          */
         public Builder bufferBudget(long bytes) {
             if (bytes < 1) {

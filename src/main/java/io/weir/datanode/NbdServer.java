@@ -82,14 +82,32 @@ final class NbdServer implements AutoCloseable {
      */
     record Limits(int maxInFlight, long maxBufferedBytes, long writeStallNanos, long handshakeNanos, int maxConnections,
             int maxConnectionsPerSource, long requestNanos, long idleEvictNanos) {
-        /**
-         * 128 requests, 64 MiB in flight or queued, a client that reads nothing for 30 s, has not
-         * finished its handshake after 30 s or not finished sending a request 10 s after it began
-         * is dropped; 1024 connections, 256 from one address; idle 10 s to be evicted at a cap.
-         */
+
+        // The defaults: their one home; the data node's builder, its --help and its Javadoc cite them.
+
+        /** Requests unanswered per connection before the node stops reading from it. */
+        static final int DEFAULT_MAX_IN_FLIGHT = 128;
+        /** MiB of payloads and unsent replies per connection before the node stops reading from it. */
+        static final int DEFAULT_MAX_BUFFERED_MIB = 64;
+        /** Seconds a client may leave its replies unread before it is dropped. */
+        static final int DEFAULT_WRITE_STALL_SECONDS = 30;
+        /** Seconds a client may take from connecting to entering transmission. */
+        static final int DEFAULT_HANDSHAKE_SECONDS = 30;
+        /** Open connections beyond which new ones are refused. */
+        static final int DEFAULT_MAX_CONNECTIONS = 1024;
+        /** Open connections from one source address beyond which new ones from it are refused. */
+        static final int DEFAULT_MAX_CONNECTIONS_PER_SOURCE = 256;
+        /** Seconds a request may take to arrive once it has begun. */
+        static final int DEFAULT_REQUEST_SECONDS = 10;
+        /** Seconds a connection must have been idle to be closed for a newcomer at a cap. */
+        static final int DEFAULT_IDLE_EVICT_SECONDS = 10;
+
+        /** The defaults above. */
         static Limits defaults() {
-            return new Limits(128, 64L << 20, TimeUnit.SECONDS.toNanos(30), TimeUnit.SECONDS.toNanos(30), 1024, 256,
-                    TimeUnit.SECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(10));
+            return new Limits(DEFAULT_MAX_IN_FLIGHT, (long) DEFAULT_MAX_BUFFERED_MIB << 20,
+                    TimeUnit.SECONDS.toNanos(DEFAULT_WRITE_STALL_SECONDS), TimeUnit.SECONDS.toNanos(DEFAULT_HANDSHAKE_SECONDS),
+                    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_SOURCE, TimeUnit.SECONDS.toNanos(DEFAULT_REQUEST_SECONDS),
+                    TimeUnit.SECONDS.toNanos(DEFAULT_IDLE_EVICT_SECONDS));
         }
     }
 

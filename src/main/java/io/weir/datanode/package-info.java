@@ -42,20 +42,27 @@
  * foreground flow of its volume with its data size as the cost (the bytes it moves through the
  * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). The
  * only queue outside the scheduler is the socket: a connection stops being read, in the handshake
- * as in transmission, at 128 requests unanswered (in flight, or with their reply unsent: option
- * replies and requests refused at once with an error count too) or 64 MiB of payloads and unsent
- * replies. Workers do the data work and write the reply to the non-blocking
+ * as in transmission, at {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_IN_FLIGHT} requests
+ * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
+ * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB
+ * of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
  * socket themselves; what the socket does not take waits in the connection's reply queue for the
- * selector thread. A client that takes no reply bytes for 30 s (settable) is disconnected, and so
- * is one that has not finished its handshake 30 s (settable) after connecting, and one that has
- * begun a request (its header, or a write's payload) and not finished sending it 10 s later
- * (settable; time the node itself is not reading from it does not count).
+ * selector thread. A client that takes no reply bytes for
+ * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_WRITE_STALL_SECONDS} s (settable, as every
+ * default here) is disconnected, and so is one that has not finished its handshake
+ * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_HANDSHAKE_SECONDS} s after connecting, and one
+ * that has begun a request (its header, or a write's payload) and not finished sending it
+ * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_REQUEST_SECONDS} s later (time the node itself
+ * is not reading from it does not count).
  *
- * <p>Connections past a maximum (1024, settable), or past a maximum from one source address (256,
- * settable; per tenant once TLS lands), are closed before the greeting. The idle policy: an idle
+ * <p>Connections past a maximum ({@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_CONNECTIONS}),
+ * or past a maximum from one source address
+ * ({@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_CONNECTIONS_PER_SOURCE}; per tenant once
+ * TLS lands), are closed before the greeting. The idle policy: an idle
  * connection in transmission (nothing in flight, unsent or half received) is never closed for
  * being idle, as qemu and nbd-client keep idle connections open for long; only when a newcomer
- * meets a cap is one closed to let it in: the one idle longest, if for at least 10 s (settable),
+ * meets a cap is one closed to let it in: the one idle longest, if for at least
+ * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_IDLE_EVICT_SECONDS} s,
  * of the newcomer's source at the source cap, or of the source holding the most connections at
  * the node's cap. Dead peers are found by TCP keepalive. A volume's files are opened on first
  * use by an opener thread, never by the selector thread: the connection that waits for them reads
@@ -76,9 +83,8 @@
  * from the file, written to the socket in one call.
  *
  * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
- * acquired and not yet released may not pass 3/4 of the JVM's direct memory limit
- * ({@code -XX:MaxDirectMemorySize}, which defaults to the maximum heap; settable with
- * {@code --buffer-memory}); the buffers the pool keeps idle for reuse count within it too.
+ * acquired and not yet released may not pass {@value io.weir.datanode.BufferPool#DEFAULT_BUDGET}
+ * (settable with {@code --buffer-memory}); the buffers the pool keeps idle for reuse count within it too.
  * Write payloads and read reply buffers are taken from it when their request is decoded. A
  * connection whose next request does not fit stops being read (its request header waits in its
  * receive buffer) until buffers are released; the pool then wakes the selector, which lets

@@ -16,6 +16,24 @@ import org.junit.jupiter.api.io.TempDir;
 
 class DataNodeCommandTest {
 
+    /**
+     * The README's configuration table shows each data node option with its environment variable
+     * and default as the command defines them: the defaults have one home (the command's options,
+     * built from {@code NbdServer.Limits} and {@code BufferPool}), and the manual follows it.
+     */
+    @Test
+    void theReadmeShowsEveryOptionWithItsDefault() throws IOException {
+        String readme = Files.readString(Path.of("README.md"));
+        for (CommandLine.Option o : DataNodeCommand.OPTIONS.options()) {
+            if (o.defaultValue() == null || o.name().equals("workers")) {
+                continue; // "unset", or a default computed from the machine: said in words
+            }
+            assertThat(readme).as("README row of --%s", o.name())
+                    .contains("| `--" + o.name() + "` | `" + o.env() + "` | `" + o.defaultValue() + "` |");
+        }
+        assertThat(readme).contains("| `--buffer-memory` | `WEIR_BUFFER_MEMORY` | " + BufferPool.DEFAULT_BUDGET + " |");
+    }
+
     @Test
     void helpListsEveryOptionWithItsEnvironmentVariableAndDefault() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
