@@ -1,5 +1,6 @@
 package io.weir;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -28,8 +28,6 @@ import tools.jackson.databind.json.JsonMapper;
  * it points to is not there (port 1), so its agent logs its reconnects.
  */
 class RoleLoggingTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     /** Spring Boot's console pattern: time, level, pid, ---, [application], [thread], logger, colon. */
     private static final String BOOT_LINE =

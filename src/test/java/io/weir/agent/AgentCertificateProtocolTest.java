@@ -1,18 +1,17 @@
 package io.weir.agent;
 
+import io.weir.support.TestConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.agent.support.ScriptedControlPlane;
 import io.weir.agent.support.ScriptedControlPlane.Peer;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
-import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -79,7 +78,7 @@ class AgentCertificateProtocolTest {
         Peer second = controlPlane.nextPeer(WAIT);
         assertThat(next(second)).isInstanceOf(AgentMessage.Hello.class);
         // The agent would send a request right after the hello, before it reads this push: the ack comes first.
-        second.send(AgentMessages.encode(new AgentMessage.ConfigPush(new DesiredConfig(nodeId, 3, List.of(), List.of(), List.of()))));
+        second.send(AgentMessages.encode(new AgentMessage.ConfigPush(TestConfigs.config().node(nodeId).revision(3).build())));
         assertThat(next(second)).isEqualTo(new AgentMessage.Ack(3));
         assertThat(agent.serverCertificate()).isNull();
     }

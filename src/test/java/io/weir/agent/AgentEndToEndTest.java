@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,9 +24,6 @@ import tools.jackson.databind.JsonNode;
  * the whole control plane over real PostgreSQL: what an operator's change does on a data node.
  */
 class AgentEndToEndTest extends IntegrationTest {
-
-    /** Generous: the machine running the tests is shared and slow at times; a pass takes milliseconds. */
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     @TempDir
     Path stateDir;

@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.awaitility.Awaitility.await;
 
 import io.weir.agent.support.AgentFixture;
@@ -8,7 +9,6 @@ import io.weir.agent.support.AgentFixture.RunningAgent;
 import io.weir.agent.support.Replica;
 import io.weir.controlplane.database.EmbeddedPostgresServer;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -20,8 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
  * PostgreSQL of its own (the run's shared one must not be restarted under other tests).
  */
 class AgentPostgresRestartTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
 
     @TempDir
     Path pgDir;

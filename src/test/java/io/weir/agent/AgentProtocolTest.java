@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import io.weir.support.TestConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,18 +9,12 @@ import io.weir.agent.support.ScriptedControlPlane.Peer;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.ConfigDigest;
-import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
-import io.weir.protocol.EffectivePolicy;
-import io.weir.protocol.TaskShareConfig;
-import io.weir.protocol.TenantConfig;
-import io.weir.protocol.VolumeConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -70,11 +65,8 @@ class AgentProtocolTest {
     }
 
     private DesiredConfig snapshot(UUID node, long revision, long maxIops) {
-        UUID tenant = UUID.randomUUID();
-        return new DesiredConfig(node, revision, List.of(new TaskShareConfig("foreground", 800, null)),
-                List.of(new TenantConfig(tenant, "acme", 100, null, null)),
-                List.of(new VolumeConfig(volumeId, tenant, "vol", 1 << 20,
-                        new EffectivePolicy(100, null, maxIops, null, null, null, new EffectiveCostModel(4096)))));
+        return TestConfigs.config().node(node).revision(revision).task("foreground", 800).tenant("acme")
+                .volume(volumeId, "acme", "vol", 1 << 20, 100, null, maxIops).build();
     }
 
     private static JsonNode json(String frame) {

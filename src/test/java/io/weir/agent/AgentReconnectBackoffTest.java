@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import io.weir.support.TestConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,13 +10,11 @@ import io.weir.controlplane.support.MutableClock;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
-import io.weir.protocol.TaskShareConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -69,7 +68,7 @@ class AgentReconnectBackoffTest {
     }
 
     private DesiredConfig snapshot(long revision) {
-        return new DesiredConfig(nodeId, revision, List.of(new TaskShareConfig("foreground", 800, null)), List.of(), List.of());
+        return TestConfigs.config().node(nodeId).revision(revision).task("foreground", 800).build();
     }
 
     /** Takes the next connection, answers its hello with a config, awaits the ack. */

@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,7 +10,6 @@ import io.weir.agent.support.AgentFixture.RunningAgent;
 import io.weir.agent.support.Replica;
 import io.weir.agent.support.TcpProxy;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -23,8 +23,6 @@ import org.junit.jupiter.api.io.TempDir;
  * for the network (and for the address a restarted replica comes back on).
  */
 class AgentReplicaFaultTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     @TempDir
     Path stateDir;

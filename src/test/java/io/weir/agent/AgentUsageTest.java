@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -36,9 +37,6 @@ import tools.jackson.databind.node.ObjectNode;
  * sent again after a reconnect and still counted once.
  */
 class AgentUsageTest extends IntegrationTest {
-
-    /** Generous: the machine running the tests is shared and slow at times. */
-    private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     @TempDir
     Path stateDir;

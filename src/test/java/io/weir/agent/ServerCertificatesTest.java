@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import io.weir.support.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,11 +13,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.spec.ECGenParameterSpec;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Date;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
@@ -44,24 +42,6 @@ class ServerCertificatesTest {
     Path dir;
 
     /** A clock a test moves by hand. */
-    static final class HandClock extends Clock {
-        volatile Instant now = T0;
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-    }
 
     record TestCa(KeyPair keys, String certificatePem) {
         static TestCa create() throws Exception {
@@ -102,7 +82,7 @@ class ServerCertificatesTest {
 
     @Test
     void aNodeWithoutACertificateAsksForOneAndKeepsItBesideTheState() throws Exception {
-        HandClock clock = new HandClock();
+        ManualClock clock = new ManualClock(T0);
         TestCa ca = TestCa.create();
         ServerCertificates certs = ServerCertificates.open(dir, clock);
         assertThat(certs.current()).isNull();
@@ -121,21 +101,21 @@ class ServerCertificatesTest {
 
     @Test
     void renewalIsDueAtTwoThirdsOfTheLifetimeAndTheOldCertificateStaysUntilTheNewOneArrives() throws Exception {
-        HandClock clock = new HandClock();
+        ManualClock clock = new ManualClock(T0);
         TestCa ca = TestCa.create();
         ServerCertificates certs = ServerCertificates.open(dir, clock);
         ServerCertificate first = certs.accept(ca.sign(certs.newRequest(), T0, Duration.ofDays(30), 2), ca.certificatePem());
         assertThat(first.renewAt()).isEqualTo(T0.plus(Duration.ofDays(20)));
 
-        clock.now = T0.plus(Duration.ofDays(20)).minusSeconds(1);
+        clock.set(T0.plus(Duration.ofDays(20)).minusSeconds(1));
         assertThat(certs.needsRequest()).isFalse();
-        clock.now = T0.plus(Duration.ofDays(20));
+        clock.set(T0.plus(Duration.ofDays(20)));
         assertThat(certs.needsRequest()).isTrue();
 
         String csr = certs.newRequest();
         assertThat(certs.pending()).isTrue();
         assertThat(certs.current()).as("in force until the new one arrives").isSameAs(first);
-        ServerCertificate second = certs.accept(ca.sign(csr, clock.now, Duration.ofDays(30), 3), ca.certificatePem());
+        ServerCertificate second = certs.accept(ca.sign(csr, clock.instant(), Duration.ofDays(30), 3), ca.certificatePem());
         assertThat(certs.current()).isSameAs(second);
         assertThat(second.privateKey()).as("a new key for each certificate").isNotEqualTo(first.privateKey());
         assertThat(certs.needsRequest()).isFalse();
@@ -144,7 +124,7 @@ class ServerCertificatesTest {
 
     @Test
     void aCertificateForAnotherKeyOrFromAnotherCaIsRefusedAndTheCurrentOneStays() throws Exception {
-        HandClock clock = new HandClock();
+        ManualClock clock = new ManualClock(T0);
         TestCa ca = TestCa.create();
         ServerCertificates certs = ServerCertificates.open(dir, clock);
         ServerCertificate first = certs.accept(ca.sign(certs.newRequest(), T0, Duration.ofDays(30), 2), ca.certificatePem());
@@ -167,7 +147,7 @@ class ServerCertificatesTest {
 
     @Test
     void aKeyThatDoesNotMatchTheStoredCertificateIsIgnoredAtStart() throws Exception {
-        HandClock clock = new HandClock();
+        ManualClock clock = new ManualClock(T0);
         TestCa ca = TestCa.create();
         ServerCertificates certs = ServerCertificates.open(dir, clock);
         certs.accept(ca.sign(certs.newRequest(), T0, Duration.ofDays(30), 2), ca.certificatePem());

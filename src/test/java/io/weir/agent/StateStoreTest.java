@@ -1,13 +1,10 @@
 package io.weir.agent;
 
+import io.weir.support.TestConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
-import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
-import io.weir.protocol.TenantConfig;
-import io.weir.protocol.VolumeConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,14 +28,10 @@ class StateStoreTest {
     Path dir;
 
     static DesiredConfig snapshot(long revision) {
-        UUID tenant = UUID.randomUUID();
-        return new DesiredConfig(UUID.randomUUID(), revision,
-                List.of(new TaskShareConfig("foreground", 800, null),
-                        new TaskShareConfig("flush", 100,
-                                new TaskShareConfig.DynamicShare(0.3, 0.7, 20, 600, TaskShareConfig.Curve.linear))),
-                List.of(new TenantConfig(tenant, "acme", 300, 9000L, null)),
-                List.of(new VolumeConfig(UUID.randomUUID(), tenant, "vol-1", 1 << 20,
-                        new EffectivePolicy(250, 100L, 1234L, null, null, null, new EffectiveCostModel(4096)))));
+        return TestConfigs.config().node(UUID.randomUUID()).revision(revision).task("foreground", 800)
+                .task("flush", 100, new TaskShareConfig.DynamicShare(0.3, 0.7, 20, 600, TaskShareConfig.Curve.linear))
+                .tenant("acme", 300, 9000L, null).volume(UUID.randomUUID(), "acme", "vol-1", 1 << 20, 250, 100L, 1234L)
+                .build();
     }
 
     private StateStore store() {

@@ -1,5 +1,6 @@
 package io.weir.agent;
 
+import io.weir.support.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.protocol.UsageReport;
@@ -10,11 +11,8 @@ import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -33,32 +31,6 @@ class UsageReporterTest {
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
     /** A clock the test moves by hand. */
-    static final class TestClock extends Clock {
-        private volatile Instant now;
-
-        TestClock(Instant start) {
-            now = start;
-        }
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
 
     private static SchedulerConfig config() {
         return SchedulerConfig.builder().defaultTasks().tenant(TenantSpec.of("t"))
@@ -91,7 +63,7 @@ class UsageReporterTest {
 
     @Test
     void aReportCountsTheIoCompletedInItsIntervalOnly() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             complete(ex, V1, IoKind.READ, 5, 4096); // before the reporter: not in any report
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
@@ -128,7 +100,7 @@ class UsageReporterTest {
 
     @Test
     void ticksBeforeTheIntervalEndsOnlySampleTheQueues() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).interval(Duration.ofSeconds(10)).build();
             clock.advance(Duration.ofSeconds(9));
@@ -145,7 +117,7 @@ class UsageReporterTest {
 
     @Test
     void meanQueueDepthAveragesTheSamplesOfTheInterval() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(1);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
@@ -188,7 +160,7 @@ class UsageReporterTest {
 
     @Test
     void reportsMadeWhileIoRunsAddUpToExactlyTheIoCompleted() throws Exception {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         AtomicLong completed = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         long reported = 0;
@@ -220,7 +192,7 @@ class UsageReporterTest {
 
     @Test
     void acknowledgedReportsLeaveTheBufferAndTheRestAreResentInOrder() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             List<UsageReport> sent = new ArrayList<>();
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).sink(sent::add).build();
@@ -240,7 +212,7 @@ class UsageReporterTest {
 
     @Test
     void reportsOlderThanTheAgeBoundAreDroppedAndTheGapIsCarriedUntilAcknowledged() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxAge(Duration.ofSeconds(35)).build();
             List<UsageReport> reports = new ArrayList<>();
@@ -266,7 +238,7 @@ class UsageReporterTest {
 
     @Test
     void theCountBoundDropsTheOldestAndGapsGrowWhileNothingIsAcknowledged() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxReports(2).build();
             Optional<UsageReport> last = Optional.empty();
@@ -287,7 +259,7 @@ class UsageReporterTest {
 
     @Test
     void dropsAcrossAcknowledgedReportsAreSeparateGaps() {
-        TestClock clock = new TestClock(T0);
+        ManualClock clock = new ManualClock(T0);
         try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxReports(2).build();
             List<UsageReport> reports = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -28,8 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  * is held by a blocker task while the work is pending, so the steps that would take it away wait.
  */
 class BackgroundUtilizationTest {
-
-    static final long MiB = 1 << 20;
     static final Duration WAIT = Duration.ofSeconds(30);
     static final DynamicShare RAMP = new DynamicShare(0, 1, 1, 1025, Curve.LINEAR);
 

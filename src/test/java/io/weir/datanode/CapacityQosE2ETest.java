@@ -1,5 +1,7 @@
 package io.weir.datanode;
 
+import static io.weir.support.Patience.PATIENCE;
+import static io.weir.support.Bytes.GiB;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -35,9 +37,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Tag("e2e")
 class CapacityQosE2ETest extends IntegrationTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
-    private static final long GIB = 1L << 30;
 
     @TempDir
     Path dir;
@@ -88,7 +87,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         String nodeId = startNode();
         String tenant = id(api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}"));
         String policy = id(api.post("/api/v1/policies", "{\"name\":\"" + unique("gp") + "\",\"maxIopsPerGiB\":50}"));
-        String volume = volume(tenant, policy, 10 * GIB, nodeId);
+        String volume = volume(tenant, policy, 10 * GiB, nodeId);
         await().atMost(PATIENCE).until(() -> node.exports().size() == 1 && node.executor().snapshot().volumes().containsKey(volume));
 
         JsonNode ten = fio("--runtime=8", "--ramp_time=1");
@@ -109,7 +108,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         });
         await().atMost(PATIENCE).until(() -> reads(volume) - before > 1000); // this fio has run for ~2 s
         long revision = agent.state().appliedRevision();
-        HttpApi.Response grown = api.patch("/api/v1/volumes/" + volume, "{\"sizeBytes\":" + 20 * GIB + "}", null);
+        HttpApi.Response grown = api.patch("/api/v1/volumes/" + volume, "{\"sizeBytes\":" + 20 * GiB + "}", null);
         long answered = System.nanoTime();
         assertThat(grown.status()).as(grown.toString()).isEqualTo(200);
         assertThat(grown.json().get("effectivePolicy").get("maxIops").asLong()).isEqualTo(1000);
@@ -126,7 +125,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         assertThat(inForce).as("from the API's answer to the new limit in force on the node").isLessThan(Duration.ofSeconds(2));
         assertThat(after).as("IOPS the node served once the resize was in force").isCloseTo(1000, within(30.0));
         assertThat(whole.get("error").asInt()).as("fio's error across the resize").isZero();
-        assertThat(node.exports().get(0).sizeBytes()).isEqualTo(20 * GIB);
+        assertThat(node.exports().get(0).sizeBytes()).isEqualTo(20 * GiB);
     }
 
     @Test
@@ -135,7 +134,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         String tenant = id(api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}"));
         String policy = id(api.post("/api/v1/policies", "{\"name\":\"" + unique("used") + "\",\"maxIopsPerGiB\":100,"
                 + "\"maxIopsFloor\":50,\"capacityBasis\":\"used\"}"));
-        String volume = volume(tenant, policy, 10 * GIB, nodeId);
+        String volume = volume(tenant, policy, 10 * GiB, nodeId);
         await().atMost(PATIENCE).until(() -> node.exports().size() == 1 && node.executor().snapshot().volumes().containsKey(volume));
         JsonNode empty = api.get("/api/v1/volumes/" + volume).json().get("effectivePolicy");
         assertThat(empty.get("maxIops").asLong()).isEqualTo(50);
@@ -147,14 +146,14 @@ class CapacityQosE2ETest extends IntegrationTest {
         JsonNode write = fio("--rw=write", "--bs=4m", "--size=2g", "--iodepth=4", "--time_based=0");
         assertThat(write.get("error").asInt()).isZero();
         // The node reports the 2 GiB; the control plane re-scales past the hysteresis (512 MiB at 10 GiB).
-        await().atMost(PATIENCE).until(() -> api.get("/api/v1/volumes/" + volume).json().get("usedBytes").asLong(0) >= 2 * GIB);
+        await().atMost(PATIENCE).until(() -> api.get("/api/v1/volumes/" + volume).json().get("usedBytes").asLong(0) >= 2 * GiB);
         JsonNode written = api.get("/api/v1/volumes/" + volume).json();
         JsonNode effective = written.get("effectivePolicy");
         long limit = effective.get("maxIops").asLong();
         assertThat(effective.get("sources").get("maxIops").asString()).isEqualTo("perGiB");
         assertThat(limit).as("100 IOPS/GiB of the used bytes in force, within one hysteresis of 2 GiB")
                 .isBetween(150L, 200L);
-        assertThat(limit).isEqualTo(Math.round(100.0 * effective.get("capacityBytes").asLong() / GIB));
+        assertThat(limit).isEqualTo(Math.round(100.0 * effective.get("capacityBytes").asLong() / GiB));
         await().atMost(PATIENCE).until(() -> node.executor().snapshot().volumes().containsKey(volume)
                 && Boolean.TRUE.equals(policyApplied(volume)));
         double measured = fio("--runtime=4", "--ramp_time=1", "--iodepth=4").get("read").get("iops").asDouble();

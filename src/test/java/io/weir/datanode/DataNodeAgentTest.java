@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.agent.QosAgent;
@@ -28,8 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
  * control plane on 127.0.0.1, and real NBD clients: what the node acknowledges is what it serves.
  */
 class DataNodeAgentTest {
-
-    static final long MiB = 1 << 20;
     static final int WAIT = 30;
 
     @TempDir

@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.scheduler.Stats;
@@ -27,8 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("e2e")
 class DataNodeClientsE2ETest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

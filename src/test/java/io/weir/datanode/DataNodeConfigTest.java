@@ -1,7 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
-import static io.weir.datanode.TestConfigs.config;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,8 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
  * changes nothing, and files of volumes that no applied config names are set aside, never lost.
  */
 class DataNodeConfigTest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -35,8 +37,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Tag("e2e")
 class DataNodeQosE2ETest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

@@ -1,5 +1,7 @@
 package io.weir.datanode;
 
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -24,9 +26,6 @@ import tools.jackson.databind.JsonNode;
  * connects and disconnects; the response conforms to the committed OpenAPI document.
  */
 class DataNodeStatusReportTest extends IntegrationTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
-    private static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.datanode.NbdTestClient.Reply;
@@ -10,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Data written and flushed (or written with FUA) survives a kill -9 of the data node process and a restart. */
 class DurabilityTest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

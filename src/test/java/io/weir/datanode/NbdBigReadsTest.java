@@ -1,7 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
-import static io.weir.datanode.TestConfigs.config;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -23,9 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of direct memory (so its default budget is 192 MiB), its defaults otherwise; real sockets.
  */
 class NbdBigReadsTest {
-
-    static final int MiB = 1 << 20;
-    static final int BIG = 32 * MiB; // the advertised maximum block size
+    static final int BIG = (int) (32 * MiB); // the advertised maximum block size
     static final int CLIENTS = 16;
     static final int PIPELINED = 4;
 

@@ -1,7 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
-import static io.weir.datanode.TestConfigs.config;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -26,8 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
  * anyway (OutOfMemoryError) costs one connection or one request, never the server.
  */
 class NbdDirectMemoryTest {
-
-    static final long MiB = 1 << 20;
     static final Duration WAIT = Duration.ofSeconds(60);
 
     @TempDir

@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -31,8 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * thread left behind.
  */
 class NbdFuzzTest {
-
-    static final long MiB = 1 << 20;
     static final int CONNECTIONS = 400;
 
     @TempDir

@@ -1,7 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
-import static io.weir.datanode.TestConfigs.config;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -30,8 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  * so that the drop is seen in seconds.
  */
 class NbdHostileClientTest {
-
-    static final long MiB = 1 << 20;
     static final Duration WAIT = Duration.ofSeconds(60);
     static final Duration STALL = Duration.ofSeconds(3);
     /** How long the flood waits for the node to take more bytes before it concludes the node stopped reading. */

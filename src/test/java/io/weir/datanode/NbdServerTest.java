@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
-import static io.weir.datanode.TestConfigs.config;
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,8 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The NBD protocol as this server speaks it, checked byte for byte with a raw socket client. */
 class NbdServerTest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

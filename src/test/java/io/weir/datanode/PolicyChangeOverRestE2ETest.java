@@ -1,5 +1,7 @@
 package io.weir.datanode;
 
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -35,9 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("e2e")
 class PolicyChangeOverRestE2ETest extends IntegrationTest {
-
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
-    private static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

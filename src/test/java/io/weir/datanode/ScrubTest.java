@@ -1,7 +1,9 @@
 package io.weir.datanode;
 
+import io.weir.support.TestConfigs;
+import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
-import static io.weir.datanode.TestConfigs.config;
+import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -20,8 +22,6 @@ import org.junit.jupiter.api.io.TempDir;
  * volume's file behind the node's back is counted as a mismatch, and an intact volume has none.
  */
 class ScrubTest {
-
-    static final long MiB = 1 << 20;
 
     @TempDir
     Path dir;

@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -34,9 +35,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Tag("e2e")
 class UsageExactnessE2ETest extends IntegrationTest {
-
-    /** Generous: the machine running the tests is shared and slow at times. */
-    private static final Duration PATIENCE = Duration.ofSeconds(90);
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 

@@ -1,5 +1,6 @@
 package io.weir.controlplane.push;
 
+import io.weir.support.TestConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
@@ -58,7 +59,7 @@ class AgentSessionTest {
     }
 
     private DesiredConfig config(long revision) {
-        return new DesiredConfig(node, revision, List.of(), List.of(), List.of());
+        return TestConfigs.config().node(node).revision(revision).build();
     }
 
     private long revisionOf(String frame) {
@@ -115,7 +116,7 @@ class AgentSessionTest {
 
     @Test
     void anAgentWithTheSameRevisionButAnotherDigestIsSentTheSnapshot() {
-        AgentSession agent = session(5, ConfigDigest.of(new DesiredConfig(UUID.randomUUID(), 5, List.of(), List.of(), List.of())));
+        AgentSession agent = session(5, ConfigDigest.of(TestConfigs.config().node(UUID.randomUUID()).revision(5).build()));
         assertThat(agent.offer(config(5))).isTrue();
     }
 

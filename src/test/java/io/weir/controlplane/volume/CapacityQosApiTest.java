@@ -1,5 +1,6 @@
 package io.weir.controlplane.volume;
 
+import static io.weir.support.Bytes.GiB;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.controlplane.config.ConfigRevisions;
@@ -22,8 +23,6 @@ import tools.jackson.databind.JsonNode;
  * validation of the terms. (With fio on a real data node: {@code CapacityQosE2ETest}.)
  */
 class CapacityQosApiTest extends IntegrationTest {
-
-    private static final long GIB = 1L << 30;
 
     @Autowired
     JdbcClient jdbc;
@@ -58,17 +57,17 @@ class CapacityQosApiTest extends IntegrationTest {
     @Test
     void fiftyIopsPerGiBGiveATenGiBVolume500AndAResizeTo20GiB1000() {
         String policy = fx.policy(unique("p"), ",\"maxIopsPerGiB\":50");
-        Response created = volume(policy, 10 * GIB, ",\"nodeIds\":[\"" + newNode() + "\"]");
+        Response created = volume(policy, 10 * GiB, ",\"nodeIds\":[\"" + newNode() + "\"]");
         assertThat(created.status()).as(created.toString()).isEqualTo(201);
         JsonNode effective = created.json().get("effectivePolicy");
         assertThat(effective.get("maxIops").asLong()).isEqualTo(500);
         assertThat(effective.get("sources").get("maxIops").asString()).isEqualTo("perGiB");
         assertThat(effective.get("capacityBasis").asString()).isEqualTo("allocated");
-        assertThat(effective.get("capacityBytes").asLong()).isEqualTo(10 * GIB);
+        assertThat(effective.get("capacityBytes").asLong()).isEqualTo(10 * GiB);
         String id = created.json().get("id").asString();
 
         long before = revisions.current();
-        Response grown = api.patch("/api/v1/volumes/" + id, "{\"sizeBytes\":" + 20 * GIB + "}", null);
+        Response grown = api.patch("/api/v1/volumes/" + id, "{\"sizeBytes\":" + 20 * GiB + "}", null);
         assertThat(grown.status()).as(grown.toString()).isEqualTo(200);
         assertThat(grown.json().get("effectivePolicy").get("maxIops").asLong()).isEqualTo(1000);
         assertThat(revisions.current()).as("a resize of a placed volume reaches its node").isGreaterThan(before);
@@ -78,17 +77,17 @@ class CapacityQosApiTest extends IntegrationTest {
     void eachNumberSaysWhetherItsRateItsFloorOrItsCapProducedIt() {
         String policy = fx.policy(unique("gp2"), ",\"maxIopsPerGiB\":3,\"maxIopsFloor\":100,\"maxIops\":16000,"
                 + "\"minIopsPerGiB\":1,\"minIopsFloor\":10,\"minIops\":5000,\"maxBytesPerSec\":1000000");
-        JsonNode small = volume(policy, 10 * GIB, "").json().get("effectivePolicy");
+        JsonNode small = volume(policy, 10 * GiB, "").json().get("effectivePolicy");
         assertThat(small.get("maxIops").asLong()).isEqualTo(100);
         assertThat(small.get("sources").get("maxIops").asString()).isEqualTo("floor");
         assertThat(small.get("minIops").asLong()).isEqualTo(10);
         assertThat(small.get("sources").get("maxBytesPerSec").asString()).isEqualTo("absolute");
         assertThat(small.get("sources").get("burstIops").isNull()).isTrue();
-        JsonNode mid = volume(policy, 1000 * GIB, "").json().get("effectivePolicy");
+        JsonNode mid = volume(policy, 1000 * GiB, "").json().get("effectivePolicy");
         assertThat(mid.get("maxIops").asLong()).isEqualTo(3000);
         assertThat(mid.get("sources").get("maxIops").asString()).isEqualTo("perGiB");
         assertThat(mid.get("minIops").asLong()).isEqualTo(1000);
-        JsonNode large = volume(policy, 8000 * GIB, "").json().get("effectivePolicy");
+        JsonNode large = volume(policy, 8000 * GiB, "").json().get("effectivePolicy");
         assertThat(large.get("maxIops").asLong()).isEqualTo(16000);
         assertThat(large.get("sources").get("maxIops").asString()).isEqualTo("cap");
     }
@@ -96,7 +95,7 @@ class CapacityQosApiTest extends IntegrationTest {
     @Test
     void volumeOverridesUseTheSameTermsMemberByMember() {
         String policy = fx.policy(unique("p"), ",\"maxIopsPerGiB\":50,\"maxIopsFloor\":100");
-        Response r = volume(policy, 10 * GIB, ",\"overrides\":{\"maxIopsPerGiB\":20,\"maxIops\":150}");
+        Response r = volume(policy, 10 * GiB, ",\"overrides\":{\"maxIopsPerGiB\":20,\"maxIops\":150}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         assertThat(r.json().get("overrides").get("maxIopsPerGiB").asDouble()).isEqualTo(20.0);
         JsonNode effective = r.json().get("effectivePolicy");
@@ -109,7 +108,7 @@ class CapacityQosApiTest extends IntegrationTest {
         Response r = api.post("/api/v1/policies", "{\"name\":\"" + unique("p") + "\",\"maxIopsPerGB\":50}");
         assertThat(r.status()).isEqualTo(400);
         assertThat(r.body()).contains("maxIopsPerGB");
-        Response v = volume(fx.policy(unique("p"), ""), GIB, ",\"overrides\":{\"maxIopsPerGb\":50}");
+        Response v = volume(fx.policy(unique("p"), ""), GiB, ",\"overrides\":{\"maxIopsPerGb\":50}");
         assertThat(v.status()).isEqualTo(400);
         assertThat(v.body()).contains("maxIopsPerGb");
         Response basis = api.post("/api/v1/policies", "{\"name\":\"" + unique("p") + "\",\"maxIopsPerGiB\":5,"
@@ -136,7 +135,7 @@ class CapacityQosApiTest extends IntegrationTest {
         assertThat(r.status()).as(r.toString()).isEqualTo(400);
         assertThat(errorFields(r)).contains("minIopsPerGiB");
         String policy = fx.policy(unique("p"), ",\"maxIopsPerGiB\":10");
-        Response v = volume(policy, GIB, ",\"overrides\":{\"minIopsPerGiB\":20}");
+        Response v = volume(policy, GiB, ",\"overrides\":{\"minIopsPerGiB\":20}");
         assertThat(v.status()).as(v.toString()).isEqualTo(400);
         assertThat(errorFields(v)).contains("overrides.minIopsPerGiB");
     }
@@ -157,7 +156,7 @@ class CapacityQosApiTest extends IntegrationTest {
                 + "\"maxIopsFloor\":100,\"burstIopsPerGiB\":30,\"burstIopsFloor\":300}").status()).isEqualTo(201);
         // the same through a merge patch of a policy in use
         String policy = fx.policy(unique("p"), ",\"maxIopsPerGiB\":50,\"maxIopsFloor\":100");
-        assertThat(volume(policy, GIB, "").status()).isEqualTo(201);
+        assertThat(volume(policy, GiB, "").status()).isEqualTo(201);
         Response patched = api.patch("/api/v1/policies/" + policy, "{\"minIops\":300}", null);
         assertThat(patched.status()).as(patched.toString()).isEqualTo(400);
     }
@@ -167,13 +166,13 @@ class CapacityQosApiTest extends IntegrationTest {
         String limited = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIops\":1000}"));
         String policy = fx.policy(unique("p"), ",\"minIopsPerGiB\":10,\"maxIopsPerGiB\":50,\"maxIopsFloor\":100");
         String node = newNode();
-        Response fits = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 60 * GIB
+        Response fits = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 60 * GiB
                 + ",\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}");
         assertThat(fits.status()).as(fits.toString()).isEqualTo(201);
-        Response over = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + 50 * GIB
+        Response over = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + 50 * GiB
                 + ",\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}");
         assertThat(over.status()).as("600 + 500 reserved IOPS under a limit of 1000: %s", over).isEqualTo(409);
-        Response grown = api.patch("/api/v1/volumes/" + id(fits), "{\"sizeBytes\":" + 120 * GIB + "}", null);
+        Response grown = api.patch("/api/v1/volumes/" + id(fits), "{\"sizeBytes\":" + 120 * GiB + "}", null);
         assertThat(grown.status()).as("a resize to 1200 reserved IOPS: %s", grown).isEqualTo(409);
         Response raised = api.patch("/api/v1/policies/" + policy, "{\"minIopsPerGiB\":20}", null);
         assertThat(raised.status()).as("a policy change to 1200 reserved IOPS: %s", raised).isEqualTo(409);
@@ -183,7 +182,7 @@ class CapacityQosApiTest extends IntegrationTest {
     void usedSpaceBeyondTheHysteresisRescalesAVolumeOfBasisUsedAndIsKeptAsHistory() {
         String policy = fx.policy(unique("p"), ",\"maxIopsPerGiB\":100,\"maxIopsFloor\":50,\"capacityBasis\":\"used\"");
         String node = newNode();
-        Response created = volume(policy, 10 * GIB, ",\"nodeIds\":[\"" + node + "\"]");
+        Response created = volume(policy, 10 * GiB, ",\"nodeIds\":[\"" + node + "\"]");
         String id = id(created);
         JsonNode empty = created.json().get("effectivePolicy");
         assertThat(empty.get("maxIops").asLong()).isEqualTo(50);
@@ -197,21 +196,21 @@ class CapacityQosApiTest extends IntegrationTest {
         assertThat(small.get("effectivePolicy").get("maxIops").asLong()).isEqualTo(50);
         assertThat(revisions.current()).isEqualTo(before);
 
-        report(node, id, 2 * GIB);
+        report(node, id, 2 * GiB);
         JsonNode written = api.get("/api/v1/volumes/" + id).json();
         assertThat(written.get("effectivePolicy").get("maxIops").asLong()).isEqualTo(200);
         assertThat(written.get("effectivePolicy").get("sources").get("maxIops").asString()).isEqualTo("perGiB");
-        assertThat(written.get("effectivePolicy").get("capacityBytes").asLong()).isEqualTo(2 * GIB);
+        assertThat(written.get("effectivePolicy").get("capacityBytes").asLong()).isEqualTo(2 * GiB);
         assertThat(revisions.current()).as("the node gets the new numbers").isGreaterThan(before);
 
-        report(UUID.randomUUID().toString(), id, 9 * GIB); // a node the volume is not placed on
-        assertThat(api.get("/api/v1/volumes/" + id).json().get("usedBytes").asLong()).isEqualTo(2 * GIB);
+        report(UUID.randomUUID().toString(), id, 9 * GiB); // a node the volume is not placed on
+        assertThat(api.get("/api/v1/volumes/" + id).json().get("usedBytes").asLong()).isEqualTo(2 * GiB);
 
         Response history = api.get("/api/v1/usage/volumes/" + id + "/used");
         assertThat(history.status()).as(history.toString()).isEqualTo(200);
         assertThat(history.json().get("points").findValuesAsString("usedBytes")).isNotNull();
         assertThat(history.json().get("points").findValues("usedBytes")).extracting(JsonNode::asLong)
-                .containsExactly(300L << 20, 2 * GIB);
+                .containsExactly(300L << 20, 2 * GiB);
     }
 
     @Test
@@ -220,16 +219,16 @@ class CapacityQosApiTest extends IntegrationTest {
                 + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
         String policy = fx.policy(unique("p"), "");
         String node = newNode();
-        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 20 * GIB
+        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 20 * GiB
                 + ",\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}"));
         JsonNode limits = api.get("/api/v1/tenants/" + scaled).json().get("effectiveLimits");
         assertThat(limits.get("maxIops").asLong()).isEqualTo(200);
         assertThat(limits.get("maxIopsSource").asString()).isEqualTo("perGiB");
         // a second volume, on no node, still raises the tenant's limit on the node of the first
-        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + 30 * GIB
+        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + 30 * GiB
                 + ",\"policyId\":\"" + policy + "\"}"));
         assertThat(api.get("/api/v1/tenants/" + scaled).json().get("effectiveLimits").get("capacityBytes").asLong())
-                .isEqualTo(50 * GIB);
+                .isEqualTo(50 * GiB);
         JsonNode desired = api.get("/api/v1/nodes/" + node + "/desired-config").json();
         assertThat(desired.get("tenants").get(0).get("maxIops").asLong()).isEqualTo(500);
 
@@ -241,7 +240,7 @@ class CapacityQosApiTest extends IntegrationTest {
         assertThat(misspelled.body()).contains("maxIopsPerGb");
         // reservations fit under the floor, the least the scaled limit can be
         String reserving = fx.policy(unique("p"), ",\"minIops\":150");
-        Response over = api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"c\",\"sizeBytes\":" + GIB
+        Response over = api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"c\",\"sizeBytes\":" + GiB
                 + ",\"policyId\":\"" + reserving + "\",\"nodeIds\":[\"" + node + "\"]}");
         assertThat(over.status()).as(over.toString()).isEqualTo(409);
     }
