@@ -5,15 +5,11 @@ import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Iterator;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,8 +26,7 @@ import java.util.zip.CRC32C;
  *       ({@linkplain #trim deferred}, see below) or a write of zeroes deallocates blocks with
  *       {@code fallocate(PUNCH_HOLE)}, and {@link #blockStatus} reports holes from
  *       {@code lseek(SEEK_DATA/SEEK_HOLE)}.</li>
- *   <li>{@code <id>.crc}: one CRC32C per {@value #BLOCK}-byte block, memory-mapped, 0 meaning
- *       "not known" (never written, trimmed or zeroed; also the 1 in 2^32 block whose CRC is 0).
+ *   <li>{@code <id>.crc}: one CRC32C per {@value #BLOCK}-byte block ({@link ChecksumFile}).
  *       Written with the data; {@link #scrub} verifies it.</li>
  * </ul>
  * Files are created by {@link #create} and opened lazily on first use, so that a node can hold
@@ -58,7 +53,7 @@ import java.util.zip.CRC32C;
  * data and checksums, so that a block's checksum always describes its last write; scrub holds a
  * block's stripe while it verifies it; gc holds every stripe while it punches. Reads take no lock
  * (NBD does not order overlapping requests in flight). Lock order: stripes in ascending index,
- * then {@code trims}, then {@code openLock}.
+ * then the {@link TrimRanges}, then {@code openLock}.
  */
 final class VolumeStore implements AutoCloseable {
 
@@ -88,26 +83,12 @@ final class VolumeStore implements AutoCloseable {
     private final AtomicInteger pins = new AtomicInteger();
     /** Set once the descriptors are closed (guarded by {@code openLock}). */
     private boolean filesClosed;
-    /** The checksum map and the blocks it covers, replaced whole when a resize extends it. */
-    private volatile Checksums sums;
-
-    /**
-     * A mapping of the checksum file and the number of blocks it covers, read together: a writer
-     * that read a new count beside an old, shorter mapping would write past that mapping's end.
-     */
-    private record Checksums(MappedByteBuffer map, long blocks) {
-    }
+    /** The checksum file's mapping, replaced whole when a resize extends it. */
+    private volatile ChecksumFile sums;
 
     private final ReentrantLock[] stripes = new ReentrantLock[STRIPES];
-    /** Pending trims: start -> end (exclusive), disjoint and coalesced; guarded by itself. */
-    private final TreeMap<Long, Long> trims = new TreeMap<>();
-    /**
-     * {@link #trimTotal} as of the end of the last change to {@link #trims}, for readers without
-     * the lock: never a value from the middle of a change.
-     */
-    private volatile long pendingTrimBytes;
-    /** Bytes in {@link #trims}, kept as ranges come and go (guarded by {@code trims}). */
-    private long trimTotal;
+    /** Pending trims, which the gc task deallocates. */
+    private final TrimRanges trims = new TrimRanges();
     /** Set once the data dir was synced after this object's files were made or adopted ({@link #force}). */
     private volatile boolean entriesDurable;
     /** Bytes written since the last {@link #flush} or {@link #destage}; the flush task's signal. */
@@ -269,11 +250,7 @@ final class VolumeStore implements AutoCloseable {
 
     /** Caller holds {@code openLock}. */
     private void mapChecksums() throws IOException {
-        long blocks = Math.min((size + BLOCK - 1) / BLOCK, Integer.MAX_VALUE / 4);
-        try (FileChannel c = FileChannel.open(checksums, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
-            sums = new Checksums(c.map(FileChannel.MapMode.READ_WRITE, 0, blocks * 4), blocks);
-        }
+        sums = ChecksumFile.map(checksums, size);
     }
 
     /** The raw descriptor; caller holds a pin. */
@@ -338,8 +315,8 @@ final class VolumeStore implements AutoCloseable {
             long last = (offset + len - 1) / BLOCK;
             lock(first, last);
             try {
-                if (pendingTrimBytes > 0) {
-                    cancelTrims(offset, offset + len);
+                if (trims.pendingBytes() > 0) {
+                    trims.cancel(offset, offset + len);
                 }
                 int start = src.position();
                 long p = offset;
@@ -361,8 +338,7 @@ final class VolumeStore implements AutoCloseable {
 
     /** Caller holds a pin and the stripes of the blocks. */
     private void updateChecksums(long offset, ByteBuffer src, int start, int len) throws IOException {
-        Checksums sums = this.sums;
-        MappedByteBuffer m = sums.map();
+        ChecksumFile sums = this.sums;
         long end = offset + len;
         CRC32C c = new CRC32C();
         for (long b = offset / BLOCK; b * BLOCK < end; b++) {
@@ -383,7 +359,7 @@ final class VolumeStore implements AutoCloseable {
                 scratch.flip();
                 c.update(scratch);
             }
-            m.putInt((int) (b * 4), (int) c.getValue());
+            sums.put(b, (int) c.getValue());
         }
         src.limit(start + len).position(start + len);
     }
@@ -405,8 +381,8 @@ final class VolumeStore implements AutoCloseable {
             long last = (offset + length - 1) / BLOCK;
             lock(first, last);
             try {
-                if (pendingTrimBytes > 0) {
-                    cancelTrims(offset, offset + length);
+                if (trims.pendingBytes() > 0) {
+                    trims.cancel(offset, offset + length);
                 }
                 if (noHole) {
                     writeZeroBuffers(offset, length);
@@ -444,11 +420,7 @@ final class VolumeStore implements AutoCloseable {
     }
 
     private void clearChecksums(long from, long to) {
-        Checksums sums = this.sums;
-        MappedByteBuffer m = sums.map();
-        for (long b = from / BLOCK; b * BLOCK < to && b < sums.blocks(); b++) {
-            m.putInt((int) (b * 4), 0);
-        }
+        sums.clear(from, to);
     }
 
     /**
@@ -462,67 +434,12 @@ final class VolumeStore implements AutoCloseable {
         if (end <= start) {
             return;
         }
-        synchronized (trims) {
-            Map.Entry<Long, Long> before = trims.floorEntry(start);
-            if (before != null && before.getValue() >= start) {
-                start = before.getKey();
-                end = Math.max(end, before.getValue());
-            }
-            Iterator<Map.Entry<Long, Long>> it = trims.tailMap(start, true).entrySet().iterator();
-            while (it.hasNext()) {
-                Map.Entry<Long, Long> e = it.next();
-                if (e.getKey() > end) {
-                    break;
-                }
-                end = Math.max(end, e.getValue());
-                trimTotal -= e.getValue() - e.getKey();
-                it.remove();
-            }
-            putTrim(start, end);
-            pendingTrimBytes = trimTotal;
-        }
-    }
-
-    /** Removes {@code [from, to)} from the pending trims. */
-    private void cancelTrims(long from, long to) {
-        synchronized (trims) {
-            Map.Entry<Long, Long> before = trims.lowerEntry(from);
-            if (before != null && before.getValue() > from) {
-                putTrim(before.getKey(), from);
-                if (before.getValue() > to) {
-                    putTrim(to, before.getValue());
-                }
-            }
-            Iterator<Map.Entry<Long, Long>> it = trims.tailMap(from, true).entrySet().iterator();
-            while (it.hasNext()) {
-                Map.Entry<Long, Long> e = it.next();
-                if (e.getKey() >= to) {
-                    break;
-                }
-                long endOfRange = e.getValue();
-                trimTotal -= endOfRange - e.getKey();
-                it.remove();
-                if (endOfRange > to) {
-                    putTrim(to, endOfRange);
-                    break;
-                }
-            }
-            pendingTrimBytes = trimTotal;
-        }
-    }
-
-    /**
-     * Caller holds {@code trims}: sets the range starting at {@code start} (replacing the one
-     * there, if any) and keeps the byte count up to date, without a walk over all ranges.
-     */
-    private void putTrim(long start, long end) {
-        Long old = trims.put(start, end);
-        trimTotal += end - start - (old == null ? 0 : old - start);
+        trims.add(start, end);
     }
 
     /** Bytes trimmed and not yet reclaimed by gc. */
     long pendingTrimBytes() {
-        return pendingTrimBytes;
+        return trims.pendingBytes();
     }
 
     /** Makes everything written so far durable: data and checksums. */
@@ -558,9 +475,9 @@ final class VolumeStore implements AutoCloseable {
     private void force(FileChannel c) throws IOException {
         dirtyBytes.set(0);
         c.force(false);
-        Checksums sums = this.sums;
+        ChecksumFile sums = this.sums;
         if (sums != null) {
-            sums.map().force();
+            sums.force();
         }
         if (!entriesDurable) {
             // The files' directory entries: a volume created (or moved back from orphans/) since
@@ -674,7 +591,7 @@ final class VolumeStore implements AutoCloseable {
     private int scrub(int f, long fromBlock, long toBlock) throws IOException {
         ByteBuffer buf = SCRATCH.get();
         CRC32C c = new CRC32C();
-        Checksums sums = this.sums;
+        ChecksumFile sums = this.sums;
         long end = Math.min(toBlock, Math.min(blocks(), sums.blocks()));
         int verified = 0;
         for (long b = fromBlock; b < end; b++) {
@@ -687,7 +604,7 @@ final class VolumeStore implements AutoCloseable {
             ReentrantLock l = stripes[(int) (b % STRIPES)];
             l.lock();
             try {
-                int stored = sums.map().getInt((int) (b * 4));
+                int stored = sums.get(b);
                 if (stored != 0) {
                     buf.clear().limit(blockLen);
                     read(b * BLOCK, buf);
@@ -713,7 +630,7 @@ final class VolumeStore implements AutoCloseable {
      * stripe. Returns the bytes reclaimed, 0 if nothing was pending.
      */
     long gcStep() throws IOException {
-        if (pendingTrimBytes == 0) {
+        if (trims.pendingBytes() == 0) {
             return 0;
         }
         pin();
@@ -727,26 +644,16 @@ final class VolumeStore implements AutoCloseable {
     private long gcStep(int f) {
         lockAll();
         try {
-            synchronized (trims) {
-                Map.Entry<Long, Long> e = trims.firstEntry();
-                if (e == null) {
-                    return 0;
-                }
-                long start = e.getKey();
-                long end = Math.min(e.getValue(), start + GC_STEP_BYTES);
-                trims.remove(start);
-                trimTotal -= e.getValue() - start;
-                if (end < e.getValue()) {
-                    putTrim(end, e.getValue());
-                }
-                pendingTrimBytes = trimTotal;
-                long to = Math.min(end, size);
-                if (to > start) {
-                    LinuxFiles.punchHole(f, start, to - start);
-                    clearChecksums(start, to);
-                }
-                return end - start;
+            TrimRanges.Range r = trims.takeFirst(GC_STEP_BYTES);
+            if (r == null) {
+                return 0;
             }
+            long to = Math.min(r.end(), size);
+            if (to > r.start()) {
+                LinuxFiles.punchHole(f, r.start(), to - r.start());
+                clearChecksums(r.start(), to);
+            }
+            return r.length();
         } finally {
             unlockAll();
         }

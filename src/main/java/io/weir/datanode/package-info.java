@@ -21,7 +21,8 @@
  *   <li>The protocol: {@code NbdServer} (the listener and selector loop), {@code NbdConnection}
  *       (one client's framing, flow control, output and closing), {@code NbdHandshake} (its
  *       option negotiation) and {@code NbdRequest} (one transmission request, run by a worker,
- *       and its reply). {@code VolumeStore}: the storage.
+ *       and its reply). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
+ *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>
