@@ -3,8 +3,6 @@ package io.weir.controlplane.usage;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.weir.protocol.UsageReport;
-import io.weir.protocol.UsageReport.Gap;
-import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
 import java.io.StringReader;
 import java.sql.Array;
@@ -16,7 +14,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -181,21 +178,22 @@ public class UsageIngest {
                 }
             }
         }
-        Batch batch = transactions.execute(status -> {
+        UsageBatch.Retention retained = (level, start) -> partitions.retains(level, start, now);
+        UsageBatch batch = transactions.execute(status -> {
             try {
                 Connection c = DataSourceUtils.getConnection(dataSource);
                 Set<ReportKey> fresh = insertLedger(c, deliveries, candidates.values(), now);
-                Batch b = new Batch();
+                UsageBatch b = new UsageBatch();
                 for (var e : candidates.entrySet()) {
                     int i = e.getValue();
                     if (fresh.contains(e.getKey())) {
                         outcomes[i] = Outcome.STORED;
-                        b.add(deliveries.get(i), tenantOf, now, partitions);
+                        b.add(deliveries.get(i), tenantOf, retained);
                     } else {
                         outcomes[i] = Outcome.DUPLICATE;
                     }
                 }
-                b.write(c);
+                write(c, b);
                 return b;
             } catch (SQLException e) {
                 throw new IllegalStateException("could not store usage reports", e);
@@ -266,109 +264,37 @@ public class UsageIngest {
         return fresh;
     }
 
-    /** The rows of the reports stored in one transaction. */
-    private static final class Batch {
-        final StringBuilder volumeCopy = new StringBuilder();
-        final StringBuilder taskCopy = new StringBuilder();
-        final Map<UsageLevel, TreeMap<VolumeKey, Sums>> volumeRollups = new HashMap<>();
-        final Map<UsageLevel, TreeMap<VolumeKey, Sums>> tenantRollups = new HashMap<>();
-        final Map<UsageLevel, TreeMap<TaskKey, TaskSums>> taskRollups = new HashMap<>();
-        final Map<GapKey, GapRow> gaps = new TreeMap<>();
-        final Map<UUID, long[]> tenantTotals = new HashMap<>();
-        long volumeSamples;
-        long skippedSamples;
-
-        void add(Delivery d, Map<UUID, Optional<UUID>> tenantOf, Instant now, UsagePartitions partitions) {
-            UsageReport r = d.report();
-            long durationMs = Duration.between(r.from(), r.to()).toMillis();
-            String ts = r.from().toString();
-            boolean raw = partitions.retains(UsageLevel.RAW, r.from(), now);
-            for (VolumeUsage v : r.volumes()) {
-                UUID tenant = tenantOf.getOrDefault(v.volumeId(), Optional.empty()).orElse(null);
-                if (raw) {
-                    volumeCopy.append(ts).append('\t').append(durationMs).append('\t').append(d.nodeId()).append('\t')
-                            .append(v.volumeId()).append('\t').append(tenant == null ? "\\N" : tenant.toString())
-                            .append('\t').append(v.readOps()).append('\t').append(v.writeOps()).append('\t')
-                            .append(v.readBytes()).append('\t').append(v.writeBytes()).append('\t')
-                            .append(v.latencyP50Us()).append('\t').append(v.latencyP99Us()).append('\t')
-                            .append(v.latencyMaxUs()).append('\t').append(v.queueDepth()).append('\t')
-                            .append(v.throttledNanos()).append('\t').append(v.rejected()).append('\t')
-                            .append(v.cpuNanos()).append('\n');
-                    volumeSamples++;
-                } else {
-                    skippedSamples++;
-                }
-                for (UsageLevel level : List.of(UsageLevel.MINUTE, UsageLevel.HOUR)) {
-                    if (!partitions.retains(level, r.from(), now)) {
-                        continue;
-                    }
-                    Instant bucket = level.bucket(r.from());
-                    volumeRollups.computeIfAbsent(level, k -> new TreeMap<>())
-                            .computeIfAbsent(new VolumeKey(v.volumeId(), bucket), k -> new Sums(tenant))
-                            .add(v, durationMs);
-                    if (tenant != null) {
-                        tenantRollups.computeIfAbsent(level, k -> new TreeMap<>())
-                                .computeIfAbsent(new VolumeKey(tenant, bucket), k -> new Sums(null))
-                                .add(v, durationMs);
-                    }
-                }
-                if (tenant != null) {
-                    long[] t = tenantTotals.computeIfAbsent(tenant, k -> new long[2]);
-                    t[0] = plus(t[0], v.ops());
-                    t[1] = plus(t[1], plus(v.readBytes(), v.writeBytes()));
-                }
-            }
-            for (TaskUsage t : r.tasks()) {
-                if (raw) {
-                    taskCopy.append(ts).append('\t').append(durationMs).append('\t').append(d.nodeId()).append('\t')
-                            .append(copyText(t.name())).append('\t').append(t.ops()).append('\t').append(t.cpuNanos())
-                            .append('\t').append(t.effectiveShare()).append('\n');
-                }
-                for (UsageLevel level : List.of(UsageLevel.MINUTE, UsageLevel.HOUR)) {
-                    if (partitions.retains(level, r.from(), now)) {
-                        taskRollups.computeIfAbsent(level, k -> new TreeMap<>())
-                                .computeIfAbsent(new TaskKey(d.nodeId(), level.bucket(r.from()), t.name()),
-                                        k -> new TaskSums())
-                                .add(t, durationMs);
-                    }
-                }
-            }
-            for (Gap g : r.gaps()) {
-                gaps.merge(new GapKey(d.nodeId(), g.firstSequence()), new GapRow(g.lastSequence(), g.from(), g.to()),
-                        GapRow::widen);
-            }
-        }
-
-        void write(Connection c) throws SQLException {
+        /** Writes {@code batch}: its raw rows with COPY, then its rollups and gaps, in key order. */
+    private static void write(Connection c, UsageBatch batch) throws SQLException {
             try {
                 var copy = c.unwrap(PGConnection.class).getCopyAPI();
-                if (!volumeCopy.isEmpty()) {
+                if (!batch.volumeCopy.isEmpty()) {
                     copy.copyIn("COPY usage_volume_raw (ts, duration_ms, node_id, volume_id, tenant_id, read_ops, "
                             + "write_ops, read_bytes, write_bytes, latency_p50_us, latency_p99_us, latency_max_us, "
-                            + "queue_depth, throttled_ns, rejected, cpu_ns) FROM STDIN", new StringReader(volumeCopy.toString()));
+                            + "queue_depth, throttled_ns, rejected, cpu_ns) FROM STDIN", new StringReader(batch.volumeCopy.toString()));
                 }
-                if (!taskCopy.isEmpty()) {
+                if (!batch.taskCopy.isEmpty()) {
                     copy.copyIn("COPY usage_task_raw (ts, duration_ms, node_id, task, ops, cpu_ns, share) FROM STDIN",
-                            new StringReader(taskCopy.toString()));
+                            new StringReader(batch.taskCopy.toString()));
                 }
             } catch (java.io.IOException e) {
                 throw new SQLException("COPY failed", e);
             }
             for (UsageLevel level : List.of(UsageLevel.MINUTE, UsageLevel.HOUR)) {
                 upsertSums(c, "usage_volume_" + level.wireName(), "volume_id", true,
-                        volumeRollups.getOrDefault(level, new TreeMap<>()));
+                        batch.volumeRollups.getOrDefault(level, new TreeMap<>()));
                 upsertSums(c, "usage_tenant_" + level.wireName(), "tenant_id", false,
-                        tenantRollups.getOrDefault(level, new TreeMap<>()));
-                upsertTasks(c, "usage_task_" + level.wireName(), taskRollups.getOrDefault(level, new TreeMap<>()));
+                        batch.tenantRollups.getOrDefault(level, new TreeMap<>()));
+                upsertTasks(c, "usage_task_" + level.wireName(), batch.taskRollups.getOrDefault(level, new TreeMap<>()));
             }
-            upsertGaps(c);
+            upsertGaps(c, batch.gaps);
         }
 
-        private void upsertGaps(Connection c) throws SQLException {
+        private static void upsertGaps(Connection c, Map<UsageBatch.GapKey, UsageBatch.GapRow> gaps) throws SQLException {
             if (gaps.isEmpty()) {
                 return;
             }
-            List<Map.Entry<GapKey, GapRow>> rows = new ArrayList<>(gaps.entrySet());
+            List<Map.Entry<UsageBatch.GapKey, UsageBatch.GapRow>> rows = new ArrayList<>(gaps.entrySet());
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO usage_gap AS g (node_id, first_sequence, "
                     + "last_sequence, gap_from, gap_to, recorded_at) SELECT n, f, l, a::timestamptz, b::timestamptz, now() "
                     + "FROM unnest(?::uuid[], ?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS r(n, f, l, a, b) "
@@ -385,11 +311,11 @@ public class UsageIngest {
         }
 
         private static void upsertSums(Connection c, String table, String keyColumn, boolean withTenant,
-                TreeMap<VolumeKey, Sums> rows) throws SQLException {
+                TreeMap<UsageBatch.VolumeKey, UsageBatch.Sums> rows) throws SQLException {
             if (rows.isEmpty()) {
                 return;
             }
-            List<Map.Entry<VolumeKey, Sums>> list = new ArrayList<>(rows.entrySet());
+            List<Map.Entry<UsageBatch.VolumeKey, UsageBatch.Sums>> list = new ArrayList<>(rows.entrySet());
             String cols = "bucket, " + keyColumn + (withTenant ? ", tenant_id" : "") + ", samples, read_ops, write_ops, "
                     + "read_bytes, write_bytes, latency_p50_wsum, latency_p99_wsum, latency_max_us, queue_depth_ms, "
                     + "throttled_ns, rejected, cpu_ns";
@@ -429,11 +355,11 @@ public class UsageIngest {
             }
         }
 
-        private static void upsertTasks(Connection c, String table, TreeMap<TaskKey, TaskSums> rows) throws SQLException {
+        private static void upsertTasks(Connection c, String table, TreeMap<UsageBatch.TaskKey, UsageBatch.TaskSums> rows) throws SQLException {
             if (rows.isEmpty()) {
                 return;
             }
-            List<Map.Entry<TaskKey, TaskSums>> list = new ArrayList<>(rows.entrySet());
+            List<Map.Entry<UsageBatch.TaskKey, UsageBatch.TaskSums>> list = new ArrayList<>(rows.entrySet());
             String sql = "INSERT INTO " + table + " AS u (bucket, node_id, task, samples, ops, cpu_ns, share_ms, duration_ms) "
                     + "SELECT b::timestamptz, n, t, s1, s2, s3, s4, s5 FROM unnest(?::text[], ?::uuid[], ?::text[], "
                     + "?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[]) AS r(b, n, t, s1, s2, s3, s4, s5) "
@@ -460,26 +386,6 @@ public class UsageIngest {
             }
             return c.createArrayOf(type, values);
         }
-    }
-
-    /*
-     * Rollups never overflow: a bucket's sums grow with every report of its hour, so the
-     * protocol's per-report bounds alone cannot keep them in a bigint. Sums are added in Java
-     * clamped at Long.MAX_VALUE (add, times) and in SQL in numeric, clamped back to a bigint
-     * (sat); float sums clamp their terms (satFloat). A clamped sum is wrong, but it is stored,
-     * and every other report of the tenant's hour still is.
-     */
-
-    /** {@code a + b} of non-negative figures, clamped to {@code Long.MAX_VALUE}. */
-    static long plus(long a, long b) {
-        long r = a + b;
-        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
-    }
-
-    /** {@code a * b} of non-negative figures, clamped to {@code Long.MAX_VALUE}. */
-    static long times(long a, long b) {
-        return Math.multiplyHigh(a, b) != 0 || a * b < 0 ? Long.MAX_VALUE : a * b;
-    }
 
     /** {@code column = u.column + excluded.column}, in numeric, clamped to a bigint. */
     private static String sat(String column) {
@@ -491,86 +397,4 @@ public class UsageIngest {
         return column + " = LEAST(u." + column + ", 1e300) + LEAST(excluded." + column + ", 1e300)";
     }
 
-    /** Escapes a value for COPY's text format. */
-    private static String copyText(String s) {
-        return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r");
-    }
-
-    private record VolumeKey(UUID id, Instant bucket) implements Comparable<VolumeKey> {
-        private static final Comparator<VolumeKey> ORDER =
-                Comparator.comparing(VolumeKey::id).thenComparing(VolumeKey::bucket);
-
-        @Override
-        public int compareTo(VolumeKey o) {
-            return ORDER.compare(this, o);
-        }
-    }
-
-    private record TaskKey(UUID nodeId, Instant bucket, String task) implements Comparable<TaskKey> {
-        private static final Comparator<TaskKey> ORDER = Comparator.comparing(TaskKey::nodeId)
-                .thenComparing(TaskKey::bucket).thenComparing(TaskKey::task);
-
-        @Override
-        public int compareTo(TaskKey o) {
-            return ORDER.compare(this, o);
-        }
-    }
-
-    private record GapKey(UUID nodeId, long firstSequence) implements Comparable<GapKey> {
-        private static final Comparator<GapKey> ORDER =
-                Comparator.comparing(GapKey::nodeId).thenComparingLong(GapKey::firstSequence);
-
-        @Override
-        public int compareTo(GapKey o) {
-            return ORDER.compare(this, o);
-        }
-    }
-
-    private record GapRow(long lastSequence, Instant from, Instant to) {
-        GapRow widen(GapRow o) {
-            return new GapRow(Math.max(lastSequence, o.lastSequence), from.isBefore(o.from) ? from : o.from,
-                    to.isAfter(o.to) ? to : o.to);
-        }
-    }
-
-    /** Rollup sums of one volume or tenant bucket. */
-    private static final class Sums {
-        final UUID tenant;
-        long samples, readOps, writeOps, readBytes, writeBytes, p50Wsum, p99Wsum, maxUs, throttledNs, rejected, cpuNs;
-        double queueDepthMs;
-
-        Sums(UUID tenant) {
-            this.tenant = tenant;
-        }
-
-        void add(VolumeUsage v, long durationMs) {
-            samples++;
-            readOps = plus(readOps, v.readOps());
-            writeOps = plus(writeOps, v.writeOps());
-            readBytes = plus(readBytes, v.readBytes());
-            writeBytes = plus(writeBytes, v.writeBytes());
-            long ops = plus(v.readOps(), v.writeOps());
-            p50Wsum = plus(p50Wsum, times(v.latencyP50Us(), ops));
-            p99Wsum = plus(p99Wsum, times(v.latencyP99Us(), ops));
-            maxUs = Math.max(maxUs, v.latencyMaxUs());
-            queueDepthMs += v.queueDepth() * durationMs;
-            throttledNs = plus(throttledNs, v.throttledNanos());
-            rejected = plus(rejected, v.rejected());
-            cpuNs = plus(cpuNs, v.cpuNanos());
-        }
-    }
-
-    /** Rollup sums of one task bucket. */
-    private static final class TaskSums {
-        long samples, ops, cpuNs, durationMs;
-        double shareMs;
-
-        void add(TaskUsage t, long duration) {
-            samples++;
-            ops = plus(ops, t.ops());
-            cpuNs = plus(cpuNs, t.cpuNanos());
-            shareMs += t.effectiveShare() * duration;
-            durationMs = plus(durationMs, duration);
-        }
-    }
 }

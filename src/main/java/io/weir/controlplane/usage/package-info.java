@@ -9,7 +9,8 @@
  *       deduplicated by (node, sequence), raw samples by {@code COPY}, 1-minute and 1-hour rollups
  *       kept in the same transaction, gaps recorded. The caller acknowledges each report once the
  *       call returns. Rollup sums are clamped at the largest bigint instead of overflowing, so
- *       no report can make a tenant's later reports fail.</li>
+ *       no report can make a tenant's later reports fail. What the reports become (raw rows,
+ *       rollup sums, gaps) is computed apart from the SQL, by {@code UsageBatch}.</li>
  *   <li>{@code UsagePartitions} keeps the time partitions: daily for raw samples and 1-minute
  *       rollups, monthly for 1-hour rollups, created ahead and dropped whole past each level's
  *       retention ({@code weir.usage.retention.*}).</li>
