@@ -14,7 +14,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -66,11 +65,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * wall time times the worker's CPU/wall ratio over the previous interval (the wall clock is read
  * once per request, so a request's wall time starts where the previous one in its batch ended); the request that closes
  * an interval is charged the interval's measured CPU time minus what was already charged in it.
- * Every interval's CPU time is therefore charged exactly once in total, a request longer than an
+ * Every interval's CPU time is therefore charged once in total (unless the requests before the
+ * sample were estimated above it, when the interval is charged that estimate), a request longer than an
  * interval is charged almost exactly its own CPU time (time blocked is not CPU), and short
  * requests share the interval's time in proportion to their wall time. An interval of 0 reads
  * the CPU clock for every request. The charge includes the worker's scheduling overhead and
- * excludes time spent parked while idle.
+ * excludes time spent parked while idle. Each worker's {@link CpuSampler} does this; submissions reach the
+ * scheduler through the {@link Inbox}, so that a worker's loop reads as "complete the last batch,
+ * drain the inbox, take a batch, run it".
  *
  * <h2>Lifecycle</h2>
  * {@link #close()} stops accepting new work ({@link RejectedExecutionException}), lets the workers
@@ -120,9 +122,8 @@ public final class QosExecutor implements AutoCloseable {
     private volatile Map<String, Gate> volumeGates;
     private volatile Map<String, Gate> taskGates;
 
-    /** Inbox: Vyukov's intrusive MPSC list. Producers swap {@code tail}; the lock holder consumes. */
-    private final AtomicReference<Job<?>> inboxTail;
-    private Job<?> inboxHead;
+    /** Submissions not yet moved into the scheduler; the lock holder takes them. */
+    private final Inbox<Job<?>> inbox = new Inbox<>(new Job<>(null, null, null, 0, null));
 
     /** Submitted and not yet dispatched (inbox plus scheduler queues). */
     private final AtomicInteger undispatched = new AtomicInteger();
@@ -136,9 +137,6 @@ public final class QosExecutor implements AutoCloseable {
         this.cpuSampleInterval = b.cpuSampleInterval;
         this.scheduler = new HierarchicalScheduler<>(b.config, clock.nanoTime());
         scheduler.pacing(b.pacing, clock.nanoTime());
-        Job<?> stub = new Job<>(null, null, null, 0, null);
-        this.inboxTail = new AtomicReference<>(stub);
-        this.inboxHead = stub;
         installGates(b.config);
         this.workers = new ArrayList<>(b.workers);
         this.parked = new AtomicIntegerArray(b.workers);
@@ -216,8 +214,7 @@ public final class QosExecutor implements AutoCloseable {
             undispatched.decrementAndGet();
             throw new QueueFullException(gate.name, gate.capacity);
         }
-        Job<?> prev = inboxTail.getAndSet(job);
-        prev.setNext(job); // volatile store: pairs with the idle check below (Dekker)
+        inbox.push(job); // a volatile store: pairs with the idle check below (Dekker)
         if (idleWorkers.get() > 0) {
             wakeOne();
         }
@@ -250,12 +247,7 @@ public final class QosExecutor implements AutoCloseable {
 
     /** Moves the inbox into the scheduler. Caller holds {@link #lock}. */
     private void drainInbox(long now) {
-        for (;;) {
-            Job<?> next = inboxHead.next();
-            if (next == null) {
-                return;
-            }
-            inboxHead = next; // it becomes the new stub
+        for (Job<?> next; (next = inbox.poll()) != null;) {
             try {
                 if (next.kind != null) {
                     scheduler.enqueueAdmitted(handle(next), next.kind, next.bytes, next, now);
@@ -288,10 +280,6 @@ public final class QosExecutor implements AutoCloseable {
             g.handle = h;
         }
         return h;
-    }
-
-    private boolean inboxEmpty() {
-        return inboxHead.next() == null;
     }
 
     private void installGates(SchedulerConfig config) {
@@ -476,11 +464,7 @@ public final class QosExecutor implements AutoCloseable {
         long[] batchCpu = new long[MAX_BATCH];
         int batchSize = 0;
         int workerCount = workers.size();
-        // CPU sampling state of this worker (see "CPU accounting")
-        long windowWall = System.nanoTime();
-        long windowCpu = cpuClock.currentThreadCpuNanos();
-        long chargedInWindow = 0;
-        double ratio = 1.0;
+        CpuSampler cpu = new CpuSampler(cpuClock, cpuSampleInterval, System.nanoTime());
         for (;;) {
             boolean exiting = false;
             lock.lock();
@@ -515,7 +499,7 @@ public final class QosExecutor implements AutoCloseable {
                     long deadline = scheduler.nextEligibleTime();
                     parked.set(index, 1);
                     idleWorkers.incrementAndGet();
-                    if (!inboxEmpty()) {
+                    if (!inbox.isEmpty()) {
                         // a submission raced with going idle: take it back unless a waker already did
                         if (parked.compareAndSet(index, 1, 0)) {
                             idleWorkers.decrementAndGet();
@@ -555,21 +539,7 @@ public final class QosExecutor implements AutoCloseable {
             for (int i = 0; i < batchSize; i++) {
                 batch[i].request().run();
                 long end = System.nanoTime();
-                long charge;
-                if (cpuSampleInterval == 0 || end - windowWall >= cpuSampleInterval) {
-                    long cpu = cpuClock.currentThreadCpuNanos();
-                    long windowTotal = cpu - windowCpu;
-                    long wall = end - windowWall;
-                    charge = Math.max(0, windowTotal - chargedInWindow);
-                    ratio = wall <= 0 ? 1.0 : Math.min(1.0, Math.max(0.0, (double) windowTotal / wall));
-                    windowWall = end;
-                    windowCpu = cpu;
-                    chargedInWindow = 0;
-                } else {
-                    charge = (long) ((end - start) * ratio);
-                    chargedInWindow += charge;
-                }
-                batchCpu[i] = charge;
+                batchCpu[i] = cpu.charge(start, end);
                 start = end;
             }
         }
@@ -616,7 +586,7 @@ public final class QosExecutor implements AutoCloseable {
      * The work, its future and its inbox link in one object: the only per-request allocation of
      * the executor.
      */
-    private static final class Job<T> extends CompletableFuture<T> {
+    private static final class Job<T> extends CompletableFuture<T> implements Inbox.Link<Job<?>> {
         private static final VarHandle NEXT;
 
         static {
@@ -643,11 +613,13 @@ public final class QosExecutor implements AutoCloseable {
             this.gate = gate;
         }
 
-        Job<?> next() {
+        @Override
+        public Job<?> next() {
             return (Job<?>) NEXT.getVolatile(this);
         }
 
-        void setNext(Job<?> n) {
+        @Override
+        public void setNext(Job<?> n) {
             NEXT.setVolatile(this, n);
         }
 

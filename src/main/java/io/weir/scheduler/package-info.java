@@ -24,7 +24,9 @@
  *       requests on one volume resolves it once to a {@link io.weir.scheduler.VolumeHandle} (the
  *       volume's node itself), so the per-request path does no id lookup.</li>
  *   <li>{@link io.weir.scheduler.QosExecutor} runs work on N threads under that core, measures
- *       each item's CPU time ({@link io.weir.scheduler.CpuClock}) and charges it.</li>
+ *       each item's CPU time ({@link io.weir.scheduler.CpuClock}, sampled by each worker's
+ *       {@code CpuSampler}) and charges it; submissions reach the core through its lock-free
+ *       {@code Inbox}.</li>
  *   <li>{@code SaturationPacer} (off unless {@link io.weir.scheduler.QosExecutor.Builder#pacing}
  *       turns it on; the data node with {@code --pacing on}) keeps the backlog in the scheduler while the node's
  *       real bottleneck is elsewhere and weights would not hold: a node-wide pace on the
@@ -178,8 +180,9 @@
  *   <li><b>Sampled CPU time</b> ({@link io.weir.scheduler.QosExecutor}): the thread CPU clock is
  *       read at most once per millisecond per worker; requests in between are charged their wall
  *       time times the worker's recent CPU/wall ratio, and the request that closes a sample
- *       interval takes the interval's remainder, so every measured nanosecond is charged exactly
- *       once. {@code cpuSampleInterval(0)} measures every request.</li>
+ *       interval takes the interval's remainder (never below 0), so every measured nanosecond is
+ *       charged once, or the estimate when it overshot. {@code cpuSampleInterval(0)} measures
+ *       every request.</li>
  *   <li><b>Pacing and rejoin credit</b> (only with pacing on): the weight phase may hold work
  *       while a worker is idle (not work-conserving while pacing), and a volume or tenant that
  *       had two or more requests queued in the last 100-200 ms and has no limit or reservation
