@@ -42,7 +42,11 @@ import org.bouncycastle.pkcs.PKCSException;
  */
 final class Pem {
 
-    /** BouncyCastle as a provider instance for the PBE of encrypted keys only; never registered globally. */
+    /**
+     * BouncyCastle as a provider instance, never registered globally: for the PBE of encrypted keys,
+     * and to make key pairs, whose PKCS#8 form then carries the public key (the JDK's leaves it out,
+     * and GnuTLS, so libnbd and qemu, refuses such an EC key).
+     */
     private static final BouncyCastleProvider BC = new BouncyCastleProvider();
 
     private Pem() {
@@ -51,7 +55,7 @@ final class Pem {
     /** A new EC P-256 key pair: what the CA and the keys it makes for tenants use. */
     static KeyPair newKeyPair() {
         try {
-            KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+            KeyPairGenerator g = KeyPairGenerator.getInstance("EC", BC);
             g.initialize(new ECGenParameterSpec("secp256r1"));
             return g.generateKeyPair();
         } catch (GeneralSecurityException e) {

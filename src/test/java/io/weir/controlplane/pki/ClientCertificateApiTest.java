@@ -82,6 +82,22 @@ class ClientCertificateApiTest extends IntegrationTest {
         assertThat(audit).contains(body.get("serial").asString()).doesNotContain("PRIVATE KEY");
     }
 
+    /**
+     * GnuTLS (libnbd's nbdinfo, nbdcopy, qemu-img) refuses an EC key whose PKCS#8 form lacks the
+     * public key ("ASN1 parser: Element was not found"), which the JDK's own encoding leaves out.
+     */
+    @Test
+    void theKeyItMakesCarriesItsPublicKeySoThatGnuTlsClientsLoadIt() throws Exception {
+        Response r = api.post(path(tenant()), "{\"name\":\"gnutls\"}");
+        assertThat(r.status()).isEqualTo(201);
+        try (org.bouncycastle.openssl.PEMParser p = new org.bouncycastle.openssl.PEMParser(
+                new java.io.StringReader(r.json().get("privateKeyPem").asString()))) {
+            org.bouncycastle.asn1.pkcs.PrivateKeyInfo info = (org.bouncycastle.asn1.pkcs.PrivateKeyInfo) p.readObject();
+            org.bouncycastle.asn1.sec.ECPrivateKey ec = org.bouncycastle.asn1.sec.ECPrivateKey.getInstance(info.parsePrivateKey());
+            assertThat(ec.getPublicKey()).as("the public key inside the PKCS#8 private key").isNotNull();
+        }
+    }
+
     @Test
     void aCsrIsCertifiedForItsKeyAloneAndNoKeyIsReturned() throws Exception {
         String tenant = tenant();
