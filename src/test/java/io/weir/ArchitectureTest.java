@@ -70,7 +70,8 @@ class ArchitectureTest {
             .allowEmptyShould(true);
 
     /**
-     * The data node adds JNA (fallocate, lseek for holes) to what the agent may use, and the JDK's
+     * The data node adds JNA (fallocate, lseek for holes) and tls-channel (an SSLEngine as a
+     * non-blocking channel, for NBD over TLS) to what the agent may use, and the JDK's
      * HotSpot management API (the direct memory limit its buffer budget derives from); nobody else
      * uses JNA.
      */
@@ -79,7 +80,8 @@ class ArchitectureTest {
             .that().resideInAPackage("io.weir.datanode..")
             .should().onlyDependOnClassesThat().resideInAnyPackage(concat(JDK, "io.weir.datanode..", "io.weir.agent..",
                     "io.weir.scheduler..", "io.weir.protocol..", "tools.jackson..",
-                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "com.sun.jna..", "com.sun.management.."))
+                    "com.fasterxml.jackson.annotation..", "org.HdrHistogram..", "com.sun.jna..", "com.sun.management..",
+                    "tlschannel.."))
             .allowEmptyShould(true);
 
     @ArchTest

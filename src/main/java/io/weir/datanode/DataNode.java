@@ -86,6 +86,8 @@ public final class DataNode implements AutoCloseable {
     private final boolean ownsExecutor;
     private final BufferPool pool;
     private final NbdServer server;
+    /** The NBD server's TLS identity and clients: the agent's certificate, each config's PKI. */
+    private final NbdTls tls = new NbdTls();
     private final BackgroundTasks background;
     private final java.util.concurrent.ExecutorService bypass;
 
@@ -128,7 +130,7 @@ public final class DataNode implements AutoCloseable {
                 b.idleEvictAfter.toNanos());
         this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
         try {
-            this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits);
+            this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits, tls);
         } catch (IOException e) {
             if (ownsExecutor) {
                 executor.close();
@@ -159,6 +161,14 @@ public final class DataNode implements AutoCloseable {
     }
 
     /**
+     * The node's TLS server certificate (from its agent): from now on NBD clients may negotiate
+     * TLS (NBD_OPT_STARTTLS) with it; a renewal applies to new handshakes.
+     */
+    public void serverCertificate(io.weir.agent.ServerCertificate certificate) {
+        tls.serverCertificate(certificate);
+    }
+
+    /**
      * Applies a configuration: to the executor (weights, limits, task shares), then to the exports.
      *
      * @throws IllegalArgumentException if the config is invalid (unknown tenant, a volume shrinks,
@@ -184,6 +194,7 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
+        tls.config(config.tls(), tenants);
         Map<String, VolumeStore> current = byId;
         // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
         Map<String, VolumeStore> nextById = new HashMap<>();

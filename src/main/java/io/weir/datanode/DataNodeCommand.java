@@ -235,6 +235,9 @@ public final class DataNodeCommand {
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
         agent.start();
+        if (agent.serverCertificate() != null) {
+            node.serverCertificate(agent.serverCertificate()); // the one kept in the state directory
+        }
         helpers.add(statusReporter(node, agent, err));
         return agent;
     }
@@ -285,6 +288,11 @@ public final class DataNodeCommand {
                             LOG.log(System.Logger.Level.WARNING, "exports of revision {0} not applied: {1}", config.revision(), e);
                             throw e instanceof RuntimeException r ? r : new UncheckedIOException("exports not applied: " + e, (IOException) e);
                         }
+                    }
+
+                    @Override
+                    public void serverCertificate(io.weir.agent.ServerCertificate certificate) {
+                        node.serverCertificate(certificate); // NBD clients may negotiate TLS with it
                     }
                 }).build();
     }

@@ -70,6 +70,12 @@ final class NbdConnection {
 
     final NbdServer server;
     private final SocketChannel channel;
+    /** After NBD_OPT_STARTTLS: the TLS session over {@link #channel}; all IO goes through it. */
+    private volatile tlschannel.TlsChannel tls;
+    /** A TLS read needs to write (the handshake) before it can go on: retried when the socket is writable. */
+    private boolean tlsReadWantsWrite;
+    /** The tenant whose exports a TLS client sees (from its certificate), once known. */
+    private String tlsTenant;
     final BufferPool pool;
     private SelectionKey key;
     private final ByteBuffer in = ByteBuffer.allocateDirect(READ_BUFFER_BYTES).order(ByteOrder.BIG_ENDIAN);
@@ -144,10 +150,13 @@ final class NbdConnection {
                 abort("key cancelled");
                 return;
             }
+            boolean readAgain = false;
             if (k.isWritable()) {
+                readAgain = tlsReadWantsWrite;
+                tlsReadWantsWrite = false;
                 flushQueued();
             }
-            if (k.isValid() && k.isReadable()) {
+            if (k.isValid() && (k.isReadable() || readAgain)) {
                 readAndProcess();
             }
         } catch (IOException e) {
@@ -159,8 +168,22 @@ final class NbdConnection {
     }
 
     private void readAndProcess() throws IOException {
+        do {
+            readAndProcessOnce();
+            // A TLS session may hold decrypted bytes the socket will not announce again: read on
+            // while it gives some and the connection reads at all.
+        } while (tls != null && lastRead > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
+                && state != State.OPENING);
+    }
+
+    /** Bytes the last read of {@link #readAndProcessOnce} took. */
+    private int lastRead;
+
+    private void readAndProcessOnce() throws IOException {
+        lastRead = 0;
         if (state == State.PAYLOAD) {
-            int n = channel.read(payloadRequest.payload);
+            int n = read(payloadRequest.payload);
+            lastRead = Math.max(0, n);
             if (n < 0) {
                 abort("client closed the connection");
                 return;
@@ -181,7 +204,8 @@ final class NbdConnection {
         if (state == State.CLOSED || state == State.DRAINING || readPaused) {
             return;
         }
-        int n = channel.read(in);
+        int n = read(in);
+        lastRead = Math.max(lastRead, n);
         if (n < 0) {
             // the client went away: in-flight requests still complete, then the connection closes
             shutdown("client closed the connection");
@@ -543,6 +567,9 @@ final class NbdConnection {
         }
         try {
             process(); // requests already buffered
+            if (tls != null && !readPaused) {
+                readAndProcess(); // and those the TLS session holds decrypted, which no OP_READ announces
+            }
         } catch (IOException e) {
             abort(e.getMessage());
         }
@@ -576,7 +603,7 @@ final class NbdConnection {
             }
             if (out.isEmpty()) {
                 try {
-                    channel.write(b);
+                    write(b);
                 } catch (IOException e) {
                     pool.release(b);
                     closeFromAnyThread("write failed: " + e.getMessage());
@@ -606,6 +633,82 @@ final class NbdConnection {
         }
     }
 
+    /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
+    private int read(ByteBuffer dst) throws IOException {
+        tlschannel.TlsChannel t = tls;
+        if (t == null) {
+            return channel.read(dst);
+        }
+        try {
+            return t.read(dst);
+        } catch (tlschannel.NeedsReadException e) {
+            return 0; // the socket has not the whole record yet: OP_READ brings the rest
+        } catch (tlschannel.NeedsWriteException e) {
+            tlsReadWantsWrite = true; // the handshake must send first: retried when writable
+            enableWrite();
+            return 0;
+        }
+    }
+
+    /** Writes to the socket, or through the TLS session. Caller holds {@link #out}: one wrap at a time, in order. */
+    private void write(ByteBuffer b) throws IOException {
+        tlschannel.TlsChannel t = tls;
+        if (t == null) {
+            channel.write(b);
+            return;
+        }
+        try {
+            t.write(b);
+        } catch (tlschannel.WouldBlockException e) {
+            // nothing taken now: the reply stays queued and OP_WRITE (or the handshake's read) resumes it
+        }
+    }
+
+    /**
+     * NBD_OPT_STARTTLS was acknowledged (selector thread, while decoding it): from the next byte
+     * on, the connection speaks TLS. The acknowledgement must have reached the socket in clear,
+     * and the client must not have sent anything after the option: bytes it sent before the TLS
+     * handshake would otherwise be read as if they came through it (CVE-2021-3716), so they close
+     * the connection. Answers whether TLS was started.
+     */
+    boolean startTls(javax.net.ssl.SSLContext context) {
+        synchronized (out) {
+            if (!out.isEmpty()) {
+                abort("the STARTTLS acknowledgement could not be sent in clear");
+                return false;
+            }
+        }
+        if (in.hasRemaining()) {
+            abort("the client sent data after NBD_OPT_STARTTLS before the TLS handshake");
+            return false;
+        }
+        tls = tlschannel.ServerTlsChannel.newBuilder(channel, context).withEngineFactory(NbdTls::serverEngine).build();
+        return true;
+    }
+
+    /** Whether the connection speaks TLS. */
+    boolean isTls() {
+        return tls != null;
+    }
+
+    /**
+     * The name of the tenant whose exports this TLS client sees, from its certificate once the
+     * handshake is done; null while unknown, or when the certificate belongs to no tenant here.
+     */
+    String tlsTenant() {
+        if (tlsTenant == null && tls != null) {
+            try {
+                java.security.cert.Certificate[] peer = tls.getSslEngine().getSession().getPeerCertificates();
+                if (peer.length > 0 && peer[0] instanceof java.security.cert.X509Certificate x) {
+                    tlsTenant = server.tls.tenantOf(x);
+                }
+            } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+                return null;
+            }
+        }
+        return tlsTenant;
+    }
+
     private void enableWrite() {
         if (key.isValid()) {
             key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
@@ -619,7 +722,7 @@ final class NbdConnection {
             ByteBuffer b;
             while ((b = out.peek()) != null) {
                 int before = b.remaining();
-                channel.write(b);
+                write(b);
                 int written = before - b.remaining();
                 if (written > 0) {
                     buffered.addAndGet(-written);

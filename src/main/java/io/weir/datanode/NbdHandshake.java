@@ -43,6 +43,57 @@ final class NbdHandshake {
         return true;
     }
 
+    /**
+     * NBD_OPT_STARTTLS: acknowledged when the node has a certificate, then TLS from the next byte
+     * on ({@link NbdConnection#startTls}); everything negotiated before is forgotten, as the
+     * protocol requires. Refused with data, a second time, or when the node has no certificate.
+     */
+    private void startTls(int opt, ByteBuffer data) {
+        if (data.hasRemaining()) {
+            reply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_STARTTLS takes no data");
+            return;
+        }
+        if (conn.isTls()) {
+            reply(opt, Nbd.REP_ERR_INVALID, "TLS is already in use");
+            return;
+        }
+        javax.net.ssl.SSLContext context = conn.server.tls.context();
+        if (context == null) {
+            reply(opt, Nbd.REP_ERR_UNSUP, "this node has no TLS certificate yet");
+            return;
+        }
+        reply(opt, Nbd.REP_ACK, null);
+        if (conn.startTls(context)) {
+            structured = false;
+            metaContext = false;
+            metaContextExport = null;
+        }
+    }
+
+    /**
+     * The export named {@code name} if this client may see it, else null: over TLS, only the
+     * exports of its certificate's tenant (another tenant's export answers exactly as one that
+     * does not exist); in clear, every export.
+     */
+    private VolumeStore visible(String name) {
+        VolumeStore v = conn.server.exports.lookup(name);
+        return v == null || sees(v) ? v : null;
+    }
+
+    /** The exports this client may see ({@link #visible}). */
+    private java.util.Collection<VolumeStore> visibleExports() {
+        java.util.Collection<VolumeStore> all = conn.server.exports.all();
+        return conn.isTls() ? all.stream().filter(this::sees).toList() : all;
+    }
+
+    private boolean sees(VolumeStore v) {
+        if (!conn.isTls()) {
+            return true;
+        }
+        String tenant = conn.tlsTenant();
+        return tenant != null && v.exportName.startsWith(tenant + "/");
+    }
+
     /** Whether structured replies were negotiated. */
     boolean structured() {
         return structured;
@@ -68,7 +119,7 @@ final class NbdHandshake {
                     reply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_LIST takes no data");
                     return;
                 }
-                for (VolumeStore v : conn.server.exports.all()) {
+                for (VolumeStore v : visibleExports()) {
                     byte[] name = v.exportName.getBytes(StandardCharsets.UTF_8);
                     ByteBuffer b = replyBuffer(opt, Nbd.REP_SERVER, 4 + name.length);
                     b.putInt(name.length).put(name).flip();
@@ -76,7 +127,7 @@ final class NbdHandshake {
                 }
                 reply(opt, Nbd.REP_ACK, null);
             }
-            case Nbd.OPT_STARTTLS -> reply(opt, Nbd.REP_ERR_UNSUP, "TLS is not supported by this server");
+            case Nbd.OPT_STARTTLS -> startTls(opt, data);
             case Nbd.OPT_INFO, Nbd.OPT_GO -> infoOrGo(opt, data);
             case Nbd.OPT_STRUCTURED_REPLY -> {
                 if (data.hasRemaining()) {
@@ -93,7 +144,7 @@ final class NbdHandshake {
 
     private void exportName(ByteBuffer data) {
         String name = string(data, data.remaining());
-        VolumeStore v = name == null ? null : conn.server.exports.lookup(name);
+        VolumeStore v = name == null ? null : visible(name);
         if (v == null) {
             // NBD_OPT_EXPORT_NAME cannot fail politely: the document requires a disconnect
             conn.abort("unknown export '" + name + "'");
@@ -138,10 +189,10 @@ final class NbdHandshake {
             wantName |= info == Nbd.INFO_NAME;
             wantBlockSize |= info == Nbd.INFO_BLOCK_SIZE;
         }
-        VolumeStore v = conn.server.exports.lookup(name);
+        VolumeStore v = visible(name);
         if (v == null) {
             reply(opt, Nbd.REP_ERR_UNKNOWN, "unknown export '" + name + "': this node serves "
-                    + conn.server.exports.all().size() + " exports, named tenant/volume");
+                    + visibleExports().size() + " exports, named tenant/volume");
             return;
         }
         if (opt == Nbd.OPT_GO) {
@@ -219,7 +270,7 @@ final class NbdHandshake {
             reply(opt, Nbd.REP_ERR_INVALID, "option length does not match its contents");
             return;
         }
-        if (conn.server.exports.lookup(name) == null) {
+        if (visible(name) == null) {
             reply(opt, Nbd.REP_ERR_UNKNOWN, "unknown export '" + name + "'");
             return;
         }

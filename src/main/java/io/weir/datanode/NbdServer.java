@@ -116,6 +116,8 @@ final class NbdServer implements AutoCloseable {
     /** Non-null only with QoS off (benchmarks): requests bypass the scheduler and run here. */
     final java.util.concurrent.Executor bypass;
     final BufferPool pool;
+    /** The server's TLS: its identity and whom it lets in (NBD_OPT_STARTTLS). */
+    final NbdTls tls;
     final Limits limits;
     private final Selector selector;
     private final ServerSocketChannel listener;
@@ -145,8 +147,9 @@ final class NbdServer implements AutoCloseable {
     private volatile boolean memoryFreed;
 
     NbdServer(InetSocketAddress listen, Exports exports, QosExecutor executor, java.util.concurrent.Executor bypass,
-            BufferPool pool, Limits limits) throws IOException {
+            BufferPool pool, Limits limits, NbdTls tls) throws IOException {
         this.exports = exports;
+        this.tls = tls;
         this.executor = executor;
         this.bypass = bypass;
         this.pool = pool;

@@ -15,12 +15,14 @@
  *       the node's status (exports, clients, and each export's used bytes: the allocated extents
  *       of its file, {@code DataNode.allocatedBytes}) when it changed. Its agent verifies an
  *       {@code https://} control plane against {@code --control-plane-ca} and keeps the node's TLS
- *       server certificate in its state directory (requested and renewed over the agent channel;
- *       the NBD server does not use it yet). On SIGTERM: refuse new clients, drain in-flight
+ *       server certificate in its state directory (requested and renewed over the agent channel)
+ *       and hands it to the NBD server. On SIGTERM: refuse new clients, drain in-flight
  *       requests, close the agent, close the files.</li>
  *   <li>The protocol: {@code NbdServer} (the listener and selector loop), {@code NbdConnection}
  *       (one client's framing, flow control, output and closing), {@code NbdHandshake} (its
- *       option negotiation) and {@code NbdRequest} (one transmission request, run by a worker,
+ *       option negotiation, NBD_OPT_STARTTLS included), {@code NbdTls} (the node's certificate
+ *       and whom it lets in: a client certificate's tenant sees that tenant's exports only; TLS
+ *       through the {@code tls-channel} library's non-blocking {@code SSLEngine} channel) and {@code NbdRequest} (one transmission request, run by a worker,
  *       and its reply). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.

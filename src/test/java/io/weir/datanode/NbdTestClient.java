@@ -29,9 +29,9 @@ final class NbdTestClient implements AutoCloseable {
     record Reply(long cookie, int error, byte[] data, List<int[]> extents, String message) {
     }
 
-    final Socket socket;
-    final DataInputStream in;
-    final DataOutputStream out;
+    Socket socket;
+    DataInputStream in;
+    DataOutputStream out;
     boolean structured;
     long exportSize;
     int transmissionFlags;
@@ -70,6 +70,26 @@ final class NbdTestClient implements AutoCloseable {
         out.writeInt(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES);
         out.flush();
         return this;
+    }
+
+    /**
+     * Negotiates NBD_OPT_STARTTLS and, on its acknowledgement, continues over TLS with
+     * {@code context} (the handshake runs at once). Answers the server's reply.
+     */
+    OptionReply startTls(javax.net.ssl.SSLContext context) throws IOException {
+        List<OptionReply> replies = option(Nbd.OPT_STARTTLS, new byte[0]);
+        OptionReply r = replies.get(replies.size() - 1);
+        if (r.type() != Nbd.REP_ACK) {
+            return r;
+        }
+        javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) context.getSocketFactory().createSocket(socket,
+                socket.getInetAddress().getHostAddress(), socket.getPort(), true);
+        tls.setUseClientMode(true);
+        tls.startHandshake();
+        socket = tls;
+        in = new DataInputStream(new BufferedInputStream(tls.getInputStream()));
+        out = new DataOutputStream(new BufferedOutputStream(tls.getOutputStream()));
+        return r;
     }
 
     void sendOption(int option, byte[] data) throws IOException {
@@ -138,6 +158,11 @@ final class NbdTestClient implements AutoCloseable {
     /** Structured replies, base:allocation, then GO; fails unless the export is served. */
     NbdTestClient open(String export) throws IOException {
         handshake();
+        return negotiate(export);
+    }
+
+    /** As {@link #open}, after the greeting (and after STARTTLS, for a TLS test). */
+    NbdTestClient negotiate(String export) throws IOException {
         expectAck(option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]));
         structured = true;
         expectAck(option(Nbd.OPT_SET_META_CONTEXT, metaData(export, Nbd.BASE_ALLOCATION)));

@@ -22,6 +22,7 @@ public final class TestConfigs {
     private final List<TaskShareConfig> tasks = new ArrayList<>();
     private long revision = 1;
     private UUID node = id("node");
+    private io.weir.protocol.TlsConfig tls;
 
     public static TestConfigs config() {
         return new TestConfigs();
@@ -67,6 +68,12 @@ public final class TestConfigs {
         return this;
     }
 
+    /** The cluster PKI the node enforces on NBD clients. */
+    public TestConfigs tls(io.weir.protocol.TlsConfig tls) {
+        this.tls = tls;
+        return this;
+    }
+
     /** The node the config is for. */
     public TestConfigs node(UUID id) {
         this.node = id;
@@ -83,6 +90,6 @@ public final class TestConfigs {
     }
 
     public DesiredConfig build() {
-        return new DesiredConfig(node, revision, tasks, tenants, volumes);
+        return new DesiredConfig(node, revision, tasks, tenants, volumes, 0, tls);
     }
 }

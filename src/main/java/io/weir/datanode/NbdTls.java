@@ -1,0 +1,150 @@
+package io.weir.datanode;
+
+import io.weir.agent.ServerCertificate;
+import io.weir.protocol.ClientCertificateEntry;
+import io.weir.protocol.TlsConfig;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * The NBD server's TLS: its identity (the node's certificate and key, from the agent,
+ * {@link #serverCertificate}) and whom it lets in (from each applied desired config,
+ * {@link #config}): a client certificate must chain to the cluster CA (the JDK's PKIX checks,
+ * with its validity dates), and its serial must be one the control plane issued to a tenant and
+ * not revoked; it then sees that tenant's exports only ({@link #tenantOf}). Without a server
+ * certificate the node offers no TLS (NBD_OPT_STARTTLS answers NBD_REP_ERR_UNSUP). A renewed
+ * certificate applies to new handshakes; connections made with the old one go on. Thread-safe:
+ * each piece is replaced whole.
+ */
+final class NbdTls {
+
+    /** TLS versions offered: 1.3, and 1.2 for older clients. */
+    static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+
+    private static final char[] NO_PASSWORD = new char[0];
+
+    /** Who a serial belongs to, by the last config: its tenant's name, or absent (unknown or revoked). */
+    private record Clients(Map<String, String> tenantNameBySerial, Set<String> revoked, List<String> caPem) {
+        static final Clients NONE = new Clients(Map.of(), Set.of(), List.of());
+    }
+
+    private volatile ServerCertificate identity;
+    private volatile Clients clients = Clients.NONE;
+    private volatile SSLContext context;
+
+    /** Takes the node's (new) server certificate. */
+    void serverCertificate(ServerCertificate certificate) {
+        this.identity = certificate;
+        rebuild();
+    }
+
+    /**
+     * Takes the TLS part of an applied config ({@code null}: no PKI, nobody is let in) and the
+     * tenant names by id of the same config.
+     */
+    void config(TlsConfig tls, Map<UUID, String> tenantNames) {
+        if (tls == null) {
+            clients = Clients.NONE;
+        } else {
+            Map<String, String> bySerial = new HashMap<>();
+            for (ClientCertificateEntry e : tls.clientCertificates()) {
+                String name = tenantNames.get(e.tenantId());
+                if (name != null) {
+                    bySerial.put(e.serial(), name);
+                }
+            }
+            Set<String> revoked = new HashSet<>();
+            tls.revoked().forEach(e -> revoked.add(e.serial()));
+            boolean newCa = !tls.caCertificatesPem().equals(clients.caPem());
+            clients = new Clients(Map.copyOf(bySerial), Set.copyOf(revoked), List.copyOf(tls.caCertificatesPem()));
+            if (!newCa) {
+                return;
+            }
+        }
+        rebuild();
+    }
+
+    /** Whether the node can serve TLS now: it has a server certificate. */
+    boolean available() {
+        return context != null;
+    }
+
+    /** The context new handshakes use; null if not {@link #available}. */
+    SSLContext context() {
+        return context;
+    }
+
+    /** A server engine of {@code context} for one connection, which requires the client's certificate. */
+    static SSLEngine serverEngine(SSLContext context) {
+        SSLEngine e = context.createSSLEngine();
+        e.setUseClientMode(false);
+        e.setNeedClientAuth(true);
+        e.setEnabledProtocols(PROTOCOLS);
+        return e;
+    }
+
+    /**
+     * The name of the tenant whose exports a client with {@code certificate} (its chain verified
+     * by the handshake) may see, or null if the control plane did not issue it to a tenant with a
+     * volume here, or revoked it.
+     */
+    String tenantOf(X509Certificate certificate) {
+        String serial = certificate.getSerialNumber().toString(16);
+        Clients c = clients;
+        return c.revoked().contains(serial) ? null : c.tenantNameBySerial().get(serial);
+    }
+
+    private synchronized void rebuild() {
+        ServerCertificate id = identity;
+        if (id == null) {
+            context = null;
+            return;
+        }
+        try {
+            KeyStore keys = KeyStore.getInstance("PKCS12");
+            keys.load(null, null);
+            List<Certificate> chain = new ArrayList<>();
+            chain.add(id.certificate());
+            chain.addAll(id.caCertificates());
+            keys.setKeyEntry("node", id.privateKey(), NO_PASSWORD, chain.toArray(new Certificate[0]));
+            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(keys, NO_PASSWORD);
+
+            KeyStore trust = KeyStore.getInstance("PKCS12");
+            trust.load(null, null);
+            int n = 0;
+            for (X509Certificate ca : id.caCertificates()) {
+                trust.setCertificateEntry("ca-" + n++, ca);
+            }
+            CertificateFactory x509 = CertificateFactory.getInstance("X.509");
+            for (String pem : clients.caPem()) {
+                for (Certificate ca : x509.generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))) {
+                    trust.setCertificateEntry("ca-" + n++, ca);
+                }
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            SSLContext c = SSLContext.getInstance("TLS");
+            c.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+            context = c;
+        } catch (GeneralSecurityException | java.io.IOException e) {
+            throw new IllegalStateException("cannot build the NBD server's TLS context: " + e.getMessage(), e);
+        }
+    }
+}
