@@ -195,6 +195,7 @@ public final class DataNode implements AutoCloseable {
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
         tls.config(config.tls(), tenants);
+        server.revalidateTls(); // a revoked certificate's connections close now
         Map<String, VolumeStore> current = byId;
         // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
         Map<String, VolumeStore> nextById = new HashMap<>();

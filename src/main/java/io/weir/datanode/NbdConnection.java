@@ -696,17 +696,43 @@ final class NbdConnection {
      * handshake is done; null while unknown, or when the certificate belongs to no tenant here.
      */
     String tlsTenant() {
-        if (tlsTenant == null && tls != null) {
-            try {
-                java.security.cert.Certificate[] peer = tls.getSslEngine().getSession().getPeerCertificates();
-                if (peer.length > 0 && peer[0] instanceof java.security.cert.X509Certificate x) {
-                    tlsTenant = server.tls.tenantOf(x);
-                }
-            } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
-                return null;
+        if (tlsTenant == null) {
+            java.security.cert.X509Certificate peer = peerCertificate();
+            if (peer != null) {
+                tlsTenant = server.tls.tenantOf(peer);
             }
         }
         return tlsTenant;
+    }
+
+    /** The TLS client's certificate once its handshake is done, else null. */
+    private java.security.cert.X509Certificate peerCertificate() {
+        tlschannel.TlsChannel t = tls;
+        if (t == null) {
+            return null;
+        }
+        try {
+            java.security.cert.Certificate[] peer = t.getSslEngine().getSession().getPeerCertificates();
+            return peer.length > 0 && peer[0] instanceof java.security.cert.X509Certificate x ? x : null;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            return null; // the handshake is not done yet
+        }
+    }
+
+    /**
+     * Selector thread, after a config changed whom the node lets in: a TLS client whose
+     * certificate was revoked (or no longer belongs to a tenant here, or now to another one) is
+     * disconnected at once, also in transmission.
+     */
+    void revalidateTls() {
+        java.security.cert.X509Certificate peer = peerCertificate();
+        if (peer == null || closed) {
+            return;
+        }
+        String tenant = server.tls.tenantOf(peer);
+        if (tenant == null || tlsTenant != null && !tenant.equals(tlsTenant)) {
+            abort("its client certificate was revoked or is no longer valid here");
+        }
     }
 
     private void enableWrite() {

@@ -210,6 +210,13 @@ final class NbdServer implements AutoCloseable {
         selector.wakeup();
     }
 
+    /** Any thread: every TLS connection checks its client certificate again ({@link NbdConnection#revalidateTls}). */
+    void revalidateTls() {
+        for (NbdConnection c : connections) {
+            execute(c, c::revalidateTls);
+        }
+    }
+
     /** Any thread: a connection has {@code n} replies queued unwritten; records a new peak. */
     void noteQueuedReplies(int n) {
         if (n > peakQueuedReplies.get()) {

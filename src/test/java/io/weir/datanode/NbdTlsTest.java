@@ -45,13 +45,7 @@ class NbdTlsTest {
     @BeforeEach
     void start() throws IOException {
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
-        Instant later = Instant.now().plusSeconds(86_400);
-        TlsConfig tls = new TlsConfig(List.of(TestPki.pem(ca.certificate())),
-                List.of(new ClientCertificateEntry(Long.toHexString(ACME_SERIAL), TestConfigs.id("tenant:acme"), later),
-                        new ClientCertificateEntry(Long.toHexString(OTHER_SERIAL), TestConfigs.id("tenant:other"), later)),
-                List.of(new ClientCertificateEntry(Long.toHexString(REVOKED_SERIAL), TestConfigs.id("tenant:acme"), later)));
-        node.apply(TestConfigs.config().tenant("acme").tenant("other").volume("acme", "db", 4 * MiB)
-                .volume("other", "secret", 4 * MiB).tls(tls).build());
+        node.apply(config(REVOKED_SERIAL));
         TestPki.Issued server = ca.issue("node", 0x99);
         node.serverCertificate(new ServerCertificate(server.keys().getPrivate(), server.certificate(),
                 List.of(ca.certificate())));
@@ -61,6 +55,25 @@ class NbdTlsTest {
     @AfterEach
     void stop() {
         node.close();
+    }
+
+    /** Two tenants with a volume each; acme's and other's certificates valid, {@code revoked} revoked. */
+    private io.weir.protocol.DesiredConfig config(long... revoked) {
+        Instant later = Instant.now().plusSeconds(86_400);
+        List<ClientCertificateEntry> out = new ArrayList<>();
+        for (long serial : revoked) {
+            out.add(new ClientCertificateEntry(Long.toHexString(serial), TestConfigs.id("tenant:acme"), later));
+        }
+        List<ClientCertificateEntry> valid = new ArrayList<>();
+        for (long serial : new long[] {ACME_SERIAL, OTHER_SERIAL}) {
+            if (java.util.Arrays.stream(revoked).noneMatch(r -> r == serial)) {
+                valid.add(new ClientCertificateEntry(Long.toHexString(serial),
+                        TestConfigs.id(serial == ACME_SERIAL ? "tenant:acme" : "tenant:other"), later));
+            }
+        }
+        return TestConfigs.config().tenant("acme").tenant("other").volume("acme", "db", 4 * MiB)
+                .volume("other", "secret", 4 * MiB).tls(new TlsConfig(List.of(TestPki.pem(ca.certificate())), valid, out))
+                .build();
     }
 
     private NbdTestClient tlsClient(long serial) throws IOException {
@@ -149,6 +162,64 @@ class NbdTlsTest {
             OptionReply ack = c.readOptionReply();
             assertThat(ack.type()).isEqualTo(Nbd.REP_ACK);
             assertThat(c.in.read()).as("closed, nothing answered in clear").isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void revokingACertificateClosesItsConnectionsAtOnceAndNoOthers() throws IOException {
+        try (NbdTestClient acme = tlsClient(ACME_SERIAL); NbdTestClient other = tlsClient(OTHER_SERIAL)) {
+            acme.negotiate("acme/db");
+            other.negotiate("other/secret");
+            assertThat(acme.read(0, 4096)).hasSize(4096);
+            node.apply(config(REVOKED_SERIAL, ACME_SERIAL));
+            assertThatThrownBy(() -> acme.read(0, 4096)).as("the revoked client's connection is closed")
+                    .isInstanceOf(IOException.class);
+            assertThat(other.read(0, 4096)).as("the other tenant's goes on").hasSize(4096);
+        }
+    }
+
+    @Test
+    void garbageInsteadOfATlsHandshakeClosesThatConnectionWithoutAnErrorLog() throws IOException {
+        java.util.List<java.util.logging.LogRecord> severe = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue()) {
+                    severe.add(r);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+        root.addHandler(h);
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            assertThat(c.option(Nbd.OPT_STARTTLS, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
+            byte[] garbage = new byte[4096];
+            new Random(1).nextBytes(garbage);
+            garbage[0] = 0x16; // a handshake record type, then nonsense
+            c.socket.getOutputStream().write(garbage);
+            c.socket.getOutputStream().flush();
+            int b;
+            try {
+                while ((b = c.in.read()) >= 0) {
+                    // a TLS alert may come first; then the node closes
+                }
+            } catch (IOException e) {
+                // reset: closed as well
+            }
+        } finally {
+            root.removeHandler(h);
+        }
+        assertThat(severe).as("nothing logged at SEVERE (ERROR)").isEmpty();
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).as("the node serves the others").containsExactly("acme/db");
         }
     }
 
