@@ -44,7 +44,7 @@ for v in $HEAVY $LIGHT; do
 done
 weir_port() {
   for _ in $(seq 1200); do
-    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2")
+    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" 2>/dev/null || true)
     [ -n "$p" ] && { echo "$p"; return 0; }
     kill -0 "$1" 2>/dev/null || { echo "$3 exited; its log:" >&2; tail -20 "$2" >&2; exit 1; }
     sleep 0.1

@@ -41,7 +41,7 @@ dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
 java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/config.json" --data-dir "$DATA" \
   --listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/node.log" 2>&1 & pid=$!
 for _ in $(seq 1200); do
-  PORT=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$WORK/node.log")
+  PORT=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$WORK/node.log" 2>/dev/null || true)
   [ -n "$PORT" ] && break
   kill -0 "$pid" 2>/dev/null || { echo "the data node exited; its log:" >&2; tail -20 "$WORK/node.log" >&2; exit 1; }
   sleep 0.1

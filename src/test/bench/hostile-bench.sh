@@ -46,7 +46,7 @@ NODE=$!
 pids+=("$NODE")
 PORT=""
 for _ in $(seq 600); do
-  PORT=$(sed -n 's/.*serving NBD on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/node.log" | head -1)
+  PORT=$(sed -n 's/.*serving NBD on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/node.log" 2>/dev/null | head -1 || true)
   [ -n "$PORT" ] && break
   kill -0 "$NODE" 2>/dev/null || { echo "node exited:"; cat "$WORK/node.log"; exit 1; }
   sleep 0.1

@@ -83,7 +83,7 @@ wait_port() {
 # weir_port PID LOG NAME: the port a Weir node printed once it serves its config
 weir_port() {
   for _ in $(seq 1200); do
-    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2")
+    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" 2>/dev/null || true)
     [ -n "$p" ] && { echo "$p"; return 0; }
     kill -0 "$1" 2>/dev/null || died "$3" "$1" "$2"
     sleep 0.1
