@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Real NBD clients over TLS (issue 19): libnbd's {@code nbdinfo} and {@code nbdcopy} with
- * {@code nbds://...?tls-certificates=DIR} (the directory holds {@code ca-cert.pem},
+ * {@code nbds://...?tls-certificates=DIR}, and {@code qemu-img} with a {@code tls-creds-x509}
+ * object of the same directory (which holds {@code ca-cert.pem},
  * {@code client-cert.pem} and {@code client-key.pem}, as libnbd reads them; every run names one,
  * since libnbd without it would fall back to the system CAs). A data node on 127.0.0.1 with a
  * server certificate for that address from a test CA, as the control plane's CA would sign it.
@@ -82,6 +83,20 @@ class NbdTlsClientsE2ETest {
         assertThat(java.util.Arrays.copyOf(Files.readAllBytes(back), data.length)).isEqualTo(data);
 
         Programs.Result theirs = Programs.run(30, "nbdinfo", base + "other/secret?tls-certificates=" + acme);
+        assertThat(theirs.exitCode()).as(theirs.output()).isNotZero();
+    }
+
+    @Test
+    void qemuImgReadsItsTenantsExportWithTlsCredsX509() throws Exception {
+        Path acme = certificates("acme", ca, 0x10);
+        String port = String.valueOf(node.listenAddress().getPort());
+        String info = Programs.ok(60, "qemu-img", "info", "--output=json", "--object",
+                "tls-creds-x509,id=tls0,endpoint=client,dir=" + acme, "--image-opts",
+                "driver=nbd,host=127.0.0.1,port=" + port + ",export=acme/db,tls-creds=tls0");
+        assertThat(info).contains("\"virtual-size\": " + 8 * MiB);
+        Programs.Result theirs = Programs.run(60, "qemu-img", "info", "--object",
+                "tls-creds-x509,id=tls0,endpoint=client,dir=" + acme, "--image-opts",
+                "driver=nbd,host=127.0.0.1,port=" + port + ",export=other/secret,tls-creds=tls0");
         assertThat(theirs.exitCode()).as(theirs.output()).isNotZero();
     }
 
