@@ -39,11 +39,13 @@ import tools.jackson.databind.json.JsonMapper;
  * mvn -o -q -Pbench test-compile exec:exec -Dbench.main=io.weir.datanode.NbdTlsBenchmark \
  *     -Djmh.args="--rounds 3 --seconds 10 --workers 2"
  * </pre>
+ * {@code --size-mib} sets the size of the backing files (default 1024).
  * Needs fio, nbdkit and (as root) setpriv.
  */
 public final class NbdTlsBenchmark {
 
-    private static final long SIZE = 1L << 30;
+    /** Bytes of each backing file; {@code --size-mib} (default 1024). */
+    private static long size = 1L << 30;
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     record Workload(String name, String rw, String bs, int depth) {
@@ -64,6 +66,7 @@ public final class NbdTlsBenchmark {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
                 case "--workers" -> workers = Integer.parseInt(args[i + 1]);
+                case "--size-mib" -> size = Long.parseLong(args[i + 1]) << 20;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -98,7 +101,7 @@ public final class NbdTlsBenchmark {
 
             // the same kind of backing file for both: 1 GiB of random data
             Path data = Files.createDirectories(work.resolve("data"));
-            var config = TestConfigs.config().tenant("bench").volume("bench", "vol", SIZE)
+            var config = TestConfigs.config().tenant("bench").volume("bench", "vol", size)
                     .tls(new TlsConfig(List.of(TestPki.pem(ca.certificate())),
                             List.of(new ClientCertificateEntry("10", TestConfigs.id("tenant:bench"),
                                     Instant.now().plusSeconds(86_400))), List.of()))
@@ -170,7 +173,7 @@ public final class NbdTlsBenchmark {
         }
         cmd.addAll(List.of("env", "HOME=" + home, "fio", "--name=bench", "--ioengine=nbd", "--uri=" + uri,
                 "--rw=" + w.rw(), "--bs=" + w.bs(), "--iodepth=" + w.depth(), "--runtime=" + seconds, "--time_based",
-                "--size=" + SIZE, "--output-format=json"));
+                "--size=" + size, "--output-format=json"));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
         String out = new String(p.getInputStream().readAllBytes());
         String err = new String(p.getErrorStream().readAllBytes());
@@ -191,7 +194,7 @@ public final class NbdTlsBenchmark {
         byte[] chunk = new byte[1 << 20];
         Random random = new Random(42);
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            for (long off = 0; off < SIZE; off += chunk.length) {
+            for (long off = 0; off < size; off += chunk.length) {
                 random.nextBytes(chunk);
                 f.write(chunk);
             }
