@@ -682,7 +682,10 @@ final class NbdConnection {
             abort("the client sent data after NBD_OPT_STARTTLS before the TLS handshake");
             return false;
         }
-        tls = tlschannel.ServerTlsChannel.newBuilder(channel, context).withEngineFactory(NbdTls::serverEngine).build();
+        // Its buffers stay with the connection (about 33 KiB of heap) instead of being freed and
+        // allocated again around every record: a quarter more 4 KiB reads a second over TLS.
+        tls = tlschannel.ServerTlsChannel.newBuilder(channel, context).withEngineFactory(NbdTls::serverEngine)
+                .withReleaseBuffers(false).build();
         return true;
     }
 
