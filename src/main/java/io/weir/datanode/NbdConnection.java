@@ -602,17 +602,20 @@ final class NbdConnection {
                 return;
             }
             if (out.isEmpty()) {
+                boolean flushed;
                 try {
-                    write(b);
+                    flushed = write(b);
                 } catch (IOException e) {
                     pool.release(b);
                     closeFromAnyThread("write failed: " + e.getMessage());
                     return;
                 }
-                if (!b.hasRemaining()) {
+                if (flushed) {
                     pool.release(b);
                     return;
                 }
+                // queued, even when all of it was taken: over TLS its last record may still be
+                // waiting in the session for the socket, and only a later write pushes it out
                 lastWriteProgress = System.nanoTime();
             }
             out.add(b);
@@ -650,17 +653,24 @@ final class NbdConnection {
         }
     }
 
-    /** Writes to the socket, or through the TLS session. Caller holds {@link #out}: one wrap at a time, in order. */
-    private void write(ByteBuffer b) throws IOException {
+    /**
+     * Writes {@code b} to the socket, or through the TLS session; answers whether all of it is on
+     * the socket. Over TLS, {@code b} may be taken whole while its last record still waits in the
+     * session for room on the socket: not flushed, so the caller keeps it queued (empty) and a
+     * later write, which first sends what the session holds, completes it. Caller holds
+     * {@link #out}: one wrap at a time, in order.
+     */
+    private boolean write(ByteBuffer b) throws IOException {
         tlschannel.TlsChannel t = tls;
         if (t == null) {
             channel.write(b);
-            return;
+            return !b.hasRemaining();
         }
         try {
             t.write(b);
+            return true; // tls-channel returns only once what it wrapped is on the socket
         } catch (tlschannel.WouldBlockException e) {
-            // nothing taken now: the reply stays queued and OP_WRITE (or the handshake's read) resumes it
+            return false; // the socket is full (or the session must read first): OP_WRITE resumes it
         }
     }
 
@@ -751,13 +761,13 @@ final class NbdConnection {
             ByteBuffer b;
             while ((b = out.peek()) != null) {
                 int before = b.remaining();
-                write(b);
+                boolean flushed = write(b);
                 int written = before - b.remaining();
                 if (written > 0) {
                     buffered.addAndGet(-written);
                     lastWriteProgress = System.nanoTime();
                 }
-                if (b.hasRemaining()) {
+                if (!flushed) {
                     break;
                 }
                 out.poll();
