@@ -38,6 +38,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * buffers are released. A client whose queued replies make no progress for
  * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
  *
+ * <h2>TLS</h2>
+ * After NBD_OPT_STARTTLS ({@link #startTls}) every read and write goes through a tls-channel
+ * session over the same socket, still non-blocking on the same selector: a read that needs the
+ * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
+ * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
+ * counts as written only once its last record is on the socket. Replies are wrapped one at a
+ * time, in the order they are written, under the output lock.
+ *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
  * volume's queue is full, ESHUTDOWN when the volume is going away, EIO for a failed file
