@@ -621,7 +621,7 @@ public final class DataNode implements AutoCloseable {
         }
 
         /**
-         * Open connections from one source address (per tenant once TLS lands) beyond which new
+         * Open connections from one source address (and over TLS, of one tenant) beyond which new
          * ones from it are refused, unless one of its connections idle long enough can be
          * evicted ({@link #idleEvictAfter}). Default {@value NbdServer.Limits#DEFAULT_MAX_CONNECTIONS_PER_SOURCE}.
          */

@@ -717,12 +717,23 @@ final class NbdConnection {
      * handshake is done; null while unknown, or when the certificate belongs to no tenant here.
      */
     String tlsTenant() {
-        if (tlsTenant == null) {
+        if (tlsTenant == null && !closed) {
             java.security.cert.X509Certificate peer = peerCertificate();
-            if (peer != null) {
-                tlsTenant = server.tls.tenantOf(peer);
+            String tenant = peer == null ? null : server.tls.tenantOf(peer);
+            if (tenant != null) {
+                if (!server.admitTenant(tenant)) {
+                    abort("tenant '" + tenant + "' has " + server.limits.maxConnectionsPerSource()
+                            + " connections open, the maximum for one tenant");
+                    return null;
+                }
+                tlsTenant = tenant;
             }
         }
+        return tlsTenant;
+    }
+
+    /** The tenant this connection is counted under ({@link NbdServer#admitTenant}), or null. */
+    String admittedTenant() {
         return tlsTenant;
     }
 

@@ -136,6 +136,8 @@ final class NbdServer implements AutoCloseable {
     private boolean atCapacity;
     /** Open connections by source address (selector thread). */
     private final java.util.Map<java.net.InetAddress, java.util.List<NbdConnection>> bySource = new java.util.HashMap<>();
+    /** Open TLS connections by their certificate's tenant (selector thread). */
+    private final java.util.Map<String, Integer> byTenant = new java.util.HashMap<>();
     /** When a refusal for a source's cap was last logged (selector thread): one line per 10 s at most. */
     private long sourceCapLoggedAt = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /**
@@ -277,9 +279,27 @@ final class NbdServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Selector thread: a TLS connection's tenant is known; answers whether it may stay, within
+     * {@link Limits#maxConnectionsPerSource} connections of one tenant (the per-source cap, per
+     * tenant once clients present certificates). One that may is counted until it is forgotten.
+     */
+    boolean admitTenant(String tenant) {
+        int n = byTenant.getOrDefault(tenant, 0);
+        if (n >= limits.maxConnectionsPerSource()) {
+            return false;
+        }
+        byTenant.put(tenant, n + 1);
+        return true;
+    }
+
     /** Selector thread. */
     void forget(NbdConnection c) {
         memoryWaiters.remove(c);
+        String tenant = c.admittedTenant();
+        if (tenant != null) {
+            byTenant.computeIfPresent(tenant, (t, n) -> n > 1 ? n - 1 : null);
+        }
         java.util.List<NbdConnection> same = bySource.get(c.source);
         if (same != null && same.remove(c) && same.isEmpty()) {
             bySource.remove(c.source);

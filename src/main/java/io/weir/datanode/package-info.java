@@ -60,8 +60,9 @@
  *
  * <p>Connections past a maximum ({@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_CONNECTIONS}),
  * or past a maximum from one source address
- * ({@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_CONNECTIONS_PER_SOURCE}; per tenant once
- * TLS lands), are closed before the greeting. The idle policy: an idle
+ * ({@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_CONNECTIONS_PER_SOURCE}), are closed
+ * before the greeting; over TLS as many are allowed per tenant, and one past it is closed once its
+ * certificate names the tenant. The idle policy: an idle
  * connection in transmission (nothing in flight, unsent or half received) is never closed for
  * being idle, as qemu and nbd-client keep idle connections open for long; only when a newcomer
  * meets a cap is one closed to let it in: the one idle longest, if for at least

@@ -51,6 +51,11 @@ final class NbdTestClient implements AutoCloseable {
         return new NbdTestClient(java.nio.channels.SocketChannel.open(address).socket());
     }
 
+    /** A client whose connection comes from the local address {@code from} (any 127.x.y.z on Linux). */
+    static NbdTestClient from(InetSocketAddress address, String from) throws IOException {
+        return new NbdTestClient(new Socket(address.getAddress(), address.getPort(), java.net.InetAddress.getByName(from), 0));
+    }
+
     private NbdTestClient(Socket socket) throws IOException {
         this.socket = socket;
         socket.setSoTimeout(20_000);

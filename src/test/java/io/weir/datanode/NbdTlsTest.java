@@ -271,6 +271,42 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * The per-source connection cap applies per tenant over TLS too: clients from other addresses
+     * (127.0.0.x, all loopback on Linux) with one tenant's certificate are held to it together.
+     */
+    @Test
+    void oneTenantsTlsConnectionsFromManyAddressesAreCappedTogether() throws IOException {
+        node.close();
+        node = DataNode.builder().dataDir(dir.resolve("capped")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .maxConnectionsPerSource(2).build();
+        node.apply(config(REVOKED_SERIAL));
+        TestPki.Issued server = ca.issue("node", 0x97);
+        node.serverCertificate(new ServerCertificate(server.keys().getPrivate(), server.certificate(),
+                List.of(ca.certificate())));
+        try (NbdTestClient a = tls(NbdTestClient.from(node.listenAddress(), "127.0.0.2"), ACME_SERIAL);
+                NbdTestClient b = tls(NbdTestClient.from(node.listenAddress(), "127.0.0.3"), ACME_SERIAL);
+                NbdTestClient c = tls(NbdTestClient.from(node.listenAddress(), "127.0.0.4"), ACME_SERIAL);
+                NbdTestClient other = tls(NbdTestClient.from(node.listenAddress(), "127.0.0.5"), OTHER_SERIAL)) {
+            assertThat(list(a)).containsExactly("acme/db");
+            assertThat(list(b)).containsExactly("acme/db");
+            assertThatThrownBy(() -> list(c)).as("the tenant's third connection is closed").isInstanceOf(IOException.class);
+            assertThat(list(other)).as("another tenant's is not").containsExactly("other/secret");
+        }
+        // room again once the node has seen the others close (it notices each close on its selector)
+        org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE).ignoreExceptions().until(() -> {
+            try (NbdTestClient again = tls(NbdTestClient.from(node.listenAddress(), "127.0.0.6"), ACME_SERIAL)) {
+                return list(again).equals(List.of("acme/db"));
+            }
+        });
+    }
+
+    private NbdTestClient tls(NbdTestClient c, long serial) throws IOException {
+        c.handshake();
+        assertThat(c.startTls(ca.clientContext(ca.issue("client", serial))).type()).isEqualTo(Nbd.REP_ACK);
+        return c;
+    }
+
     @Test
     void withoutACertificateTheNodeOffersNoTls() throws IOException {
         node.close();
