@@ -67,6 +67,13 @@ final class NbdConnection {
     static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */
     static final int READ_BUFFER_BYTES = 64 << 10;
+    /**
+     * Most reply bytes the selector thread writes to one connection each time its socket is
+     * writable (256 KiB): a connection with large replies queued then takes its turn with the
+     * others instead of holding the selector for megabytes, while every other client's next
+     * request waits to be read.
+     */
+    static final int FLUSH_SLICE_BYTES = 256 << 10;
     /** Most extents one block status reply carries. */
     static final int MAX_EXTENTS = 1024;
 
@@ -461,7 +468,7 @@ final class NbdConnection {
     }
 
     /** Bytes in front of a READ's data in its reply. */
-    private int replyHeaderBytes() {
+    int replyHeaderBytes() {
         return options.structured() ? Nbd.CHUNK_HEADER_BYTES + 8 : Nbd.SIMPLE_REPLY_BYTES;
     }
 
@@ -479,7 +486,7 @@ final class NbdConnection {
             if (server.bypass != null) {
                 server.bypass.execute(r::call);
             } else {
-                server.executor.submit(volume.id, r.kind(), r.cost(), r).whenComplete(r);
+                submit(r, true);
             }
         } catch (QueueFullException e) {
             r.release();
@@ -492,6 +499,28 @@ final class NbdConnection {
         }
         if (atBounds()) {
             pauseReading();
+        }
+    }
+
+    /** Submits a request whole, or its first or a later piece ({@link NbdRequest#piecewise}). */
+    private void submit(NbdRequest r, boolean first) {
+        if (first && !r.piecewise()) {
+            server.executor.submit(volume.id, r.kind(), r.cost(), r).whenComplete(r);
+        } else {
+            server.executor.submitPiece(volume.id, r.kind(), r.pieceBytes(), first, r.lastPiece(), r).whenComplete(r);
+        }
+    }
+
+    /**
+     * Worker thread: submits the next piece of a piecewise request whose last piece ran. Returns
+     * null, or why it could not (the volume is gone, the node is stopping): the caller answers.
+     */
+    String submitNextPiece(NbdRequest r) {
+        try {
+            submit(r, false);
+            return null;
+        } catch (IllegalArgumentException | RejectedExecutionException e) {
+            return e.getMessage();
         }
     }
 
@@ -778,10 +807,15 @@ final class NbdConnection {
         boolean empty;
         synchronized (out) {
             ByteBuffer b;
-            while ((b = out.peek()) != null) {
+            int budget = FLUSH_SLICE_BYTES;
+            while ((b = out.peek()) != null && budget > 0) {
                 int before = b.remaining();
-                boolean flushed = write(b);
+                int limit = b.limit();
+                b.limit(b.position() + Math.min(before, budget));
+                boolean flushed = write(b) && b.limit() == limit;
+                b.limit(limit);
                 int written = before - b.remaining();
+                budget -= written;
                 if (written > 0) {
                     buffered.addAndGet(-written);
                     lastWriteProgress = System.nanoTime();

@@ -43,8 +43,13 @@
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
  * rest is read straight into the request's buffer) and submits each to the executor as the
  * foreground flow of its volume with its data size as the cost (the bytes it moves through the
- * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). The
- * only queue outside the scheduler is the socket: a connection stops being read, in the handshake
+ * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). A
+ * request that moves more than {@value io.weir.datanode.NbdRequest#PIECE_BYTES} bytes runs as
+ * pieces of at most that size, each submitted when the one before has run, and is answered after
+ * the last: another volume's small request then waits for a piece, not for a 32 MiB read. The
+ * selector writes at most {@value io.weir.datanode.NbdConnection#FLUSH_SLICE_BYTES} bytes of
+ * queued replies to a connection each time it is writable, so that a client of large reads takes
+ * turns with the others. The only queue outside the scheduler is the socket: a connection stops being read, in the handshake
  * as in transmission, at {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_IN_FLIGHT} requests
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
  * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB

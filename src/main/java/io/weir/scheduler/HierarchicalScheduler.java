@@ -97,6 +97,8 @@ public final class HierarchicalScheduler<R> {
     /** Returned by {@link #nextEligibleTime()} when no timed event is pending. */
     public static final long NO_DEADLINE = Long.MAX_VALUE;
 
+    private static final byte WHOLE = RequestRecord.piece(true, true);
+
     /**
      * Largest request accepted, in bytes: {@code 2^32 - 1}, the largest length of an NBD request
      * (its length field is 32 bits). {@code enqueue} and {@link QosExecutor#submit} reject more.
@@ -195,7 +197,7 @@ public final class HierarchicalScheduler<R> {
      * @throws QueueFullException if the volume's queue is at its bound (counted in {@link Stats#rejected()})
      */
     public Ticket<R> enqueue(String volumeId, IoKind kind, long bytes, R request, long now) {
-        return new Ticket<>(enqueue(volumeId, kind, bytes, request, now, false));
+        return new Ticket<>(enqueue(volumeId, kind, bytes, request, now, false, WHOLE));
     }
 
     /**
@@ -205,15 +207,41 @@ public final class HierarchicalScheduler<R> {
      * executor takes its tickets from {@link #next}, so it allocates one per request, not two.
      */
     void enqueueAdmitted(String volumeId, IoKind kind, long bytes, R request, long now) {
-        enqueue(volumeId, kind, bytes, request, now, true);
+        enqueue(volumeId, kind, bytes, request, now, true, WHOLE);
     }
 
-    private RequestRecord enqueue(String volumeId, IoKind kind, long bytes, R request, long now, boolean admitted) {
+    /**
+     * Queues one piece of a request run as several. A request too large to hold a worker in one
+     * go (the data node's reads and writes above a chunk) runs as pieces, each queued behind its
+     * volume's other requests when the one before it has run and chosen by the same counters, so
+     * that a small request of another flow waits for at most one piece, not one whole request.
+     * The request counts once, whatever its pieces: the first piece is charged the cost model's
+     * cost of its bytes (the fixed cost per request and the minimum charge included) and counts
+     * the operation in the volume's statistics and latencies (the first piece's wait and
+     * service) and its reservation; every later piece, a <em>continuation</em>, is charged its
+     * bytes alone. Byte limits count each piece's bytes; IOPS limits count the request once, at
+     * its last piece, so that an IOPS limit gates a request's start and never holds back its
+     * continuations. Only the first piece is subject to the queue bound; a volume that is being
+     * removed still takes a continuation, whose request was admitted already.
+     *
+     * @param first the request's first piece (its later pieces are queued only after it ran)
+     * @param last the request's last piece
+     * @throws IllegalArgumentException if the volume is unknown, or gone (a continuation), or
+     *     being removed (a first piece)
+     * @throws QueueFullException if a first piece finds the volume's queue at its bound
+     */
+    public Ticket<R> enqueuePiece(String volumeId, IoKind kind, long bytes, R request, long now, boolean first,
+            boolean last) {
+        return new Ticket<>(enqueue(volumeId, kind, bytes, request, now, !first, RequestRecord.piece(first, last)));
+    }
+
+    private RequestRecord enqueue(String volumeId, IoKind kind, long bytes, R request, long now, boolean admitted,
+            byte piece) {
         FlowNode f = flows.get(volumeId);
         if (f == null || (f.draining && !admitted)) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
         }
-        return enqueue(f, kind, bytes, request, now, admitted);
+        return enqueue(f, kind, bytes, request, now, admitted, piece);
     }
 
     /**
@@ -239,12 +267,15 @@ public final class HierarchicalScheduler<R> {
      */
     public Ticket<R> enqueue(VolumeHandle volume, IoKind kind, long bytes, R request, long now) {
         FlowNode f = checkHandle(volume, false);
-        return new Ticket<>(enqueue(f, kind, bytes, request, now, false));
+        return new Ticket<>(enqueue(f, kind, bytes, request, now, false, WHOLE));
     }
 
-    /** Handle counterpart of {@link #enqueueAdmitted(String, IoKind, long, Object, long)}. */
-    void enqueueAdmitted(VolumeHandle volume, IoKind kind, long bytes, R request, long now) {
-        enqueue(checkHandle(volume, true), kind, bytes, request, now, true);
+    /**
+     * Handle counterpart of {@link #enqueueAdmitted(String, IoKind, long, Object, long)}, for a
+     * whole request or one piece of one ({@link RequestRecord#piece}, {@link #enqueuePiece}).
+     */
+    void enqueueAdmitted(VolumeHandle volume, IoKind kind, long bytes, R request, long now, byte piece) {
+        enqueue(checkHandle(volume, true), kind, bytes, request, now, true, piece);
     }
 
     /** The volume's handle even while it drains (for admitted work), or null if it is gone. */
@@ -280,7 +311,8 @@ public final class HierarchicalScheduler<R> {
         }
     }
 
-    private RequestRecord enqueue(FlowNode f, IoKind kind, long bytes, R request, long now, boolean admitted) {
+    private RequestRecord enqueue(FlowNode f, IoKind kind, long bytes, R request, long now, boolean admitted,
+            byte piece) {
         Objects.requireNonNull(kind, "kind");
         checkRequestBytes(bytes);
         if (!admitted && f.size >= f.capacity) {
@@ -291,6 +323,7 @@ public final class HierarchicalScheduler<R> {
         t.request = request;
         t.bytes = bytes;
         t.kind = (byte) kind.ordinal();
+        t.piece = piece;
         // A recycled ticket often served the same volume before: store only what changed (see
         // "Reference stores").
         if (t.flow != f) {
@@ -388,11 +421,12 @@ public final class HierarchicalScheduler<R> {
         best.inFlight++;
         t.status = RequestRecord.RUNNING;
         t.dispatchedAt = now;
-        long waited = now - t.enqueuedAt;
-        int[] counts = best.waitCounts; // a volume's wait is counted in dispatchForeground
-        int[] grown = LatencyRecorder.record(counts, waited);
-        if (grown != counts) {
-            best.waitCounts = grown; // only when it grew: see "Reference stores"
+        if (t.isFirst()) {
+            int[] counts = best.waitCounts; // a volume's wait is counted in dispatchForeground
+            int[] grown = LatencyRecorder.record(counts, now - t.enqueuedAt);
+            if (grown != counts) {
+                best.waitCounts = grown; // only when it grew: see "Reference stores"
+            }
         }
         return new Ticket<>(t); // a fresh handle: no reference stored into the (old) record
     }
@@ -421,8 +455,12 @@ public final class HierarchicalScheduler<R> {
         }
         TenantNode tn = f.tenant;
         RequestRecord t = f.poll();
-        latencies.deferWait(f.slot, now - t.enqueuedAt);
-        long cost = Math.max(1, Math.min(f.costModel.cost(KINDS[t.kind], t.bytes), MAX_COST));
+        boolean first = t.isFirst();
+        if (first) {
+            latencies.deferWait(f.slot, now - t.enqueuedAt);
+        }
+        long cost = !first ? Math.max(1, t.bytes)
+                : Math.max(1, Math.min(f.costModel.cost(KINDS[t.kind], t.bytes), MAX_COST));
         if (!reservationPhase) {
             // Virtual time = start tag of the request entering service (SFQ). Only the weight phase
             // picks the minimum, so only it may advance V without overtaking a ready child.
@@ -438,8 +476,8 @@ public final class HierarchicalScheduler<R> {
                     rebaseTenants();
                 }
             }
-        } else {
-            f.reservationTag += f.reservationInterval;
+        } else if (first) {
+            f.reservationTag += f.reservationInterval; // a continuation finishes an op already reserved
         }
         t.reservationPhase = reservationPhase;
         f.chargeCounter(cost);
@@ -450,10 +488,11 @@ public final class HierarchicalScheduler<R> {
             tn.capLead(fgVtime, cost);
         }
         pacer.dispatched(cost, now);
-        f.limiter.charge(now, t.bytes);
+        int ops = t.isLast() ? 1 : 0; // IOPS limits count a request at its last piece
+        f.limiter.charge(now, ops, t.bytes);
         f.inFlight++;
         refreshFlow(f, now);
-        tn.limiter.charge(now, t.bytes);
+        tn.limiter.charge(now, ops, t.bytes);
         refreshTenant(tn, now);
         return t;
     }
@@ -512,24 +551,30 @@ public final class HierarchicalScheduler<R> {
         k.charge(cpu);
         k.cpuNanos += cpu;
         k.inFlight--;
-        k.ops++;
-        int[] counts = k.serviceCounts;
-        int[] grown = LatencyRecorder.record(counts, served);
-        if (grown != counts) {
-            k.serviceCounts = grown;
+        boolean op = r.isFirst(); // a continuation adds bytes to its request, not an op
+        if (op) {
+            k.ops++;
+            int[] counts = k.serviceCounts;
+            int[] grown = LatencyRecorder.record(counts, served);
+            if (grown != counts) {
+                k.serviceCounts = grown;
+            }
         }
         FlowNode f = r.flow;
         if (f != null) {
             f.inFlight--;
             f.cpuNanos += cpu;
+            int ops = op ? 1 : 0;
             if (r.kind == READ) {
-                f.readOps++;
+                f.readOps += ops;
                 f.readBytes += r.bytes;
             } else {
-                f.writeOps++;
+                f.writeOps += ops;
                 f.writeBytes += r.bytes;
             }
-            latencies.deferService(f.slot, served);
+            if (op) {
+                latencies.deferService(f.slot, served);
+            }
             if (f.draining) {
                 maybeRetire(f);
             }

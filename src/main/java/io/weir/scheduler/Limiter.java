@@ -91,16 +91,19 @@ final class Limiter {
         return x - e > 0 ? x : e;
     }
 
-    /** Records that a request of {@code nbytes} started at {@code now}. */
-    void charge(long now, long nbytes) {
+    /**
+     * Records that {@code ops} requests (1, or 0 for a request's continuation) moving
+     * {@code nbytes} started at {@code now}.
+     */
+    void charge(long now, int ops, long nbytes) {
         if (unlimited) {
             return;
         }
-        if (iops != null) {
-            iops.charge(now, 1);
+        if (iops != null && ops > 0) {
+            iops.charge(now, ops);
         }
-        if (iopsPeak != null) {
-            iopsPeak.charge(now, 1);
+        if (iopsPeak != null && ops > 0) {
+            iopsPeak.charge(now, ops);
         }
         if (bytes != null) {
             bytes.charge(now, nbytes);

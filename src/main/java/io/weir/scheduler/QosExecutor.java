@@ -109,6 +109,8 @@ public final class QosExecutor implements AutoCloseable {
     /** Default CPU sample interval: one thread-CPU-time read per millisecond of work per worker. */
     public static final long DEFAULT_CPU_SAMPLE_INTERVAL_NANOS = 1_000_000L;
 
+    private static final byte WHOLE = RequestRecord.piece(true, true);
+
     private final HierarchicalScheduler<Job<?>> scheduler;
     private final ReentrantLock lock = new ReentrantLock();
     private final TimeSource clock;
@@ -123,7 +125,7 @@ public final class QosExecutor implements AutoCloseable {
     private volatile Map<String, Gate> taskGates;
 
     /** Submissions not yet moved into the scheduler; the lock holder takes them. */
-    private final Inbox<Job<?>> inbox = new Inbox<>(new Job<>(null, null, null, 0, null));
+    private final Inbox<Job<?>> inbox = new Inbox<>(new Job<>(null, null, null, 0, null, WHOLE));
 
     /** Submitted and not yet dispatched (inbox plus scheduler queues). */
     private final AtomicInteger undispatched = new AtomicInteger();
@@ -179,8 +181,36 @@ public final class QosExecutor implements AutoCloseable {
         if (gate == null) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
         }
-        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate);
-        admit(gate, job);
+        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate, WHOLE);
+        admit(gate, job, true);
+        return job;
+    }
+
+    /**
+     * Submits one piece of a request run as several, the next once the one before has run: a
+     * large request then holds a worker for one piece at a time, and another flow's request
+     * waits for one piece, not the whole. The request counts once: see
+     * {@link HierarchicalScheduler#enqueuePiece} for how its pieces are charged and counted.
+     * Only a first piece is refused for a full queue.
+     *
+     * @param bytes the piece's bytes
+     * @param first the request's first piece
+     * @param last the request's last piece
+     * @throws QueueFullException if a first piece finds the volume's queue at its bound
+     * @throws IllegalArgumentException as {@link #submit}
+     * @throws RejectedExecutionException if the executor is closed
+     */
+    public <T> CompletableFuture<T> submitPiece(String volumeId, IoKind kind, long bytes, boolean first, boolean last,
+            Callable<T> work) {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(work, "work");
+        HierarchicalScheduler.checkRequestBytes(bytes);
+        Gate gate = volumeGates.get(volumeId);
+        if (gate == null) {
+            throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
+        }
+        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate, RequestRecord.piece(first, last));
+        admit(gate, job, first);
         return job;
     }
 
@@ -197,18 +227,18 @@ public final class QosExecutor implements AutoCloseable {
         if (gate == null) {
             throw new IllegalArgumentException("unknown or removed background task '" + task + "'");
         }
-        Job<T> job = new Job<>(work, task, null, 0, gate);
-        admit(gate, job);
+        Job<T> job = new Job<>(work, task, null, 0, gate, WHOLE);
+        admit(gate, job, true);
         return job;
     }
 
-    private void admit(Gate gate, Job<?> job) {
+    private void admit(Gate gate, Job<?> job, boolean bounded) {
         undispatched.incrementAndGet(); // before the closed check: close() waits for it
         if (closed) {
             undispatched.decrementAndGet();
             throw new RejectedExecutionException("QosExecutor is closed");
         }
-        if (gate.admitted.incrementAndGet() - gate.released.get() > gate.capacity) {
+        if (gate.admitted.incrementAndGet() - gate.released.get() > gate.capacity && bounded) {
             gate.admitted.decrementAndGet();
             gate.rejected.incrementAndGet();
             undispatched.decrementAndGet();
@@ -250,7 +280,7 @@ public final class QosExecutor implements AutoCloseable {
         for (Job<?> next; (next = inbox.poll()) != null;) {
             try {
                 if (next.kind != null) {
-                    scheduler.enqueueAdmitted(handle(next), next.kind, next.bytes, next, now);
+                    scheduler.enqueueAdmitted(handle(next), next.kind, next.bytes, next, now, next.piece);
                 } else {
                     scheduler.enqueueBackgroundAdmitted(next.target, next, now);
                 }
@@ -602,15 +632,18 @@ public final class QosExecutor implements AutoCloseable {
         final IoKind kind;
         final long bytes;
         final Gate gate;
+        /** Which piece of its request ({@link RequestRecord#piece}; {@link #WHOLE} for most). */
+        final byte piece;
         @SuppressWarnings("unused")
         private volatile Job<?> next;
 
-        Job(Callable<T> work, String target, IoKind kind, long bytes, Gate gate) {
+        Job(Callable<T> work, String target, IoKind kind, long bytes, Gate gate, byte piece) {
             this.work = work;
             this.target = target;
             this.kind = kind;
             this.bytes = bytes;
             this.gate = gate;
+            this.piece = piece;
         }
 
         @Override

@@ -34,8 +34,26 @@ final class RequestRecord {
     long enqueuedAt;
     long dispatchedAt;
     boolean reservationPhase;
+    /**
+     * Which piece of its request this is ({@link HierarchicalScheduler#enqueuePiece}): bit 0 set
+     * unless it is the first, bit 1 set unless it is the last; 0 for a whole request.
+     */
+    byte piece;
     int status;
     RequestRecord next;
+
+    /** The {@link #piece} value of a request's first and/or last piece. */
+    static byte piece(boolean first, boolean last) {
+        return (byte) ((first ? 0 : 1) | (last ? 0 : 2));
+    }
+
+    boolean isFirst() {
+        return (piece & 1) == 0;
+    }
+
+    boolean isLast() {
+        return (piece & 2) == 0;
+    }
 
     RequestRecord(TicketPool owner) {
         this.owner = owner;

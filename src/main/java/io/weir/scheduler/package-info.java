@@ -151,6 +151,16 @@
  * {@code bytes × 10^9} fit a {@code long} (the latter falls back to exact wide arithmetic for
  * rates above {@code 4.9 × 10^18} bytes/s).
  *
+ * <p>A request need not hold a worker for its whole size: its submitter may run it as pieces,
+ * each submitted once the one before has run ({@code QosExecutor.submitPiece},
+ * {@code HierarchicalScheduler.enqueuePiece}). Every piece queues behind its volume's other
+ * requests and is chosen by the counters like any request, so a small request of another flow
+ * waits for one piece, not a whole 32 MiB read. The request still counts once: its first piece
+ * pays the cost model's cost (fixed cost and minimum charge included) and is the operation in
+ * statistics, latencies and reservations; later pieces pay their bytes; IOPS limits count the
+ * request at its last piece, so that a limit gates the start of a request and never stalls it
+ * half done, and byte limits count every piece's bytes.
+ *
  * <h2>Deviations from the published algorithms</h2>
  * <ol>
  *   <li><b>Charging at dispatch</b> (foreground levels): the patent grows a counter "after

@@ -173,6 +173,36 @@ class NbdServerTest {
         }
     }
 
+    /**
+     * A request of more than {@link NbdRequest#PIECE_BYTES} runs as pieces split at multiples of
+     * it: a write and reads that start inside a piece and end inside another move exactly their
+     * bytes, and the volume counts each request once.
+     */
+    @Test
+    void aRequestLargerThanAPieceRunsAsPiecesWithItsDataExactAcrossTheirBoundariesAndCountsOnce() throws IOException {
+        String id = TestConfigs.volumeId("acme", "db1").toString();
+        byte[] data = bytes(3 * NbdRequest.PIECE_BYTES + 5000, 7);
+        long at = NbdRequest.PIECE_BYTES - 4096 + 17;
+        try (NbdTestClient c = client().open("acme/db1")) {
+            Stats before = node.executor().snapshot().volumes().get(id);
+            assertThat(c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, at, data.length, data).error()).isZero();
+            assertThat(same(c.read(at, data.length), data)).as("the whole range read back").isTrue();
+            int window = NbdRequest.PIECE_BYTES + 3;
+            assertThat(c.read(2 * MiB - 1, window))
+                    .isEqualTo(Arrays.copyOfRange(data, (int) (2 * MiB - 1 - at), (int) (2 * MiB - 1 - at) + window));
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                Stats s = node.executor().snapshot().volumes().get(id);
+                return s.readOps() - before.readOps() == 2 && s.writeOps() - before.writeOps() == 1;
+            });
+            Stats after = node.executor().snapshot().volumes().get(id);
+            assertThat(after.writeBytes() - before.writeBytes()).isEqualTo(data.length);
+            assertThat(after.readBytes() - before.readBytes()).isEqualTo(data.length + window);
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            assertThat(same(c.read(at, data.length), data)).as("read back with a simple reply").isTrue();
+        }
+    }
+
     @Test
     void cacheAndNoHoleZeroesAreChargedTheBytesTheyMoveSoByteLimitsHoldForThem() throws IOException {
         // CACHE reads its whole range and WRITE_ZEROES with NO_HOLE writes it: both are charged

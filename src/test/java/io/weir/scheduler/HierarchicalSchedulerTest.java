@@ -100,6 +100,68 @@ class HierarchicalSchedulerTest {
                 .as("bytes: 16 x (30 + 4) / (30 + 64) KiB").isCloseTo(16.0 * 34 / 94, within(0.1));
     }
 
+    /**
+     * A 32 MiB read run as 1 MiB pieces (the data node's chunks) beside a volume of 4 KiB reads
+     * of equal weight: each piece goes back behind the small reader's requests, so a small
+     * request never waits for more than one piece; the large request counts one op and its bytes.
+     */
+    @Test
+    void aLargeRequestRunAsContinuationsLetsASmallRequestOfAnotherVolumeInBetweenEveryPiece() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        long piece = 1 << 20;
+        s.enqueuePiece("a", IoKind.READ, piece, "big", 0, true, false);
+        int pieces = 1;
+        int smallServed = 0;
+        int longestRunOfPieces = 0;
+        int run = 0;
+        s.enqueue("b", IoKind.READ, 4096, "small", 0);
+        for (Ticket<String> t; (t = s.next(0)) != null;) {
+            String what = t.request();
+            s.complete(t, 0, 0);
+            if (what.equals("big")) {
+                longestRunOfPieces = Math.max(longestRunOfPieces, ++run);
+                if (pieces < 32) {
+                    pieces++;
+                    s.enqueuePiece("a", IoKind.READ, piece, "big", 0, false, pieces == 32);
+                }
+            } else {
+                run = 0;
+                if (++smallServed < 10_000) {
+                    s.enqueue("b", IoKind.READ, 4096, "small", 0); // a QD1 client
+                }
+            }
+        }
+        // the pieces charge 1 MiB each, so 4 KiB requests run 256 to each piece while both are queued
+        assertThat(longestRunOfPieces).as("pieces in a row while the small reader waited").isEqualTo(1);
+        Stats big = s.snapshot(0).volume("a");
+        assertThat(big.readOps()).as("the large request counts once").isEqualTo(1);
+        assertThat(big.readBytes()).isEqualTo(32 * piece);
+        assertThat(s.snapshot(0).volume("b").readOps()).isEqualTo(10_000);
+    }
+
+    @Test
+    void aRequestRunAsPiecesCountsOneOperationAgainstAnIopsLimitAndNeverWaitsForItBetweenPieces() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("capped", "t").withMaxIops(100))
+                .build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        s.enqueuePiece("capped", IoKind.WRITE, 1 << 20, "w", 0, true, false);
+        s.complete(s.next(0), 0, 0);
+        for (int i = 0; i < 31; i++) {
+            s.enqueuePiece("capped", IoKind.WRITE, 1 << 20, "w", 0, false, i == 30);
+            Ticket<String> t = s.next(0);
+            assertThat(t).as("piece %d of a request the cap let in", i + 2).isNotNull();
+            s.complete(t, 0, 0);
+        }
+        // 100 IOPS: after one op the next request may go within 10 ms; had each piece counted an
+        // op, it would wait about 300 ms (32 ops, less the 20 ms jitter tolerance)
+        s.enqueue("capped", IoKind.WRITE, 4096, "next", 0);
+        assertThat(s.next(10 * MS)).as("the request after a 32-piece one, 10 ms later").isNotNull();
+        assertThat(s.snapshot(0).volume("capped").writeOps()).isEqualTo(1);
+        assertThat(s.snapshot(0).volume("capped").writeBytes()).isEqualTo(32L << 20);
+    }
+
     @Test
     void volumeReturningFromIdleStartsAtCurrentVirtualTimeWithoutBankedCredit() {
         HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);

@@ -185,6 +185,26 @@ class QosExecutorTest {
     }
 
     @Test
+    void aLaterPieceOfARequestIsQueuedPastTheBoundAndTheRequestCountsOnce() throws Exception {
+        try (QosExecutor ex = QosExecutor.builder(config(1, 2)).workers(1).build()) {
+            CompletableFuture<Integer> second;
+            try (AutoCloseable held = holdTheWorker(ex, "v0")) {
+                ex.submit("v0", IoKind.READ, 4096, () -> 1);
+                ex.submit("v0", IoKind.READ, 4096, () -> 1); // the queue's bound, 2
+                assertThatThrownBy(() -> ex.submitPiece("v0", IoKind.READ, 1 << 20, true, false, () -> 2))
+                        .as("a first piece is a new request").isInstanceOf(QueueFullException.class);
+                second = ex.submitPiece("v0", IoKind.READ, 1 << 20, false, true, () -> 3);
+            }
+            assertThat(second.get(10, TimeUnit.SECONDS)).as("the queue was full, the piece's request was admitted")
+                    .isEqualTo(3);
+            // counted once its worker returns, just after its future completed
+            await().atMost(Duration.ofSeconds(10)).until(() -> ex.snapshot().volume("v0").readBytes() == 2 * 4096 + (1 << 20));
+            assertThat(ex.snapshot().volume("v0").readOps()).as("two reads; the piece's request counted at its first piece")
+                    .isEqualTo(2);
+        }
+    }
+
+    @Test
     void cpuTimeIsChargedToTheTaskThatBurnedItNotToTimeSpentBlocked() throws Exception {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         try (QosExecutor ex = QosExecutor.builder(config(1, 100)).workers(2).build()) {
