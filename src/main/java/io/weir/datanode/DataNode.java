@@ -87,7 +87,7 @@ public final class DataNode implements AutoCloseable {
     private final BufferPool pool;
     private final NbdServer server;
     /** The NBD server's TLS identity and clients: the agent's certificate, each config's PKI. */
-    private final NbdTls tls = new NbdTls();
+    private final NbdTls tls;
     private final BackgroundTasks background;
     private final java.util.concurrent.ExecutorService bypass;
 
@@ -129,6 +129,7 @@ public final class DataNode implements AutoCloseable {
                 b.handshakeTimeout.toNanos(), b.maxConnections, b.maxConnectionsPerSource, b.requestTimeout.toNanos(),
                 b.idleEvictAfter.toNanos());
         this.bypass = b.qos ? null : java.util.concurrent.Executors.newFixedThreadPool(b.workers, workerThreads());
+        this.tls = new NbdTls(b.tlsRequired);
         try {
             this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits, tls);
         } catch (IOException e) {
@@ -166,6 +167,7 @@ public final class DataNode implements AutoCloseable {
      */
     public void serverCertificate(io.weir.agent.ServerCertificate certificate) {
         tls.serverCertificate(certificate);
+        LOG.log(Level.INFO, "NBD over TLS with a certificate valid until {0}", certificate.certificate().getNotAfter().toInstant());
     }
 
     /**
@@ -541,6 +543,7 @@ public final class DataNode implements AutoCloseable {
         private int maxInFlight = NbdServer.Limits.defaults().maxInFlight();
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
+        private boolean tlsRequired;
         private boolean pacing;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
@@ -685,6 +688,19 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder qos(boolean on) {
             this.qos = on;
+            return this;
+        }
+
+        /**
+         * With {@code true}, NBD clients must use TLS: before NBD_OPT_STARTTLS every option but
+         * NBD_OPT_ABORT is refused with NBD_REP_ERR_TLS_REQD, and NBD_OPT_EXPORT_NAME closes the
+         * connection; until the node has its certificate ({@link #serverCertificate}) nobody is
+         * served. For a node whose agent gets its certificate from the control plane (the
+         * {@code datanode} command's default, {@code --tls on}). Default false: TLS is offered
+         * once the node has a certificate, not required.
+         */
+        public Builder tlsRequired(boolean required) {
+            this.tlsRequired = required;
             return this;
         }
 

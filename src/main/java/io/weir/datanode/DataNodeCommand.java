@@ -53,6 +53,9 @@ public final class DataNodeCommand {
                 "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
         new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
         new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
+        new Option("tls", "WEIR_TLS", "on", "on|off",
+                "on: NBD clients must use TLS with a certificate from the control plane; off: TLS offered, not required"
+                        + " (benchmarks). A node from --config-file has no certificate and serves in clear"),
         new Option("pacing", "WEIR_PACING", "off", "on|off",
                 "on: the scheduler paces the node while weights do not hold, so the backlog waits where weights decide"
                         + " (experimental)"),
@@ -176,8 +179,14 @@ public final class DataNodeCommand {
         if (!List.of("on", "off").contains(v.get("pacing"))) {
             throw new CommandLine.UsageException("--pacing must be on or off: " + v.get("pacing"));
         }
+        if (!List.of("on", "off").contains(v.get("tls"))) {
+            throw new CommandLine.UsageException("--tls must be on or off: " + v.get("tls"));
+        }
+        // the control plane's CA issues the node's certificate; a config file brings none
+        boolean tlsRequired = "on".equals(v.get("tls")) && v.get("control-plane") != null;
         DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
                 .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos"))).pacing("on".equals(v.get("pacing")))
+                .tlsRequired(tlsRequired)
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))
                 .handshakeTimeout(v.duration("handshake-timeout", false))

@@ -46,6 +46,7 @@ final class Nbd {
     static final int REP_ERR_UNSUP = 0x80000000 | 1;
     static final int REP_ERR_POLICY = 0x80000000 | 2;
     static final int REP_ERR_INVALID = 0x80000000 | 3;
+    static final int REP_ERR_TLS_REQD = 0x80000000 | 5;
     static final int REP_ERR_UNKNOWN = 0x80000000 | 6;
     static final int REP_ERR_SHUTDOWN = 0x80000000 | 7;
     static final int REP_ERR_TOO_BIG = 0x80000000 | 9;

@@ -108,6 +108,15 @@ final class NbdHandshake {
      * Answers one option whose {@code data} has been read whole. Selector thread.
      */
     void handle(int opt, ByteBuffer data) throws IOException {
+        if (conn.server.tls.required() && !conn.isTls() && opt != Nbd.OPT_STARTTLS && opt != Nbd.OPT_ABORT) {
+            if (opt == Nbd.OPT_EXPORT_NAME) {
+                // it cannot be refused politely either: the document requires a disconnect
+                conn.abort("NBD_OPT_EXPORT_NAME before TLS, which this node requires");
+            } else {
+                reply(opt, Nbd.REP_ERR_TLS_REQD, "this node requires TLS: send NBD_OPT_STARTTLS first");
+            }
+            return;
+        }
         switch (opt) {
             case Nbd.OPT_EXPORT_NAME -> exportName(data);
             case Nbd.OPT_ABORT -> {

@@ -28,14 +28,21 @@ import javax.net.ssl.TrustManagerFactory;
  * {@link #config}): a client certificate must chain to the cluster CA (the JDK's PKIX checks,
  * with its validity dates), and its serial must be one the control plane issued to a tenant and
  * not revoked; it then sees that tenant's exports only ({@link #tenantOf}). Without a server
- * certificate the node offers no TLS (NBD_OPT_STARTTLS answers NBD_REP_ERR_UNSUP). A renewed
+ * certificate the node offers no TLS (NBD_OPT_STARTTLS answers NBD_REP_ERR_UNSUP). A node that
+ * requires TLS ({@link #required}) refuses every option before it but NBD_OPT_STARTTLS and
+ * NBD_OPT_ABORT, as the NBD protocol document says for a server that requires TLS. A renewed
  * certificate applies to new handshakes; connections made with the old one go on. Thread-safe:
  * each piece is replaced whole.
  */
 final class NbdTls {
 
-    /** TLS versions offered: 1.3, and 1.2 for older clients. */
-    static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+    /**
+     * TLS versions offered: 1.3 only. It has no renegotiation, which TLS 1.2 has and the JDK
+     * accepts from a client by default (a new handshake in the middle of transmission, on the
+     * selector thread); every NBD client with TLS (libnbd, qemu and nbd-client through GnuTLS 3.6
+     * or later) speaks 1.3.
+     */
+    static final String[] PROTOCOLS = {"TLSv1.3"};
 
     private static final char[] NO_PASSWORD = new char[0];
 
@@ -44,9 +51,25 @@ final class NbdTls {
         static final Clients NONE = new Clients(Map.of(), Set.of(), List.of());
     }
 
+    /** Whether clients must use TLS before anything but NBD_OPT_STARTTLS and NBD_OPT_ABORT. */
+    private final boolean required;
     private volatile ServerCertificate identity;
     private volatile Clients clients = Clients.NONE;
     private volatile SSLContext context;
+
+    /**
+     * @param required whether clients must use TLS: every option before it but NBD_OPT_STARTTLS
+     *     and NBD_OPT_ABORT is refused (NBD_REP_ERR_TLS_REQD), also while the node waits for its
+     *     first certificate
+     */
+    NbdTls(boolean required) {
+        this.required = required;
+    }
+
+    /** Whether clients must use TLS ({@link #NbdTls(boolean)}). */
+    boolean required() {
+        return required;
+    }
 
     /** Takes the node's (new) server certificate. */
     void serverCertificate(ServerCertificate certificate) {

@@ -110,12 +110,14 @@
  * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},
  * {@code INFO}, {@code GO} (with {@code NBD_INFO_EXPORT}, {@code NAME} and {@code BLOCK_SIZE}),
  * {@code STRUCTURED_REPLY}, {@code LIST_META_CONTEXT} and {@code SET_META_CONTEXT} with
- * {@code base:allocation}; {@code STARTTLS} and unknown options get {@code NBD_REP_ERR_UNSUP};
- * unknown exports {@code NBD_REP_ERR_UNKNOWN} with a message. Transmission: {@code READ}
+ * {@code base:allocation}, {@code STARTTLS} (TLS 1.3 and 1.2 with a client certificate; a node
+ * built to require TLS, the {@code datanode} command's default with a control plane, answers
+ * every option before it but {@code ABORT} with {@code NBD_REP_ERR_TLS_REQD} and closes on
+ * {@code EXPORT_NAME}); unknown options get {@code NBD_REP_ERR_UNSUP}; unknown exports {@code NBD_REP_ERR_UNKNOWN} with a message. Transmission: {@code READ}
  * (structured: one data chunk, so {@code DF} holds), {@code WRITE} with {@code FUA},
  * {@code FLUSH}, {@code TRIM}, {@code WRITE_ZEROES} with {@code NO_HOLE}, {@code CACHE},
  * {@code BLOCK_STATUS}, {@code DISC}; {@code NBD_FLAG_CAN_MULTI_CONN} (all connections share one
- * file and the page cache). Not implemented: TLS, extended headers, {@code RESIZE}, fast zero.
+ * file and the page cache). Not implemented: extended headers, {@code RESIZE}, fast zero.
  * Replies go out as requests complete. Requests above 32 MiB, out of range or with unknown flags
  * get {@code EINVAL} ({@code ENOSPC} for writes past the end), a full volume queue {@code ENOMEM},
  * a volume being removed {@code ESHUTDOWN}; a bad magic or unknown client flags end the

@@ -33,6 +33,8 @@ final class DataNodeProcess implements AutoCloseable {
 
     /** The line {@code weir datanode} prints once it listens. */
     private static final Pattern SERVING = Pattern.compile("serving NBD on (\\S+):(\\d+),");
+    /** What the node logs once it has its TLS certificate from the control plane. */
+    private static final String TLS_READY = "NBD over TLS with a certificate valid until";
     /** How long a node may take to stop after SIGTERM before it is killed. */
     private static final Duration STOP_GRACE = Duration.ofSeconds(15);
     /** Lines of a node's output kept for the error when it exits before it serves. */
@@ -41,6 +43,8 @@ final class DataNodeProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final CompletableFuture<Integer> port = new CompletableFuture<>();
+    /** Completed once the node has its TLS certificate (clients must use TLS). */
+    private final CompletableFuture<Void> tls = new CompletableFuture<>();
 
     private DataNodeProcess(String name, Process process, PrintStream out) {
         this.name = name;
@@ -82,6 +86,17 @@ final class DataNodeProcess implements AutoCloseable {
         }
     }
 
+    /** Returns once the node has its TLS certificate; fails if it takes longer than {@code timeout}. */
+    void awaitTls(Duration timeout) throws InterruptedException, TimeoutException {
+        try {
+            tls.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TimeoutException("data node " + name + " had no TLS certificate within " + timeout);
+        }
+    }
+
     String name() {
         return name;
     }
@@ -114,6 +129,9 @@ final class DataNodeProcess implements AutoCloseable {
                         last.removeFirst();
                     }
                 }
+                if (line.contains(TLS_READY)) {
+                    tls.complete(null);
+                }
                 Matcher m = SERVING.matcher(line);
                 if (m.find()) {
                     port.complete(Integer.parseInt(m.group(2)));
@@ -133,6 +151,7 @@ final class DataNodeProcess implements AutoCloseable {
             port.completeExceptionally(new IllegalStateException("data node " + name + " exited with code " + code
                     + " before it served; it said:\n  " + String.join("\n  ", last)));
         }
+        tls.completeExceptionally(new IllegalStateException("data node " + name + " exited before it had its TLS certificate"));
     }
 
     /**

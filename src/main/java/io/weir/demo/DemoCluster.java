@@ -31,7 +31,10 @@ import tools.jackson.databind.JsonNode;
  * <p>What it seeds: tenants {@code demo} and {@code acme}; a policy {@code capped} (2,000 IOPS);
  * nodes {@code dn1} and {@code dn2}; volumes {@code demo/vol1} (dn1, standard), {@code demo/vol2}
  * (dn2, standard), {@code acme/db} (dn1, premium) and {@code acme/logs} (dn2, capped), 1 GiB
- * each; and a cluster-wide viewer token for the dashboard.
+ * each; a client certificate of each tenant, written to {@code <dir>/pki/<tenant>} as libnbd
+ * reads it (the data nodes require TLS, {@code nbds://}); and a cluster-wide viewer token for the
+ * dashboard. Each node is registered with its address before it starts, so that the certificate
+ * the control plane signs for it names the host clients connect to.
  */
 final class DemoCluster implements SmartLifecycle, ApplicationListener<ApplicationReadyEvent> {
 
@@ -60,6 +63,7 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
     private volatile boolean running;
     private volatile String dashboardUrl;
     private final Map<String, String> nbdUrls = new LinkedHashMap<>();
+    private final Map<String, Path> certificateDirs = new LinkedHashMap<>();
 
     DemoCluster(DemoProperties properties, Environment environment, RestClient.Builder restBuilder) {
         this.properties = properties;
@@ -72,9 +76,18 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         return dashboardUrl;
     }
 
-    /** The NBD URL of each seeded volume, by export name ({@code tenant/volume}). */
+    /** The NBD URL ({@code nbds://}, over TLS) of each seeded volume, by export name ({@code tenant/volume}). */
     public Map<String, String> nbdUrls() {
         return Map.copyOf(nbdUrls);
+    }
+
+    /**
+     * The directory holding each tenant's client certificate as libnbd reads it (its
+     * {@code tls-certificates}: {@code ca-cert.pem}, {@code client-cert.pem}, {@code client-key.pem}),
+     * by tenant name.
+     */
+    public Map<String, Path> certificateDirs() {
+        return Map.copyOf(certificateDirs);
     }
 
     @Override
@@ -115,10 +128,13 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         Map<String, String> tenants = new LinkedHashMap<>();
         tenants.put("demo", id(post(api, "/tenants", Map.of("name", "demo", "displayName", "Demo"))));
         tenants.put("acme", id(post(api, "/tenants", Map.of("name", "acme", "displayName", "ACME Corp.", "weight", 300))));
+        Map<String, Integer> ports = plannedPorts(List.of("dn1", "dn2"));
         Map<String, String> nodeIds = new LinkedHashMap<>();
         Map<String, Path> tokenFiles = new LinkedHashMap<>();
-        for (String node : List.of("dn1", "dn2")) {
-            JsonNode created = post(api, "/nodes", Map.of("name", node, "labels", Map.of("demo", "true")));
+        for (String node : ports.keySet()) {
+            // the address first: the node's certificate names the host it is registered with
+            JsonNode created = post(api, "/nodes", Map.of("name", node, "labels", Map.of("demo", "true"),
+                    "address", host + ":" + ports.get(node)));
             nodeIds.put(node, id(created));
             tokenFiles.put(node, DemoFiles.writeSecret(dir.resolve(node).resolve("node.token"),
                     created.get("token").asString()));
@@ -128,33 +144,55 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
                     "sizeBytes", VOLUME_BYTES, "policyId", policies.get(v.policy()),
                     "nodeIds", List.of(nodeIds.get(v.node()))));
         }
+        for (Map.Entry<String, String> tenant : tenants.entrySet()) {
+            JsonNode issued = post(api, "/tenants/" + tenant.getValue() + "/client-certificates", Map.of("name", "demo"));
+            certificateDirs.put(tenant.getKey(), writeCertificates(dir.resolve("pki").resolve(tenant.getKey()), issued));
+        }
         String viewer = post(api, "/tokens", Map.of("name", "demo-dashboard", "role", "viewer")).get("token").asString();
 
-        Map<String, Integer> ports = new LinkedHashMap<>();
-        int port = properties.nbdPort();
         for (String node : nodeIds.keySet()) {
-            out.println("weir demo: starting data node " + node + (port == 0 ? "" : " on " + properties.bindAddress() + ":" + port));
+            out.println("weir demo: starting data node " + node + " on " + properties.bindAddress() + ":" + ports.get(node));
             DataNodeProcess started = DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node),
-                    properties.bindAddress(), port, properties.nodeHeap(), out);
+                    properties.bindAddress(), ports.get(node), properties.nodeHeap(), out);
             synchronized (this) {
                 nodes.add(started); // stopNodes may run on a shutdown thread
             }
-            port = port == 0 ? 0 : port + 1;
         }
         for (DataNodeProcess node : List.copyOf(nodes)) {
-            int actual = node.awaitPort(properties.readyTimeout());
-            ports.put(node.name(), actual);
-            api.patch().uri("/nodes/{id}", nodeIds.get(node.name())).contentType(MediaType.valueOf("application/merge-patch+json"))
-                    .body(Map.of("address", host + ":" + actual)).retrieve().toBodilessEntity();
+            node.awaitPort(properties.readyTimeout());
         }
         for (String node : nodeIds.keySet()) {
             awaitApplied(api, node, nodeIds.get(node));
         }
+        for (DataNodeProcess node : List.copyOf(nodes)) {
+            node.awaitTls(properties.readyTimeout());
+        }
         for (SeededVolume v : VOLUMES) {
-            nbdUrls.put(v.export(), "nbd://" + host + ":" + ports.get(v.node()) + "/" + v.export());
+            nbdUrls.put(v.export(), "nbds://" + host + ":" + ports.get(v.node()) + "/" + v.export());
         }
         dashboardUrl = base + "/#token=" + viewer;
         printSummary(dir);
+    }
+
+    /**
+     * The NBD port of each node: from {@code --weir.demo.nbd-port} on, or free ones picked now
+     * when it is 0 (each node registers its address before it starts, for its certificate).
+     */
+    private Map<String, Integer> plannedPorts(List<String> names) {
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        int port = properties.nbdPort();
+        for (String name : names) {
+            ports.put(name, port == 0 ? DemoFiles.freePort(properties.bindAddress()) : port++);
+        }
+        return ports;
+    }
+
+    /** Writes a tenant's client certificate, its key (mode 0600) and the CA certificate as libnbd reads them. */
+    private static Path writeCertificates(Path dir, JsonNode issued) {
+        DemoFiles.writeSecret(dir.resolve("client-key.pem"), issued.get("privateKeyPem").asString());
+        DemoFiles.writeSecret(dir.resolve("client-cert.pem"), issued.get("certificatePem").asString());
+        DemoFiles.writeSecret(dir.resolve("ca-cert.pem"), issued.get("caCertificatePem").asString());
+        return dir;
     }
 
     /** Waits until {@code node} applied its desired config and reports serving its exports. */
@@ -184,11 +222,18 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         s.append("  REST API    ").append(dashboardUrl, 0, dashboardUrl.indexOf("/#")).append("/api/v1")
                 .append("   admin token: ").append(adminTokenFile()).append('\n');
         s.append("  OpenAPI     ").append(dashboardUrl, 0, dashboardUrl.indexOf("/#")).append("/swagger-ui.html\n\n");
-        s.append("  NBD exports (tenant/volume, 1 GiB each):\n");
+        s.append("  NBD exports over TLS (tenant/volume, 1 GiB each):\n");
         for (SeededVolume v : VOLUMES) {
             s.append(String.format("    %-52s %s, policy %s%n", nbdUrls.get(v.export()), v.node(), v.policy()));
         }
-        s.append("\n  Try:\n    fio --name=weir --ioengine=nbd --uri=").append(nbdUrls.get("demo/vol1"))
+        s.append("  Client certificates (a tenant's sees only its volumes):\n");
+        certificateDirs.forEach((tenant, d) -> s.append(String.format("    %-6s %s%n", tenant, d)));
+        Path demoCertificates = certificateDirs.get("demo");
+        s.append("\n  Try:\n    nbdinfo '").append(nbdUrls.get("demo/vol1")).append("?tls-certificates=")
+                .append(demoCertificates).append("'\n");
+        s.append("    # fio reads the certificate from ~/.pki/libnbd (as root: /etc/pki/libnbd)\n");
+        s.append("    mkdir -p ~/.pki && cp -rT ").append(demoCertificates).append(" ~/.pki/libnbd\n");
+        s.append("    fio --name=weir --ioengine=nbd --uri=").append(nbdUrls.get("demo/vol1"))
                 .append(" --rw=randrw --bs=4k --iodepth=16 --runtime=10 --time_based\n");
         out.println(s);
         out.flush();

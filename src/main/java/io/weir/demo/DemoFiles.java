@@ -26,6 +26,15 @@ final class DemoFiles {
         }
     }
 
+    /** A TCP port free on {@code bindAddress} now (another process may take it before the node does). */
+    static int freePort(String bindAddress) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(bindAddress))) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot find a free port on " + bindAddress, e);
+        }
+    }
+
     /** Removes {@code dir} and everything under it; what cannot be removed is reported, not thrown. */
     static void deleteTree(Path dir) {
         if (!Files.exists(dir)) {

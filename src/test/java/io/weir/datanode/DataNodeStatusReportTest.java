@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.controlplane.support.OpenApiSpec;
+import io.weir.support.TestPki;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +61,24 @@ class DataNodeStatusReportTest extends IntegrationTest {
 
         awaitIdleReport(nodeId, listen, large, small, tenantName);
 
-        try (NbdTestClient client = new NbdTestClient(running.node().listenAddress()).open(tenantName + "/small")) {
+        // the node requires TLS (the datanode command's default): a client of the tenant's, with a
+        // certificate from the API, once the node has its own from the control plane
+        JsonNode issued = api.post("/api/v1/tenants/" + tenant + "/client-certificates", "{\"name\":\"status\"}").json();
+        javax.net.ssl.SSLContext tls = TestPki.clientContext(issued.get("privateKeyPem").asString(),
+                issued.get("certificatePem").asString(), issued.get("caCertificatePem").asString());
+        NbdTestClient plain = new NbdTestClient(running.node().listenAddress()).handshake();
+        assertThat(plain.option(Nbd.OPT_GO, NbdTestClient.goData(tenantName + "/small")).get(0).type())
+                .as("GO in clear").isEqualTo(Nbd.REP_ERR_TLS_REQD);
+        plain.close();
+        NbdTestClient overTls = await().atMost(PATIENCE).ignoreExceptions().until(() -> {
+            NbdTestClient c = new NbdTestClient(running.node().listenAddress()).handshake();
+            if (c.startTls(tls).type() != Nbd.REP_ACK) {
+                c.close();
+                return null;
+            }
+            return c;
+        }, java.util.Objects::nonNull);
+        try (NbdTestClient client = overTls.negotiate(tenantName + "/small")) {
             client.write(0, NbdServerTest.bytes(4096, 3));
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(exports(report(nodeId))).containsExactly(
                     export(large, tenantName + "/large", 48 * MiB, 0),

@@ -82,6 +82,11 @@ final class NbdTestClient implements AutoCloseable {
      * {@code context} (the handshake runs at once). Answers the server's reply.
      */
     OptionReply startTls(javax.net.ssl.SSLContext context) throws IOException {
+        return startTls(context, new String[0]);
+    }
+
+    /** {@link #startTls(javax.net.ssl.SSLContext)} offering only {@code protocols} (none: the context's). */
+    OptionReply startTls(javax.net.ssl.SSLContext context, String... protocols) throws IOException {
         List<OptionReply> replies = option(Nbd.OPT_STARTTLS, new byte[0]);
         OptionReply r = replies.get(replies.size() - 1);
         if (r.type() != Nbd.REP_ACK) {
@@ -90,6 +95,9 @@ final class NbdTestClient implements AutoCloseable {
         javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) context.getSocketFactory().createSocket(socket,
                 socket.getInetAddress().getHostAddress(), socket.getPort(), true);
         tls.setUseClientMode(true);
+        if (protocols.length > 0) {
+            tls.setEnabledProtocols(protocols);
+        }
         tls.startHandshake();
         socket = tls;
         in = new DataInputStream(new BufferedInputStream(tls.getInputStream()));

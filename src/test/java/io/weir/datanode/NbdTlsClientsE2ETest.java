@@ -7,6 +7,7 @@ import io.weir.agent.ServerCertificate;
 import io.weir.protocol.ClientCertificateEntry;
 import io.weir.protocol.TlsConfig;
 import io.weir.support.TestConfigs;
+import io.weir.support.LibnbdHome;
 import io.weir.support.TestPki;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -100,28 +101,11 @@ class NbdTlsClientsE2ETest {
         assertThat(theirs.exitCode()).as(theirs.output()).isNotZero();
     }
 
-    /**
-     * fio's nbd engine takes no certificate path in its URI: libnbd reads
-     * {@code $HOME/.pki/libnbd} for a user (and {@code /etc/pki/libnbd} for root), so fio runs as
-     * a user with a home of its own, as users run it: as {@code nobody} (through {@code setpriv},
-     * which Debian has) when the test runs as root, else as the test's own user.
-     */
+    /** fio, as its users run it over TLS: as a user whose home holds the certificate ({@link LibnbdHome}). */
     @Test
     void fioDoesIoOverTlsWithTheCertificatesInItsHomeAsAUser() throws Exception {
-        Path home = Files.createDirectories(dir.resolve("home"));
-        Path pki = Files.createDirectories(home.resolve(".pki"));
-        Files.move(certificates("acme", ca, 0x10), pki.resolve("libnbd"));
-        List<String> command = new java.util.ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            var nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
-            for (Path p : List.of(home, pki, pki.resolve("libnbd"), pki.resolve("libnbd/ca-cert.pem"),
-                    pki.resolve("libnbd/client-cert.pem"), pki.resolve("libnbd/client-key.pem"))) {
-                Files.setOwner(p, nobody);
-            }
-            Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
-            command.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
-        }
-        command.addAll(List.of("env", "HOME=" + home, "fio", "--name=tls", "--ioengine=nbd", "--uri=" + base + "acme/db",
+        List<String> command = new java.util.ArrayList<>(LibnbdHome.prefix(dir.resolve("home"), certificates("acme", ca, 0x10)));
+        command.addAll(List.of("fio", "--name=tls", "--ioengine=nbd", "--uri=" + base + "acme/db",
                 "--rw=randrw", "--bs=4k", "--iodepth=8", "--size=4m", "--io_size=2m", "--output-format=terse"));
         String[] fields = Programs.ok(120, command.toArray(new String[0])).strip().split(";");
         assertThat(Long.parseLong(fields[5]) + Long.parseLong(fields[46])).as("KiB read and written over TLS")

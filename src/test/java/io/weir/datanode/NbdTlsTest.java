@@ -139,6 +139,95 @@ class NbdTlsTest {
         }
     }
 
+    /** Replaces the node with one that requires TLS (the datanode command's default, {@code --tls on}). */
+    private void requireTls(boolean withCertificate) throws IOException {
+        node.close();
+        node = DataNode.builder().dataDir(dir.resolve("required")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .tlsRequired(true).build();
+        node.apply(config(REVOKED_SERIAL));
+        if (withCertificate) {
+            TestPki.Issued server = ca.issue("node", 0x97);
+            node.serverCertificate(new ServerCertificate(server.keys().getPrivate(), server.certificate(),
+                    List.of(ca.certificate())));
+        }
+        address = node.listenAddress();
+    }
+
+    /**
+     * A node that requires TLS answers every option before it but STARTTLS and ABORT with
+     * NBD_REP_ERR_TLS_REQD, reading past its data (the session goes on, in step), as the NBD
+     * protocol document says for a server that requires TLS; after STARTTLS the same options work.
+     */
+    @Test
+    void aNodeThatRequiresTlsRefusesEveryOptionBeforeItWithTlsReqdAndServesAfterIt() throws IOException {
+        requireTls(true);
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            int[] options = {Nbd.OPT_LIST, Nbd.OPT_INFO, Nbd.OPT_GO, Nbd.OPT_STRUCTURED_REPLY, Nbd.OPT_LIST_META_CONTEXT,
+                Nbd.OPT_SET_META_CONTEXT, 42};
+            for (int opt : options) {
+                byte[] data = opt == Nbd.OPT_INFO || opt == Nbd.OPT_GO ? NbdTestClient.goData("acme/db")
+                        : opt == Nbd.OPT_LIST_META_CONTEXT || opt == Nbd.OPT_SET_META_CONTEXT
+                                ? NbdTestClient.metaData("acme/db", Nbd.BASE_ALLOCATION) : new byte[0];
+                List<OptionReply> replies = c.option(opt, data);
+                assertThat(replies).as("option %d before TLS", opt).hasSize(1);
+                assertThat(replies.get(0).type()).as("option %d before TLS", opt).isEqualTo(Nbd.REP_ERR_TLS_REQD);
+                assertThat(replies.get(0).option()).isEqualTo(opt);
+            }
+            assertThat(c.startTls(ca.clientContext(ca.issue("client", ACME_SERIAL))).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(list(c)).containsExactly("acme/db");
+            c.negotiate("acme/db");
+            assertThat(c.read(0, 4096)).hasSize(4096);
+        }
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            assertThat(c.option(Nbd.OPT_ABORT, new byte[0]).get(0).type()).as("ABORT before TLS").isEqualTo(Nbd.REP_ACK);
+        }
+    }
+
+    @Test
+    void aNodeThatRequiresTlsClosesAClientThatSendsExportNameBeforeIt() throws IOException {
+        requireTls(true);
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            c.sendOption(Nbd.OPT_EXPORT_NAME, "acme/db".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(c.in.read()).as("closed, nothing served in clear").isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void aNodeThatRequiresTlsServesNobodyUntilItHasItsCertificate() throws IOException {
+        requireTls(false);
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            assertThat(c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db")).get(0).type()).isEqualTo(Nbd.REP_ERR_TLS_REQD);
+            OptionReply startTls = c.option(Nbd.OPT_STARTTLS, new byte[0]).get(0);
+            assertThat(startTls.type()).isEqualTo(Nbd.REP_ERR_UNSUP);
+            assertThat(startTls.message()).contains("no TLS certificate yet");
+        }
+    }
+
+    /**
+     * Renegotiation: a TLS 1.2 client, which could ask for one in the middle of transmission, is
+     * refused at its handshake (the node speaks TLS 1.3, which has none); a TLS 1.3 client's new
+     * handshake request on its session (a key update) goes on working. Nothing is logged at
+     * SEVERE and the node serves another client throughout.
+     */
+    @Test
+    void aClientThatCouldRenegotiateIsRefusedAtItsHandshakeAndAKeyUpdateKeepsWorking() throws IOException {
+        try (SevereLog severe = new SevereLog(); NbdTestClient other = tlsClient(OTHER_SERIAL)) {
+            other.negotiate("other/secret");
+            try (NbdTestClient old = new NbdTestClient(address).handshake()) {
+                assertThatThrownBy(() -> old.startTls(ca.clientContext(ca.issue("client", ACME_SERIAL)), "TLSv1.2"))
+                        .as("a TLS 1.2 handshake").isInstanceOf(SSLException.class);
+            }
+            try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+                c.negotiate("acme/db");
+                assertThat(c.read(0, 4096)).hasSize(4096);
+                ((javax.net.ssl.SSLSocket) c.socket).startHandshake(); // TLS 1.3: a KeyUpdate
+                assertThat(c.read(4096, 4096)).as("after a key update").hasSize(4096);
+            }
+            assertThat(other.read(0, 4096)).as("another client goes on").hasSize(4096);
+            assertThat(severe.records).isEmpty();
+        }
+    }
+
     @Test
     void aRevokedCertificateOrOneThatNoTenantHoldsSeesNothing() throws IOException {
         for (long serial : new long[] {REVOKED_SERIAL, 0x77}) {

@@ -4,24 +4,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.weir.support.DashboardBrowser;
+import io.weir.support.LibnbdHome;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code weir demo} as a user meets it: the cluster starts, fio writes to {@code demo/vol1} over
- * NBD, the usage its agent reports reaches the API, and the dashboard link the demo prints signs
+ * NBD with TLS (the demo tenant's certificate in fio's home; a client in clear is refused), the usage its agent reports reaches the API, and the dashboard link the demo prints signs
  * in by itself and draws that load live in headless Chromium (screenshot
  * {@code target/dashboard-demo.png}). Stopping removes everything. Needs fio, chromium and node.
  */
@@ -30,6 +36,9 @@ class DemoE2ETest {
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @TempDir
+    Path work;
 
     @Test
     void theDemoServesFioAndItsDashboardShowsTheLoadLive() throws Exception {
@@ -46,9 +55,19 @@ class DemoE2ETest {
 
             // Long enough to outlast the checks below; stopped at the end. More reads than writes, so
             // that the read line (whose pixels the browser check counts) is not hidden under the write line.
-            fio = new ProcessBuilder("fio", "--name=demo", "--ioengine=nbd", "--uri=" + exports.get("demo/vol1"),
-                    "--rw=randrw", "--rwmixread=75", "--bs=4k", "--iodepth=16", "--runtime=600", "--time_based")
+            // Over TLS, as the demo prints it: fio reads the demo tenant's certificate from its home
+            assertThat(exports.get("demo/vol1")).startsWith("nbds://");
+            List<String> command = new ArrayList<>(LibnbdHome.prefix(work.resolve("home"), cluster.certificateDirs().get("demo")));
+            command.addAll(List.of("fio", "--name=demo", "--ioengine=nbd", "--uri=" + exports.get("demo/vol1"),
+                    "--rw=randrw", "--rwmixread=75", "--bs=4k", "--iodepth=16", "--runtime=600", "--time_based"));
+            fio = new ProcessBuilder(command)
                     .redirectErrorStream(true).redirectOutput(Path.of("target", "demo-fio.out").toFile()).start();
+            // the data nodes require TLS (the default): a client in clear is refused
+            Process plain = new ProcessBuilder("nbdinfo", exports.get("demo/vol1").replace("nbds://", "nbd://"))
+                    .redirectErrorStream(true).redirectOutput(work.resolve("nbdinfo-plain.out").toFile()).start();
+            assertThat(plain.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(plain.exitValue()).as("nbdinfo in clear: %s", Files.readString(work.resolve("nbdinfo-plain.out")))
+                    .isNotZero();
 
             // four reports of fio's load in: enough points for the charts to draw lines
             await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))

@@ -102,16 +102,49 @@ public final class TestPki {
 
     /** A client context presenting {@code identity} and trusting this CA. */
     public SSLContext clientContext(Issued identity) {
+        return clientContext(identity.keys().getPrivate(), identity.certificate(), ca.certificate());
+    }
+
+    /**
+     * A client context from PEM text as the control plane's API hands it out (a client
+     * certificate's {@code privateKeyPem}, {@code certificatePem} and {@code caCertificatePem}).
+     */
+    public static SSLContext clientContext(String keyPem, String certificatePem, String caPem) {
+        try {
+            java.security.PrivateKey key = new org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter()
+                    .getPrivateKey(org.bouncycastle.asn1.pkcs.PrivateKeyInfo.getInstance(read(keyPem)));
+            return clientContext(key, x509(certificatePem), x509(caPem));
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Object read(String pem) throws java.io.IOException {
+        try (org.bouncycastle.openssl.PEMParser p = new org.bouncycastle.openssl.PEMParser(new java.io.StringReader(pem))) {
+            Object o = p.readObject();
+            return o instanceof org.bouncycastle.openssl.PEMKeyPair pair ? pair.getPrivateKeyInfo() : o;
+        }
+    }
+
+    private static X509Certificate x509(String pem) {
+        try {
+            return (X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(new java.io.ByteArrayInputStream(pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        } catch (java.security.cert.CertificateException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static SSLContext clientContext(java.security.PrivateKey key, X509Certificate certificate, X509Certificate ca) {
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
             keys.load(null, null);
-            keys.setKeyEntry("me", identity.keys().getPrivate(), new char[0],
-                    new X509Certificate[] {identity.certificate(), ca.certificate()});
+            keys.setKeyEntry("me", key, new char[0], new X509Certificate[] {certificate, ca});
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(keys, new char[0]);
             KeyStore trust = KeyStore.getInstance("PKCS12");
             trust.load(null, null);
-            trust.setCertificateEntry("ca", ca.certificate());
+            trust.setCertificateEntry("ca", ca);
             TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trust);
             SSLContext c = SSLContext.getInstance("TLS");
