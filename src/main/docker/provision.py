@@ -2,9 +2,12 @@
 
 Waits for the control plane, registers the data nodes, writes each node's token to
 TOKEN_DIR/<node>.token (mode 0600, owned by TOKEN_OWNER, the image's user) where that node reads
-it with --token-file, and seeds tenants and volumes placed on the nodes. Python's standard
-library only. Idempotent: what exists is kept; a node whose token file is missing gets a fresh
-node token (a node's first token is shown only once, in the create response).
+it with --token-file, seeds tenants and volumes placed on the nodes, and writes a client
+certificate of each tenant in CLIENT_CERTIFICATES to CLIENT_PKI_DIR/<tenant>/ as libnbd reads it
+(ca-cert.pem, client-cert.pem, client-key.pem): the data nodes require NBD over TLS. Python's
+standard library only. Idempotent: what exists is kept; a node whose token file is missing gets a
+fresh node token (a node's first token is shown only once, in the create response), and a
+tenant whose certificate files are missing gets a new certificate (its key, too, is shown once).
 
 Environment:
   CONTROL_PLANE     base URL of a control-plane replica, e.g. https://controlplane-1:8080
@@ -16,6 +19,8 @@ Environment:
   TOKEN_OWNER       uid:gid of the node tokens
   NODES             "name=address ..." of the data nodes
   VOLUMES           "tenant/volume@node:sizeBytes ..." to create
+  CLIENT_CERTIFICATES  "tenant ..." to write a client certificate of
+  CLIENT_PKI_DIR    where the client certificates go
 """
 
 import json
@@ -155,11 +160,40 @@ def provision_volumes(api, node_ids):
         log("%s volume %s/%s on %s" % ("created" if status == 201 else "kept", tenant_name, volume_name, node_name))
 
 
+def write_file(path, text, mode):
+    temporary = path + ".tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(descriptor, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(temporary, path)
+
+
+def provision_client_certificates(api):
+    for tenant_name in os.environ.get("CLIENT_CERTIFICATES", "").split():
+        directory = os.path.join(os.environ["CLIENT_PKI_DIR"], tenant_name)
+        if os.path.exists(os.path.join(directory, "client-key.pem")):
+            log("client certificate of %s exists" % tenant_name)
+            continue
+        tenant = api.find("/tenants", tenant_name)
+        if tenant is None:
+            sys.exit("provision: no tenant %s for a client certificate" % tenant_name)
+        _, issued = api.expect("POST", "/tenants/%s/client-certificates" % tenant["id"],
+                               {"name": "compose-" + secrets.token_hex(4)}, 201)
+        os.makedirs(directory, exist_ok=True)
+        write_file(os.path.join(directory, "ca-cert.pem"), issued["caCertificatePem"], 0o644)
+        write_file(os.path.join(directory, "client-cert.pem"), issued["certificatePem"], 0o644)
+        write_file(os.path.join(directory, "client-key.pem"), issued["privateKeyPem"], 0o600)
+        log("wrote a client certificate of %s to %s" % (tenant_name, directory))
+
+
 def main():
     wait_until_ready()
     api = Api(admin_token())
     node_ids = provision_nodes(api)
     provision_volumes(api, node_ids)
+    provision_client_certificates(api)
     log("done")
 
 

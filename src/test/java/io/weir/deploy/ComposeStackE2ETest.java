@@ -3,6 +3,7 @@ package io.weir.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.weir.support.LibnbdHome;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -23,7 +24,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The compose cluster as a user starts it: {@code docker compose up --build --wait} on the
- * packaged jar, then the README's fio line against the first data node, which must complete IO.
+ * packaged jar, then the README's certificate line and fio line (over TLS, as a user) against the
+ * first data node, which must complete IO.
  * The published ports are moved to free ones (CP1_PORT, ... of docker-compose.yml) and the fio
  * line follows, so the test does not collide with anything else on the machine.
  *
@@ -55,9 +57,22 @@ class ComposeStackE2ETest {
                     String.valueOf(UP_TIMEOUT_SECONDS)), ports, UP_TIMEOUT_SECONDS + 120);
             assertThat(up.exit).as("docker compose up:%n%s%n%s", up.output, logs(compose, ports)).isZero();
 
+            // the README's two lines: the tenant's client certificate to ~/.pki/libnbd, then fio over
+            // TLS, as a user (fio's nbd engine reads the certificate from its home)
+            Path certificateHome = Files.createTempDirectory("compose-certificate");
+            String copy = DeploymentConfigurationTest.readmeCertificateLine()
+                    .replace("docker compose cp ", String.join(" ", compose) + " cp ");
+            Map<String, String> copyEnv = new java.util.HashMap<>(ports);
+            copyEnv.put("HOME", certificateHome.toString());
+            Result copied = run(List.of("bash", "-euc", copy), copyEnv, 120);
+            assertThat(copied.exit).as("%s:%n%s", copy, copied.output).isZero();
             String fio = DeploymentConfigurationTest.readmeFioLine()
-                    .replace("nbd://127.0.0.1:10809/", "nbd://127.0.0.1:" + ports.get("DN1_PORT") + "/");
-            Result io = run(List.of("bash", "-c", fio + " --output-format=json"), Map.of(), 180);
+                    .replace("nbds://127.0.0.1:10809/", "nbds://127.0.0.1:" + ports.get("DN1_PORT") + "/");
+            List<String> asUser = LibnbdHome.prefix(Files.createTempDirectory("compose-fio"),
+                    certificateHome.resolve(".pki").resolve("libnbd"));
+            List<String> command = new ArrayList<>(asUser);
+            command.addAll(List.of("bash", "-c", fio + " --output-format=json"));
+            Result io = run(command, Map.of(), 180);
             assertThat(io.exit).as("%s:%n%s%n%s", fio, io.output, logs(compose, ports)).isZero();
             JsonNode job = JsonMapper.builder().build().readTree(io.output.substring(io.output.indexOf('{')))
                     .path("jobs").path(0);

@@ -228,10 +228,11 @@ class DeploymentConfigurationTest {
     @Test
     void theReadmesFioLineTargetsAVolumeTheComposeClusterServes() throws IOException {
         String fio = readmeFioLine();
-        Matcher uri = Pattern.compile("nbd://127\\.0\\.0\\.1:(\\d+)/([a-z0-9-]+/[a-z0-9-]+)").matcher(fio);
-        assertThat(uri.find()).as("an nbd:// URI in %s", fio).isTrue();
+        Matcher uri = Pattern.compile("nbds://127\\.0\\.0\\.1:(\\d+)/([a-z0-9-]+)/[a-z0-9-]+").matcher(fio);
+        assertThat(uri.find()).as("an nbds:// URI in %s (the data nodes require TLS)", fio).isTrue();
         int hostPort = Integer.parseInt(uri.group(1));
-        String export = uri.group(2);
+        String export = uri.group(0).substring(uri.group(0).indexOf('/', "nbds://".length()) + 1);
+        String tenant = uri.group(2);
         String node = null;
         for (var entry : weirServices().entrySet()) {
             if (hostPorts(entry.getValue()).contains(hostPort)) {
@@ -243,6 +244,10 @@ class DeploymentConfigurationTest {
         String placement = export + "@" + node + ":";
         assertThat(interpolate(environment(services.get("provision")).get("VOLUMES")).split("\\s+"))
                 .as("provisioning places %s on %s", export, node).anyMatch(v -> v.startsWith(placement));
+        assertThat(interpolate(environment(services.get("provision")).get("CLIENT_CERTIFICATES")).split("\\s+"))
+                .as("provisioning writes a client certificate of %s", tenant).contains(tenant);
+        assertThat(readmeCertificateLine()).as("the README's certificate line copies %s's", tenant)
+                .contains("/client-pki/" + tenant + "/. ~/.pki/libnbd");
     }
 
     @Test
@@ -283,12 +288,25 @@ class DeploymentConfigurationTest {
     }
 
     /** The fio command of the README (the line the compose e2e test runs). */
+    /** The README's fio line for the compose cluster (its section "A local cluster"). */
     static String readmeFioLine() throws IOException {
-        return Files.readAllLines(Path.of("README.md")).stream()
-                .map(String::strip)
-                .filter(line -> line.startsWith("fio ") && line.contains("nbd://127.0.0.1:"))
+        return localClusterSection().filter(line -> line.startsWith("fio ") && line.contains("nbds://127.0.0.1:"))
                 .findFirst()
-                .orElseThrow(() -> new AssertionError("README.md has no `fio ... nbd://127.0.0.1:...` line"));
+                .orElseThrow(() -> new AssertionError("README.md's local cluster has no `fio ... nbds://127.0.0.1:...` line"));
+    }
+
+    /** The README's line that copies the compose cluster's client certificate to ~/.pki/libnbd. */
+    static String readmeCertificateLine() throws IOException {
+        return localClusterSection().filter(line -> line.startsWith("mkdir -p ~/.pki/libnbd && docker compose cp "))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("README.md's local cluster has no certificate line"));
+    }
+
+    private static Stream<String> localClusterSection() throws IOException {
+        List<String> lines = Files.readAllLines(Path.of("README.md"));
+        int start = lines.indexOf("## A local cluster");
+        assertThat(start).as("README.md's section \"## A local cluster\"").isNotNegative();
+        return lines.subList(start + 1, lines.size()).stream().map(String::strip).takeWhile(l -> !l.startsWith("## "));
     }
 
     // ---- reading the compose file ----
