@@ -1,6 +1,7 @@
 package io.weir.datanode;
 
 import io.weir.support.TestConfigs;
+import io.weir.support.TestPki;
 import static io.weir.support.Bytes.MiB;
 import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -38,59 +40,118 @@ class NbdFuzzTest {
     @TempDir
     Path dir;
 
+    /** A new connection, ready for a fuzzed stream. */
+    @FunctionalInterface
+    interface Connector {
+        NbdTestClient connect() throws IOException;
+    }
+
+    /** A real client of an export. */
+    @FunctionalInterface
+    interface Opener {
+        NbdTestClient open(String export) throws IOException;
+    }
+
     @Test
     void randomAndMutatedFramesNeverHangCrashOrWriteOutsideTheVolume() throws Exception {
         try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
                 .writeStallTimeout(Duration.ofSeconds(2)).build()) {
             node.apply(config().tenant("t").volume("t", "fuzz", 4 * MiB).volume("t", "bystander", 4 * MiB).build());
             InetSocketAddress address = node.listenAddress();
-            try (NbdTestClient c = new NbdTestClient(address).open("t/bystander")) {
-                c.write(0, NbdServerTest.bytes((int) MiB, 77));
-                c.flush();
-            }
-            new NbdTestClient(address).open("t/fuzz").close(); // its files exist before the listing
-            Path bystander = dir.resolve(TestConfigs.volumeId("t", "bystander") + ".img");
-            String before = sha256(bystander);
-            Set<String> files = listing();
-            Set<String> threadsBefore = weirThreads();
+            fuzz(node, CONNECTIONS, false, () -> new NbdTestClient(address),
+                    export -> new NbdTestClient(address).open(export));
+        }
+    }
 
-            long seed = Long.getLong("fuzz.seed", System.nanoTime());
-            Random random = new Random(seed);
-            for (int i = 0; i < CONNECTIONS; i++) {
-                byte[] frames = frames(random);
-                boolean halfClose = random.nextBoolean();
-                try (Socket s = new Socket(address.getAddress(), address.getPort())) {
-                    s.setSoTimeout(15_000);
-                    try {
-                        s.getOutputStream().write(frames);
-                        if (halfClose) {
-                            s.shutdownOutput();
-                            drainUntilClosed(s.getInputStream(), seed, i);
-                        }
-                    } catch (IOException e) {
-                        // the server may close first (bad magic, unknown flags): that is allowed
-                        if (e instanceof SocketTimeoutException) {
-                            throw new AssertionError("server hung on connection " + i + " (seed " + seed + ")", e);
-                        }
+    /**
+     * The same frames inside TLS, on a node that requires it: each connection negotiates
+     * NBD_OPT_STARTTLS with a tenant's certificate, then sends its frames (without the client
+     * flags, sent before) through the TLS session.
+     */
+    @Test
+    void randomAndMutatedFramesInsideTlsNeverHangCrashOrWriteOutsideTheVolume() throws Exception {
+        TestPki ca = TestPki.create("fuzz CA");
+        TestPki.Issued server = ca.issue("node", 0x99);
+        javax.net.ssl.SSLContext client = ca.clientContext(ca.issue("client", 0x10));
+        try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .writeStallTimeout(Duration.ofSeconds(2)).tlsRequired(true).build()) {
+            node.serverCertificate(new io.weir.agent.ServerCertificate(server.keys().getPrivate(), server.certificate(),
+                    List.of(ca.certificate())));
+            node.apply(config().tenant("t").volume("t", "fuzz", 4 * MiB).volume("t", "bystander", 4 * MiB)
+                    .tls(new io.weir.protocol.TlsConfig(List.of(TestPki.pem(ca.certificate())),
+                            List.of(new io.weir.protocol.ClientCertificateEntry("10", TestConfigs.id("tenant:t"),
+                                    java.time.Instant.now().plusSeconds(86_400))), List.of()))
+                    .build());
+            InetSocketAddress address = node.listenAddress();
+            Connector overTls = () -> {
+                NbdTestClient c = new NbdTestClient(address).handshake();
+                if (c.startTls(client).type() != Nbd.REP_ACK) {
+                    c.close();
+                    throw new IOException("STARTTLS refused");
+                }
+                return c;
+            };
+            fuzz(node, CONNECTIONS / 4, true, overTls, export -> overTls.connect().negotiate(export));
+        }
+    }
+
+    /**
+     * Sends random frames on {@code connections} connections {@code connect} made (in clear from
+     * the first byte, or through STARTTLS: frames then go without the client flags, sent before),
+     * then checks that nothing hung, the bystander volume and the directory are untouched, every
+     * connection is closed with no thread left behind, and a client {@code open} makes is served.
+     */
+    private void fuzz(DataNode node, int connections, boolean tls, Connector connect, Opener open) throws Exception {
+        try (NbdTestClient c = open.open("t/bystander")) {
+            c.write(0, NbdServerTest.bytes((int) MiB, 77));
+            c.flush();
+        }
+        open.open("t/fuzz").close(); // its files exist before the listing
+        Path bystander = dir.resolve(TestConfigs.volumeId("t", "bystander") + ".img");
+        String before = sha256(bystander);
+        Set<String> files = listing();
+        Set<String> threadsBefore = weirThreads();
+
+        long seed = Long.getLong("fuzz.seed", System.nanoTime());
+        Random random = new Random(seed);
+        for (int i = 0; i < connections; i++) {
+            byte[] frames = frames(random);
+            if (tls) {
+                frames = java.util.Arrays.copyOfRange(frames, Math.min(4, frames.length), frames.length);
+            }
+            boolean halfClose = !tls && random.nextBoolean(); // no half-close through a TLS session
+            try (Socket s = connect.connect().socket) {
+                s.setSoTimeout(15_000);
+                try {
+                    s.getOutputStream().write(frames);
+                    s.getOutputStream().flush();
+                    if (halfClose) {
+                        s.shutdownOutput();
+                        drainUntilClosed(s.getInputStream(), seed, i);
+                    }
+                } catch (IOException e) {
+                    // the server may close first (bad magic, unknown flags): that is allowed
+                    if (e instanceof SocketTimeoutException) {
+                        throw new AssertionError("server hung on connection " + i + " (seed " + seed + ")", e);
                     }
                 }
             }
-            await().atMost(Duration.ofSeconds(30)).alias("connections closed (seed " + seed + ")")
-                    .until(() -> node.connectionCount() == 0);
-            assertThat(sha256(bystander)).as("bystander volume untouched (seed %d)", seed).isEqualTo(before);
-            assertThat(listing()).as("no new files (seed %d)", seed).isEqualTo(files);
-            for (String f : files) {
-                if (f.endsWith(".img")) {
-                    assertThat(Files.size(dir.resolve(f))).as("%s keeps its size (seed %d)", f, seed).isEqualTo(4 * MiB);
-                }
+        }
+        await().atMost(Duration.ofSeconds(30)).alias("connections closed (seed " + seed + ")")
+                .until(() -> node.connectionCount() == 0);
+        assertThat(sha256(bystander)).as("bystander volume untouched (seed %d)", seed).isEqualTo(before);
+        assertThat(listing()).as("no new files (seed %d)", seed).isEqualTo(files);
+        for (String f : files) {
+            if (f.endsWith(".img")) {
+                assertThat(Files.size(dir.resolve(f))).as("%s keeps its size (seed %d)", f, seed).isEqualTo(4 * MiB);
             }
-            await().atMost(Duration.ofSeconds(10)).alias("no thread left behind (seed " + seed + ")")
-                    .until(() -> weirThreads().equals(threadsBefore));
-            // and it still serves
-            try (NbdTestClient c = new NbdTestClient(address).open("t/fuzz")) {
-                c.write(MiB, NbdServerTest.bytes(4096, 5));
-                assertThat(c.read(MiB, 4096)).isEqualTo(NbdServerTest.bytes(4096, 5));
-            }
+        }
+        await().atMost(Duration.ofSeconds(10)).alias("no thread left behind (seed " + seed + ")")
+                .until(() -> weirThreads().equals(threadsBefore));
+        // and it still serves
+        try (NbdTestClient c = open.open("t/fuzz")) {
+            c.write(MiB, NbdServerTest.bytes(4096, 5));
+            assertThat(c.read(MiB, 4096)).isEqualTo(NbdServerTest.bytes(4096, 5));
         }
     }
 

@@ -243,11 +243,34 @@ class NbdTlsTest {
     void aCertificateOfAnotherCaFailsTheHandshakeAndTheNodeServesTheOthers() throws IOException {
         TestPki stranger = TestPki.create("another CA");
         try (NbdTestClient c = new NbdTestClient(address).handshake()) {
-            assertThatThrownBy(() -> c.startTls(stranger.clientContext(stranger.issue("client", ACME_SERIAL))))
-                    .isInstanceOf(SSLException.class);
+            // the client trusts the node; the node does not trust the client's CA
+            TestPki.Issued foreign = stranger.issue("client", ACME_SERIAL);
+            javax.net.ssl.SSLContext context = TestPki.clientContext(foreign.privateKeyPem(), foreign.certificatePem(),
+                    TestPki.pem(ca.certificate()));
+            assertThatThrownBy(() -> {
+                c.startTls(context);
+                list(c);
+            }).isInstanceOf(IOException.class);
         }
         try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
             assertThat(list(c)).containsExactly("acme/db");
+        }
+    }
+
+    @Test
+    void anExpiredCertificateOfTheTenantFailsTheHandshake() throws IOException {
+        TestPki.Issued expired = ca.issue("client", ACME_SERIAL, Instant.now().minus(java.time.Duration.ofDays(2)),
+                java.time.Duration.ofDays(1));
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            // TLS 1.3: the client's handshake ends before the node has checked its certificate;
+            // the node's refusal closes the connection before any option is answered
+            assertThatThrownBy(() -> {
+                c.startTls(ca.clientContext(expired));
+                list(c);
+            }).isInstanceOf(IOException.class);
+        }
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).as("the same serial, valid").containsExactly("acme/db");
         }
     }
 

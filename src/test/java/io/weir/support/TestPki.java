@@ -139,7 +139,7 @@ public final class TestPki {
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
             keys.load(null, null);
-            keys.setKeyEntry("me", key, new char[0], new X509Certificate[] {certificate, ca});
+            keys.setKeyEntry("me", key, new char[0], new X509Certificate[] {certificate}); // the node has the CA
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(keys, new char[0]);
             KeyStore trust = KeyStore.getInstance("PKCS12");
