@@ -180,18 +180,19 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
         int n = (int) pieceBytes();
         boolean last = lastPiece();
         long at = offset + done;
+        boolean whole = n == length; // the common case: no view of the buffer to allocate
         switch (type) {
             case Nbd.CMD_READ -> {
                 int hdr = conn.replyHeaderBytes();
                 if (payload == null) {
                     payload = conn.pool.acquire(hdr + (int) length);
                 }
-                ByteBuffer b = payload.duplicate();
+                ByteBuffer b = whole ? payload : payload.duplicate();
                 b.limit(hdr + (int) done + n).position(hdr + (int) done);
                 v.read(at, b);
             }
             case Nbd.CMD_WRITE -> {
-                ByteBuffer src = payload.duplicate();
+                ByteBuffer src = whole ? payload : payload.duplicate();
                 src.limit((int) done + n).position((int) done);
                 v.write(at, src, fua() && last);
             }
