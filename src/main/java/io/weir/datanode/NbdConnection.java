@@ -69,9 +69,9 @@ final class NbdConnection {
     static final int READ_BUFFER_BYTES = 64 << 10;
     /**
      * Most reply bytes the selector thread writes to one connection each time its socket is
-     * writable (256 KiB): a connection with large replies queued then takes its turn with the
-     * others instead of holding the selector for megabytes, while every other client's next
-     * request waits to be read.
+     * writable (256 KiB), within the round's budget ({@link NbdServer#ROUND_WRITE_BYTES}): a
+     * connection with large replies queued then takes its turn with the others instead of
+     * holding the selector for megabytes while every other client's next request waits to be read.
      */
     static final int FLUSH_SLICE_BYTES = 256 << 10;
     /** Most extents one block status reply carries. */
@@ -159,21 +159,46 @@ final class NbdConnection {
 
     // --- input (selector thread) -------------------------------------------------------------------
 
-    void onSelected(SelectionKey k) {
-        try {
+    /**
+     * The socket is readable: reads and decodes what it holds. The server calls this for every
+     * selected connection before it writes to any ({@link #onWritable}), so that a client's next
+     * request waits for no other client's replies.
+     */
+    void onReadable(SelectionKey k) {
+        guarded(() -> {
             if (!k.isValid()) {
                 abort("key cancelled");
-                return;
-            }
-            boolean readAgain = false;
-            if (k.isWritable()) {
-                readAgain = tlsReadWantsWrite;
-                tlsReadWantsWrite = false;
-                flushQueued();
-            }
-            if (k.isValid() && (k.isReadable() || readAgain)) {
+            } else if (k.isReadable()) {
                 readAndProcess();
             }
+        });
+    }
+
+    /**
+     * The socket is writable: writes queued replies, within the round's budget
+     * ({@link NbdServer#takeWriteBudget}), and retries a TLS read that had to write first.
+     */
+    void onWritable(SelectionKey k) {
+        guarded(() -> {
+            if (!k.isValid()) {
+                return;
+            }
+            boolean readAgain = tlsReadWantsWrite;
+            tlsReadWantsWrite = false;
+            flushQueued();
+            if (k.isValid() && readAgain) {
+                readAndProcess();
+            }
+        });
+    }
+
+    private interface IoAction {
+        void run() throws IOException;
+    }
+
+    private void guarded(IoAction action) {
+        try {
+            action.run();
         } catch (IOException e) {
             abort(e.getMessage());
         } catch (RuntimeException e) {
@@ -807,7 +832,7 @@ final class NbdConnection {
         boolean empty;
         synchronized (out) {
             ByteBuffer b;
-            int budget = FLUSH_SLICE_BYTES;
+            int budget = server.takeWriteBudget(FLUSH_SLICE_BYTES);
             while ((b = out.peek()) != null && budget > 0) {
                 int before = b.remaining();
                 int limit = b.limit();
@@ -826,6 +851,7 @@ final class NbdConnection {
                 out.poll();
                 pool.release(b);
             }
+            server.returnWriteBudget(budget);
             queuedReplies = out.size();
             empty = out.isEmpty();
             if (empty) {

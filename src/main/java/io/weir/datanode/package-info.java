@@ -47,9 +47,11 @@
  * request that moves more than {@value io.weir.datanode.NbdRequest#PIECE_BYTES} bytes runs as
  * pieces of at most that size, each submitted when the one before has run, and is answered after
  * the last: another volume's small request then waits for a piece, not for a 32 MiB read. The
- * selector writes at most {@value io.weir.datanode.NbdConnection#FLUSH_SLICE_BYTES} bytes of
- * queued replies to a connection each time it is writable, so that a client of large reads takes
- * turns with the others. The only queue outside the scheduler is the socket: a connection stops being read, in the handshake
+ * selector's loop reads every ready connection first, then writes queued replies, at most
+ * {@value io.weir.datanode.NbdConnection#FLUSH_SLICE_BYTES} bytes to one connection and
+ * {@value io.weir.datanode.NbdServer#ROUND_WRITE_BYTES} bytes in all per round, starting from a
+ * rotating connection: clients of large reads take turns, and another client's next request
+ * waits for no more than that. The only queue outside the scheduler is the socket: a connection stops being read, in the handshake
  * as in transmission, at {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_IN_FLIGHT} requests
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
  * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB

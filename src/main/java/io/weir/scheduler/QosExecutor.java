@@ -174,16 +174,7 @@ public final class QosExecutor implements AutoCloseable {
      * @throws RejectedExecutionException if the executor is closed
      */
     public <T> CompletableFuture<T> submit(String volumeId, IoKind kind, long bytes, Callable<T> work) {
-        Objects.requireNonNull(kind, "kind");
-        Objects.requireNonNull(work, "work");
-        HierarchicalScheduler.checkRequestBytes(bytes);
-        Gate gate = volumeGates.get(volumeId);
-        if (gate == null) {
-            throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
-        }
-        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate, WHOLE);
-        admit(gate, job, true);
-        return job;
+        return submit(volumeId, kind, bytes, WHOLE, work);
     }
 
     /**
@@ -202,6 +193,11 @@ public final class QosExecutor implements AutoCloseable {
      */
     public <T> CompletableFuture<T> submitPiece(String volumeId, IoKind kind, long bytes, boolean first, boolean last,
             Callable<T> work) {
+        return submit(volumeId, kind, bytes, RequestRecord.piece(first, last), work);
+    }
+
+    /** A whole request, or a piece of one: a first piece (or a whole request) meets the queue bound. */
+    private <T> CompletableFuture<T> submit(String volumeId, IoKind kind, long bytes, byte piece, Callable<T> work) {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(work, "work");
         HierarchicalScheduler.checkRequestBytes(bytes);
@@ -209,8 +205,8 @@ public final class QosExecutor implements AutoCloseable {
         if (gate == null) {
             throw new IllegalArgumentException("unknown or removed volume '" + volumeId + "'");
         }
-        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate, RequestRecord.piece(first, last));
-        admit(gate, job, first);
+        Job<T> job = new Job<>(work, volumeId, kind, bytes, gate, piece);
+        admit(gate, job, RequestRecord.isFirst(piece));
         return job;
     }
 

@@ -47,8 +47,13 @@ final class RequestRecord {
         return (byte) ((first ? 0 : 1) | (last ? 0 : 2));
     }
 
-    boolean isFirst() {
+    /** Whether a {@link #piece} value is a request's first piece (or the whole request). */
+    static boolean isFirst(byte piece) {
         return (piece & 1) == 0;
+    }
+
+    boolean isFirst() {
+        return isFirst(piece);
     }
 
     boolean isLast() {
