@@ -181,8 +181,9 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
     private Map<String, Integer> plannedPorts(List<String> names) {
         Map<String, Integer> ports = new LinkedHashMap<>();
         int port = properties.nbdPort();
-        for (String name : names) {
-            ports.put(name, port == 0 ? DemoFiles.freePort(properties.bindAddress()) : port++);
+        List<Integer> free = port == 0 ? DemoFiles.freePorts(properties.bindAddress(), names.size()) : List.of();
+        for (int i = 0; i < names.size(); i++) {
+            ports.put(names.get(i), port == 0 ? free.get(i) : port + i);
         }
         return ports;
     }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
+import java.util.List;
 import java.util.stream.Stream;
 
 /** The few file operations the demo needs. */
@@ -26,12 +27,30 @@ final class DemoFiles {
         }
     }
 
-    /** A TCP port free on {@code bindAddress} now (another process may take it before the node does). */
-    static int freePort(String bindAddress) {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(bindAddress))) {
-            return s.getLocalPort();
+    /**
+     * {@code n} distinct TCP ports free on {@code bindAddress} now (another process may take one
+     * before the node does): each is held until all are picked.
+     */
+    static List<Integer> freePorts(String bindAddress, int n) {
+        List<java.net.ServerSocket> held = new java.util.ArrayList<>();
+        try {
+            List<Integer> ports = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(bindAddress));
+                held.add(s);
+                ports.add(s.getLocalPort());
+            }
+            return ports;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot find a free port on " + bindAddress, e);
+        } finally {
+            for (java.net.ServerSocket s : held) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // a port just picked: nothing to do
+                }
+            }
         }
     }
 
