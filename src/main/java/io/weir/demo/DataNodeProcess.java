@@ -77,23 +77,22 @@ final class DataNodeProcess implements AutoCloseable {
 
     /** The NBD port, once the node serves; fails if it exits or takes longer than {@code timeout}. */
     int awaitPort(Duration timeout) throws InterruptedException, TimeoutException {
-        try {
-            return port.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new TimeoutException("data node " + name + " did not serve within " + timeout);
-        }
+        return await(port, timeout, "did not serve");
     }
 
     /** Returns once the node has its TLS certificate; fails if it takes longer than {@code timeout}. */
     void awaitTls(Duration timeout) throws InterruptedException, TimeoutException {
+        await(tls, timeout, "had no TLS certificate");
+    }
+
+    /** The value of {@code step}, a future the node's output completes; {@code late} says what a timeout means. */
+    private <T> T await(CompletableFuture<T> step, Duration timeout, String late) throws InterruptedException, TimeoutException {
         try {
-            tls.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return step.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
-            throw new TimeoutException("data node " + name + " had no TLS certificate within " + timeout);
+            throw new TimeoutException("data node " + name + " " + late + " within " + timeout);
         }
     }
 

@@ -97,8 +97,6 @@ public final class HierarchicalScheduler<R> {
     /** Returned by {@link #nextEligibleTime()} when no timed event is pending. */
     public static final long NO_DEADLINE = Long.MAX_VALUE;
 
-    private static final byte WHOLE = RequestRecord.piece(true, true);
-
     /**
      * Largest request accepted, in bytes: {@code 2^32 - 1}, the largest length of an NBD request
      * (its length field is 32 bits). {@code enqueue} and {@link QosExecutor#submit} reject more.
@@ -197,7 +195,7 @@ public final class HierarchicalScheduler<R> {
      * @throws QueueFullException if the volume's queue is at its bound (counted in {@link Stats#rejected()})
      */
     public Ticket<R> enqueue(String volumeId, IoKind kind, long bytes, R request, long now) {
-        return new Ticket<>(enqueue(volumeId, kind, bytes, request, now, false, WHOLE));
+        return new Ticket<>(enqueue(volumeId, kind, bytes, request, now, false, RequestRecord.WHOLE));
     }
 
     /**
@@ -207,7 +205,7 @@ public final class HierarchicalScheduler<R> {
      * executor takes its tickets from {@link #next}, so it allocates one per request, not two.
      */
     void enqueueAdmitted(String volumeId, IoKind kind, long bytes, R request, long now) {
-        enqueue(volumeId, kind, bytes, request, now, true, WHOLE);
+        enqueue(volumeId, kind, bytes, request, now, true, RequestRecord.WHOLE);
     }
 
     /**
@@ -267,7 +265,7 @@ public final class HierarchicalScheduler<R> {
      */
     public Ticket<R> enqueue(VolumeHandle volume, IoKind kind, long bytes, R request, long now) {
         FlowNode f = checkHandle(volume, false);
-        return new Ticket<>(enqueue(f, kind, bytes, request, now, false, WHOLE));
+        return new Ticket<>(enqueue(f, kind, bytes, request, now, false, RequestRecord.WHOLE));
     }
 
     /**

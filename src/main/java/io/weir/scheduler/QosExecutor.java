@@ -109,8 +109,6 @@ public final class QosExecutor implements AutoCloseable {
     /** Default CPU sample interval: one thread-CPU-time read per millisecond of work per worker. */
     public static final long DEFAULT_CPU_SAMPLE_INTERVAL_NANOS = 1_000_000L;
 
-    private static final byte WHOLE = RequestRecord.piece(true, true);
-
     private final HierarchicalScheduler<Job<?>> scheduler;
     private final ReentrantLock lock = new ReentrantLock();
     private final TimeSource clock;
@@ -125,7 +123,7 @@ public final class QosExecutor implements AutoCloseable {
     private volatile Map<String, Gate> taskGates;
 
     /** Submissions not yet moved into the scheduler; the lock holder takes them. */
-    private final Inbox<Job<?>> inbox = new Inbox<>(new Job<>(null, null, null, 0, null, WHOLE));
+    private final Inbox<Job<?>> inbox = new Inbox<>(new Job<>(null, null, null, 0, null, RequestRecord.WHOLE));
 
     /** Submitted and not yet dispatched (inbox plus scheduler queues). */
     private final AtomicInteger undispatched = new AtomicInteger();
@@ -174,7 +172,7 @@ public final class QosExecutor implements AutoCloseable {
      * @throws RejectedExecutionException if the executor is closed
      */
     public <T> CompletableFuture<T> submit(String volumeId, IoKind kind, long bytes, Callable<T> work) {
-        return submit(volumeId, kind, bytes, WHOLE, work);
+        return submit(volumeId, kind, bytes, RequestRecord.WHOLE, work);
     }
 
     /**
@@ -223,7 +221,7 @@ public final class QosExecutor implements AutoCloseable {
         if (gate == null) {
             throw new IllegalArgumentException("unknown or removed background task '" + task + "'");
         }
-        Job<T> job = new Job<>(work, task, null, 0, gate, WHOLE);
+        Job<T> job = new Job<>(work, task, null, 0, gate, RequestRecord.WHOLE);
         admit(gate, job, true);
         return job;
     }
@@ -628,7 +626,7 @@ public final class QosExecutor implements AutoCloseable {
         final IoKind kind;
         final long bytes;
         final Gate gate;
-        /** Which piece of its request ({@link RequestRecord#piece}; {@link #WHOLE} for most). */
+        /** Which piece of its request ({@link RequestRecord#piece}; {@link RequestRecord#WHOLE} for most). */
         final byte piece;
         @SuppressWarnings("unused")
         private volatile Job<?> next;

@@ -42,6 +42,9 @@ final class RequestRecord {
     int status;
     RequestRecord next;
 
+    /** The {@link #piece} value of a whole request: its first piece and its last. */
+    static final byte WHOLE = 0;
+
     /** The {@link #piece} value of a request's first and/or last piece. */
     static byte piece(boolean first, boolean last) {
         return (byte) ((first ? 0 : 1) | (last ? 0 : 2));
