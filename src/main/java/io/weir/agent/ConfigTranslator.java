@@ -68,20 +68,27 @@ public final class ConfigTranslator {
             builder.tenant(new TenantSpec(tenant.id().toString(), tenant.weight(), zero(tenant.maxIops()), 0,
                     zero(tenant.maxBytesPerSec()), 0));
         }
-        IoCost io = config.ioCost();
         Map<Long, CostModel> costModels = new HashMap<>();
         for (VolumeConfig volume : config.volumes()) {
             EffectivePolicy p = volume.effectivePolicy();
             if (p == null) {
                 throw new IllegalArgumentException("volume '" + volume.id() + "' has no effective policy");
             }
-            long minCharge = p.costModel() == null ? CostModel.DEFAULT_MIN_CHARGE_BYTES : p.costModel().minChargeBytes();
             builder.volume(new VolumeSpec(volume.id().toString(), volume.tenantId().toString(), p.weight(),
                     zero(p.minIops()), zero(p.maxIops()), zero(p.burstIops()), zero(p.maxBytesPerSec()),
-                    zero(p.burstBytesPerSec()), costModels.computeIfAbsent(minCharge,
-                            m -> CostModel.linear(io.readPerIoBytes(), io.writePerIoBytes(), m)), volumeQueueCapacity));
+                    zero(p.burstBytesPerSec()), costModel(config.ioCost(), p, costModels), volumeQueueCapacity));
         }
         return builder.build();
+    }
+
+    /**
+     * A volume's cost model: {@link CostModel#linear} with the node's fixed cost of a request and
+     * the policy's {@code minChargeBytes} (the default floor without one). {@code shared} holds
+     * one instance per floor, for the volumes of one config to share.
+     */
+    public static CostModel costModel(IoCost io, EffectivePolicy p, Map<Long, CostModel> shared) {
+        long minCharge = p.costModel() == null ? CostModel.DEFAULT_MIN_CHARGE_BYTES : p.costModel().minChargeBytes();
+        return shared.computeIfAbsent(minCharge, m -> CostModel.linear(io.readPerIoBytes(), io.writePerIoBytes(), m));
     }
 
     private static TaskSpec task(TaskShareConfig task) {

@@ -1,22 +1,27 @@
 package io.weir.datanode;
 
+import io.weir.agent.ConfigTranslator;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.TaskShareConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.CostModel;
 import io.weir.scheduler.SchedulerConfig;
 import io.weir.scheduler.SchedulerConfig.DynamicShare;
 import io.weir.scheduler.SchedulerConfig.TaskSpec;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * A minimal {@link DesiredConfig} to {@link SchedulerConfig} translation, used only where the data
  * node applies a config itself ({@code --config-file}, {@link DataNode#apply}). Where the agent
  * delivers configs, the agent's translator applies them to the executor and this class is not
  * used. Scheduler ids are the UUID strings of tenants and volumes; {@code null} limits are 0
- * (unlimited); no tasks means the default task set.
+ * (unlimited); no tasks means the default task set; a volume's cost model is the agent's
+ * ({@link ConfigTranslator#costModel}: the config's fixed cost of a request plus its bytes).
  */
 final class SchedulerConfigs {
 
@@ -42,6 +47,7 @@ final class SchedulerConfigs {
             b.tenant(TenantSpec.of(t.id().toString()).withWeight(t.weight()).withMaxIops(orZero(t.maxIops()))
                     .withMaxBytesPerSec(orZero(t.maxBytesPerSec())));
         }
+        Map<Long, CostModel> costModels = new HashMap<>();
         for (VolumeConfig v : c.volumes()) {
             EffectivePolicy p = v.effectivePolicy();
             VolumeSpec s = VolumeSpec.of(v.id().toString(), v.tenantId().toString());
@@ -49,9 +55,7 @@ final class SchedulerConfigs {
                 s = s.withWeight(p.weight()).withMinIops(orZero(p.minIops())).withMaxIops(orZero(p.maxIops()))
                         .withBurstIops(orZero(p.burstIops())).withMaxBytesPerSec(orZero(p.maxBytesPerSec()))
                         .withBurstBytesPerSec(orZero(p.burstBytesPerSec()));
-                if (p.costModel() != null) {
-                    s = s.withMinChargeBytes(p.costModel().minChargeBytes());
-                }
+                s = s.withCostModel(ConfigTranslator.costModel(c.ioCost(), p, costModels));
             }
             b.volume(s);
         }

@@ -7,6 +7,11 @@ import static io.weir.support.TestConfigs.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.weir.agent.ConfigTranslator;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.IoCost;
+import io.weir.scheduler.CostModel;
+import io.weir.scheduler.IoKind;
 import io.weir.scheduler.SchedulerConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -49,6 +54,25 @@ class DataNodeConfigTest {
     boolean enforces(String volume) {
         String id = TestConfigs.volumeId("acme", volume).toString();
         return node.executor().config().volumes().stream().map(SchedulerConfig.VolumeSpec::id).anyMatch(id::equals);
+    }
+
+    /**
+     * A node that applies a config itself ({@code --config-file}, {@link DataNode#apply}) charges
+     * a request what an agent's node does: the config's fixed cost of a request plus its bytes.
+     */
+    @Test
+    void aConfigAppliedByTheNodeChargesEachRequestTheConfigsFixedCost() throws IOException {
+        DesiredConfig b = config().tenant("acme").volume("acme", "db1", 16 * MiB).build();
+        DesiredConfig c = new DesiredConfig(b.nodeId(), b.revision(), b.tasks(), b.tenants(), b.volumes(),
+                b.usageReportIntervalSeconds(), b.tls(), new IoCost(10_000, 50_000));
+        start().apply(c);
+        CostModel m = node.executor().config().volumes().stream()
+                .filter(v -> v.id().equals(TestConfigs.volumeId("acme", "db1").toString())).findFirst().orElseThrow()
+                .costModel();
+        assertThat(m.cost(IoKind.READ, 4096)).isEqualTo(10_000 + 4096);
+        assertThat(m.cost(IoKind.WRITE, 65536)).isEqualTo(50_000 + 65536);
+        assertThat(ConfigTranslator.translate(c).volumes().get(0).costModel().cost(IoKind.WRITE, 65536))
+                .as("as the agent's translation").isEqualTo(m.cost(IoKind.WRITE, 65536));
     }
 
     @Test
