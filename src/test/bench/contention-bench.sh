@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Contention benchmark (issue 18): what keeping weights under natural contention costs. Two Weir
-# data nodes serve the same two backing files, one with QoS and --pacing on and one
-# with --qos off; two volumes, weights 300 and 100, no limits. Each round, alternating the nodes:
+# data nodes serve the same two backing files, one with QoS on (the defaults: anticipation on) and
+# one with --qos off; two volumes, weights 300 and 100, no limits. Each round, alternating the nodes:
 #   lone:  fio 4 KiB randread QD32 on the heavy volume alone            (IOPS)
 #   pair:  one fio process per volume, both at once, 4 KiB randread QD32  (aggregate IOPS, heavy:light)
 #   qd1:   fio 4 KiB randread QD1 on one volume                          (latency p50, p99)
@@ -9,11 +9,14 @@
 # least 0.95, QD1 p50 and p99 at most 1.10, heavy:light 3.0 with QoS on).
 #
 #   mvn -o -q package -DskipTests && bash src/test/bench/contention-bench.sh [rounds] [seconds] [workers]
+#
+# ON_FLAGS (default empty: the node's defaults) adds data node options to the QoS-on node only.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
 SECS=${2:-8}
 WORKERS=${3:-2}
+ON_FLAGS=${ON_FLAGS:-}
 JAR=$(ls target/weir-*.jar | grep -v -- -agent | head -1)
 WORK=$(mktemp -d /tmp/weir-contention.XXXXXX)
 SIZE=$((256 * 1024 * 1024))
@@ -53,7 +56,7 @@ weir_port() {
 }
 for m in on off; do
   java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/config.json" --data-dir "$WORK/$m" \
-    --listen 127.0.0.1:0 --workers "$WORKERS" --qos $m --pacing $m > "$WORK/$m.log" 2>&1 & pids+=($!)
+    --listen 127.0.0.1:0 --workers "$WORKERS" --qos $m $([ $m = on ] && echo "$ON_FLAGS") > "$WORK/$m.log" 2>&1 & pids+=($!)
   eval "PID_$m=$!"
 done
 P_on=$(weir_port $PID_on "$WORK/on.log" qos-on)

@@ -113,7 +113,7 @@ public final class DataNode implements AutoCloseable {
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
-                        .threadFactory(workerThreads()).pacing(b.pacing).build();
+                        .threadFactory(workerThreads()).anticipation(b.anticipation).build();
         NbdServer.Exports exports = new NbdServer.Exports() {
             @Override
             public VolumeStore lookup(String name) {
@@ -544,7 +544,7 @@ public final class DataNode implements AutoCloseable {
         private long maxBufferedBytes = NbdServer.Limits.defaults().maxBufferedBytes();
         private boolean qos = true;
         private boolean tlsRequired;
-        private boolean pacing;
+        private boolean anticipation = true;
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
         private int maxConnectionsPerSource = NbdServer.Limits.defaults().maxConnectionsPerSource();
@@ -705,13 +705,15 @@ public final class DataNode implements AutoCloseable {
         }
 
         /**
-         * Whether the node's own executor paces the foreground while weights do not hold at the
-         * node's real bottleneck, so that the backlog waits in the scheduler where weights decide
-         * (no capacity setting; see the scheduler's {@code SaturationPacer}). Default false: the
-         * scheduler is purely work-conserving, as before. Ignored with {@link #executor}.
+         * Whether the node's own executor's scheduler anticipates: waits up to a millisecond for a
+         * volume (or tenant) with requests on the way whose queue ran dry, rather than serve one
+         * further ahead, so that weights hold when the backlog waits in the clients, the sockets
+         * or the CPU run queue instead of the scheduler (no capacity setting; see
+         * "Anticipation" in the {@code io.weir.scheduler} package documentation). Default true; false makes the
+         * scheduler purely work-conserving. Ignored with {@link #executor}.
          */
-        public Builder pacing(boolean on) {
-            this.pacing = on;
+        public Builder anticipation(boolean on) {
+            this.anticipation = on;
             return this;
         }
 

@@ -56,9 +56,9 @@ public final class DataNodeCommand {
         new Option("tls", "WEIR_TLS", "on", "on|off",
                 "on: NBD clients must use TLS with a certificate from the control plane; off: TLS offered, not required"
                         + " (benchmarks). A node from --config-file has no certificate and serves in clear"),
-        new Option("pacing", "WEIR_PACING", "off", "on|off",
-                "on: the scheduler paces the node while weights do not hold, so the backlog waits where weights decide"
-                        + " (experimental)"),
+        new Option("anticipation", "WEIR_ANTICIPATION", "on", "on|off",
+                "on: the scheduler waits up to 1 ms for a busy volume whose queue ran dry, so weights hold when the"
+                        + " backlog waits outside the node; off: purely work-conserving"),
         new Option("write-stall-timeout", "WEIR_WRITE_STALL_TIMEOUT", NbdServer.Limits.DEFAULT_WRITE_STALL_SECONDS + "s", "DUR",
                 "disconnect a client that leaves its replies unread this long"),
         new Option("handshake-timeout", "WEIR_HANDSHAKE_TIMEOUT", NbdServer.Limits.DEFAULT_HANDSHAKE_SECONDS + "s", "DUR",
@@ -176,8 +176,8 @@ public final class DataNodeCommand {
         if (!List.of("on", "off").contains(v.get("qos"))) {
             throw new CommandLine.UsageException("--qos must be on or off: " + v.get("qos"));
         }
-        if (!List.of("on", "off").contains(v.get("pacing"))) {
-            throw new CommandLine.UsageException("--pacing must be on or off: " + v.get("pacing"));
+        if (!List.of("on", "off").contains(v.get("anticipation"))) {
+            throw new CommandLine.UsageException("--anticipation must be on or off: " + v.get("anticipation"));
         }
         if (!List.of("on", "off").contains(v.get("tls"))) {
             throw new CommandLine.UsageException("--tls must be on or off: " + v.get("tls"));
@@ -185,7 +185,7 @@ public final class DataNodeCommand {
         // the control plane's CA issues the node's certificate; a config file brings none
         boolean tlsRequired = "on".equals(v.get("tls")) && v.get("control-plane") != null;
         DataNode.Builder builder = DataNode.builder().dataDir(Path.of(v.get("data-dir"))).listen(address(v.get("listen")))
-                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos"))).pacing("on".equals(v.get("pacing")))
+                .workers(v.integer("workers", 1)).qos(!"off".equals(v.get("qos"))).anticipation("on".equals(v.get("anticipation")))
                 .tlsRequired(tlsRequired)
                 .scrubPeriod(v.duration("scrub-period", true))
                 .writeStallTimeout(v.duration("write-stall-timeout", false))

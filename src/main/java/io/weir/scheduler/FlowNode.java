@@ -33,12 +33,14 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     long rejected;
     long cpuNanos;
 
-    /** {@link SaturationPacer}: the last period in which this volume had two or more requests queued. */
-    int paceBackloggedEpoch = Integer.MIN_VALUE / 2;
-
     FlowNode(VolumeSpec spec, int slot, Object owner) {
         super(spec.id(), spec.weight(), slot);
         this.owner = owner;
+    }
+
+    /** True if its own or its tenant's limits, or a reservation, decide this volume's share. */
+    boolean shaped() {
+        return reservationInterval > 0 || limiter != Limiter.UNLIMITED || tenant.limiter != Limiter.UNLIMITED;
     }
 
     @Override

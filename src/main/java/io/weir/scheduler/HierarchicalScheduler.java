@@ -129,6 +129,15 @@ public final class HierarchicalScheduler<R> {
      */
     static final long REBASE_THRESHOLD = 1L << 62;
 
+    /**
+     * How long the weight phase waits for a deep volume or tenant whose queue ran dry before it
+     * serves a sibling with a higher counter (see "Anticipation" in the package documentation).
+     */
+    static final long ANTICIPATION_NANOS = 1_000_000L;
+
+    /** How long a volume counts as deep after it last had two requests at the scheduler at once. */
+    static final long DEEP_NANOS = 100_000_000L;
+
     /** Volume latency samples buffered before they are counted in one pass. */
     static final int LATENCY_BATCH = LatencyBuffer.BATCH;
 
@@ -149,11 +158,22 @@ public final class HierarchicalScheduler<R> {
     private final IndexedHeap.Positions readyPositions = new IndexedHeap.Positions();
     private final IndexedHeap.Positions timerPositions = new IndexedHeap.Positions();
     private final IndexedHeap.Positions reservationPositions = new IndexedHeap.Positions();
+    private final IndexedHeap.Positions anticipatedPositions = new IndexedHeap.Positions();
     private final IndexedHeap<TenantNode> fgReady = new IndexedHeap<>(readyPositions);
     /** Virtual time of the tenant level. */
     long fgVtime;
     private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(timerPositions);
     private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(reservationPositions);
+    /**
+     * Deep tenants whose volumes all ran dry a moment ago, keyed by counter (see "Anticipation" in
+     * the package documentation).
+     */
+    private final IndexedHeap<TenantNode> fgAnticipated = new IndexedHeap<>(anticipatedPositions);
+    /** Set by {@link #next} when the weight phase waits for an anticipated node; until {@link #anticipationWake}. */
+    private boolean fgHeld;
+    /** Whether deep nodes whose queue runs dry are waited for ({@link #anticipation}); off by default. */
+    private boolean anticipation;
+    private long anticipationWake;
     /** Free node slots, reused before new ones are minted. */
     private int[] freeSlots = new int[16];
     private int freeSlotCount;
@@ -171,12 +191,9 @@ public final class HierarchicalScheduler<R> {
     private final TicketPool pool = new TicketPool();
     int queued;
     private int running;
-    /** Keeps the backlog in the scheduler while weights do not hold (see {@link SaturationPacer}). */
-    private final SaturationPacer pacer;
 
     /** Creates a scheduler enforcing {@code config}, starting at time {@code now}. */
     public HierarchicalScheduler(SchedulerConfig config, long now) {
-        pacer = new SaturationPacer(now);
         reconfigure(config, now);
     }
 
@@ -334,7 +351,10 @@ public final class HierarchicalScheduler<R> {
         t.status = RequestRecord.QUEUED;
         f.push(t);
         queued++;
-        pacer.queued(f);
+        if (f.size + f.inFlight >= 2 && f.deepUntil - now < DEEP_NANOS / 2) {
+            f.deepUntil = now + DEEP_NANOS;
+            f.tenant.deepUntil = f.deepUntil;
+        }
         if (f.state == SchedNode.IDLE) {
             refreshFlow(f, now);
             refreshTenant(f.tenant, now);
@@ -386,7 +406,7 @@ public final class HierarchicalScheduler<R> {
      * eligible at {@code now} (everything idle or throttled; see {@link #nextEligibleTime()}).
      */
     public Ticket<R> next(long now) {
-        pacer.tick(now);
+        fgHeld = false;
         if (queued == 0) {
             return null;
         }
@@ -402,7 +422,7 @@ public final class HierarchicalScheduler<R> {
                     best = k;
                 }
             }
-            k.wasReady = ready;
+            k.wasReady = ready || k.foreground && fgHeld; // waiting for a dry flow is not idleness
         }
         if (best == null) {
             return null;
@@ -430,7 +450,45 @@ public final class HierarchicalScheduler<R> {
     }
 
     private boolean foregroundReady(long now) {
-        return reservationDue(now) || !fgReady.isEmpty() && pacer.allows(now);
+        if (reservationDue(now)) {
+            return true;
+        }
+        if (fgReady.isEmpty()) {
+            return false;
+        }
+        TenantNode tn = fgReady.peek();
+        if (waitsFor(fgAnticipated, tn.counter, now) || waitsFor(tn.anticipated, tn.ready.peek().counter, now)) {
+            fgHeld = true;
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * True if an anticipated node of a level would be served before a ready sibling at
+     * {@code counter}: its counter is lower and it is still waited for. Drops expired entries.
+     */
+    private boolean waitsFor(IndexedHeap<? extends SchedNode> anticipated, long counter, long now) {
+        while (!anticipated.isEmpty()) {
+            SchedNode a = anticipated.peek();
+            if (a.anticipatedUntil - now <= 0) {
+                anticipated.poll();
+            } else if (anticipated.peekKey() - counter < 0) {
+                anticipationWake = a.anticipatedUntil;
+                return true;
+            } else {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** Starts waiting for a deep node whose queue just ran dry, unless its own limits shape it. */
+    private <N extends SchedNode> void anticipate(IndexedHeap<N> level, N n, boolean shaped, long now) {
+        if (anticipation && !shaped && !n.draining && n.deepUntil - now > 0) {
+            n.anticipatedUntil = now + ANTICIPATION_NANOS;
+            level.add(n, n.counter);
+        }
     }
 
     private boolean reservationDue(long now) {
@@ -485,7 +543,6 @@ public final class HierarchicalScheduler<R> {
             f.capLead(tn.vtime, cost);
             tn.capLead(fgVtime, cost);
         }
-        pacer.dispatched(cost, now);
         int ops = t.isLast() ? 1 : 0; // IOPS limits count a request at its last piece
         f.limiter.charge(now, ops, t.bytes);
         f.inFlight++;
@@ -503,6 +560,7 @@ public final class HierarchicalScheduler<R> {
             f.rebase(base);
         }
         tn.ready.shiftKeys(base);
+        tn.anticipated.clear(); // idle counters went to 0 above: nobody is owed a wait any more
     }
 
     /** Rebases the tenant level. {@code O(tenants)}. */
@@ -513,6 +571,7 @@ public final class HierarchicalScheduler<R> {
             tn.rebase(base);
         }
         fgReady.shiftKeys(base);
+        fgAnticipated.clear();
     }
 
     /** Rebases the root. {@code O(tasks)}. */
@@ -603,11 +662,8 @@ public final class HierarchicalScheduler<R> {
                 any = true;
             }
         }
-        if (!fgReady.isEmpty()) {
-            long p = pacer.eligibleAt();
-            if (p != NO_DEADLINE && (!any || p - best < 0)) {
-                best = p;
-            }
+        if (fgHeld && (!any || anticipationWake - best < 0)) {
+            best = anticipationWake;
         }
         return best;
     }
@@ -625,8 +681,14 @@ public final class HierarchicalScheduler<R> {
                 tn.ready.remove(f);
                 reservations.remove(f);
                 f.state = SchedNode.IDLE;
+                anticipate(tn.anticipated, f, f.shaped(), now);
             }
             return;
+        }
+        boolean awaited = false;
+        if (f.state == SchedNode.IDLE && tn.anticipated.contains(f)) {
+            awaited = f.anticipatedUntil - now > 0; // back within its wait: it keeps its place
+            tn.anticipated.remove(f);
         }
         long e = f.limiter.eligibleAt(now);
         if (e - now > 0) {
@@ -644,7 +706,9 @@ public final class HierarchicalScheduler<R> {
                 reservations.update(f, f.reservationTag);
             }
         } else {
-            f.rejoin(pacer.rejoinAt(f, f.paceBackloggedEpoch, SaturationPacer.shaped(f), tn.vtime));
+            if (!awaited) {
+                f.rejoin(tn.vtime);
+            }
             tn.ready.add(f, f.counter);
             if (f.reservationInterval > 0) {
                 if (f.reservationTag + reservationShift - now < 0) {
@@ -665,8 +729,14 @@ public final class HierarchicalScheduler<R> {
             if (tn.state == SchedNode.READY) {
                 fgReady.remove(tn);
                 tn.state = SchedNode.IDLE;
+                anticipate(fgAnticipated, tn, tn.limiter != Limiter.UNLIMITED || tn.anticipated.isEmpty(), now);
             }
             return;
+        }
+        boolean awaited = false;
+        if (tn.state == SchedNode.IDLE && fgAnticipated.contains(tn)) {
+            awaited = tn.anticipatedUntil - now > 0;
+            fgAnticipated.remove(tn);
         }
         long e = tn.limiter.eligibleAt(now);
         if (e - now > 0) {
@@ -680,7 +750,9 @@ public final class HierarchicalScheduler<R> {
         if (tn.state == SchedNode.READY) {
             fgReady.update(tn, tn.counter);
         } else {
-            tn.rejoin(pacer.rejoinAt(tn, tn.paceBackloggedEpoch, tn.limiter != Limiter.UNLIMITED, fgVtime));
+            if (!awaited) {
+                tn.rejoin(fgVtime);
+            }
             fgReady.add(tn, tn.counter);
             tn.state = SchedNode.READY;
         }
@@ -741,7 +813,7 @@ public final class HierarchicalScheduler<R> {
             ids.add(s.id());
             TenantNode tn = tenants.get(s.id());
             if (tn == null) {
-                tn = new TenantNode(s, allocateSlot(), readyPositions);
+                tn = new TenantNode(s, allocateSlot(), readyPositions, anticipatedPositions);
                 tn.counter = fgVtime;
                 tn.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 tenants.put(s.id(), tn);
@@ -808,8 +880,10 @@ public final class HierarchicalScheduler<R> {
         fgReady.clear();
         timers.clear();
         reservations.clear();
+        fgAnticipated.clear();
         for (TenantNode tn : tenants.values()) {
             tn.ready.clear();
+            tn.anticipated.clear();
             settle(tn, now);
         }
         for (FlowNode f : flows.values()) {
@@ -845,6 +919,7 @@ public final class HierarchicalScheduler<R> {
         readyPositions.ensure(slot);
         timerPositions.ensure(slot);
         reservationPositions.ensure(slot);
+        anticipatedPositions.ensure(slot);
         latencies.ensure(slot);
         return slot;
     }
@@ -866,6 +941,7 @@ public final class HierarchicalScheduler<R> {
             tn.ready.remove(f);
             timers.remove(f);
             reservations.remove(f);
+            tn.anticipated.remove(f);
             f.state = SchedNode.IDLE;
             f.retired = true;
             flows.remove(f.id);
@@ -874,6 +950,7 @@ public final class HierarchicalScheduler<R> {
             if (tn.draining && tn.flows.isEmpty()) {
                 fgReady.remove(tn);
                 timers.remove(tn);
+                fgAnticipated.remove(tn);
                 tenants.remove(tn.id);
                 releaseSlot(tn);
             }
@@ -916,20 +993,19 @@ public final class HierarchicalScheduler<R> {
     }
 
     /**
-     * The node-wide pace of the foreground's weight phase in cost units per second, or
-     * {@code +Infinity} while the scheduler does not pace (see {@link SaturationPacer}).
+     * Turns anticipation on or off (off by default). On, the weight phase waits up to
+     * {@link #ANTICIPATION_NANOS} for a deep volume or tenant whose queue just ran dry before it
+     * serves a sibling that is further ahead, so weights hold even when the backlog waits outside
+     * the scheduler; off, the scheduler is work-conserving. Turning it off forgets every wait.
      */
-    public double paceRate() {
-        return pacer.rate();
-    }
-
-    /**
-     * Turns the saturation pacer on or off (off by default): on, the scheduler paces the
-     * foreground while weights do not hold, so that the backlog waits in its queues (see
-     * {@link SaturationPacer}); off, it is purely work-conserving.
-     */
-    public void pacing(boolean on, long now) {
-        pacer.enable(on, now);
+    public void anticipation(boolean on) {
+        anticipation = on;
+        if (!on) {
+            fgAnticipated.clear();
+            for (TenantNode tn : tenants.values()) {
+                tn.anticipated.clear();
+            }
+        }
     }
 
     /** Requests queued and not yet dispatched. */

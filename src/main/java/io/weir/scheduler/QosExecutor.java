@@ -136,7 +136,7 @@ public final class QosExecutor implements AutoCloseable {
         this.cpuClock = b.cpuClock;
         this.cpuSampleInterval = b.cpuSampleInterval;
         this.scheduler = new HierarchicalScheduler<>(b.config, clock.nanoTime());
-        scheduler.pacing(b.pacing, clock.nanoTime());
+        scheduler.anticipation(b.anticipation);
         installGates(b.config);
         this.workers = new ArrayList<>(b.workers);
         this.parked = new AtomicIntegerArray(b.workers);
@@ -427,18 +427,6 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
-    /**
-     * The node-wide pace of the foreground in cost units per second, {@code +Infinity} while the
-     * scheduler does not pace (always, unless built with {@link Builder#pacing(boolean)}).
-     */
-    public double paceRate() {
-        lock.lock();
-        try {
-            return scheduler.paceRate();
-        } finally {
-            lock.unlock();
-        }
-    }
 
     /** Requests submitted and not yet completed. */
     public int pending() {
@@ -670,7 +658,7 @@ public final class QosExecutor implements AutoCloseable {
         private CpuClock cpuClock = CpuClock.threadCpuTime();
         private long cpuSampleInterval = DEFAULT_CPU_SAMPLE_INTERVAL_NANOS;
         private ThreadFactory threadFactory = defaultThreadFactory();
-        private boolean pacing;
+        private boolean anticipation;
 
         private Builder(SchedulerConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -716,11 +704,13 @@ public final class QosExecutor implements AutoCloseable {
         }
 
         /**
-         * Whether the scheduler paces the foreground while weights do not hold at the node's
-         * real bottleneck (see {@code SaturationPacer}); default off: purely work-conserving.
+         * Whether the scheduler waits a moment for a deep flow whose queue ran dry before it
+         * serves a sibling further ahead, so that weights hold while the backlog waits outside
+         * the scheduler ({@link HierarchicalScheduler#anticipation}); default off: purely
+         * work-conserving.
          */
-        public Builder pacing(boolean on) {
-            this.pacing = on;
+        public Builder anticipation(boolean on) {
+            this.anticipation = on;
             return this;
         }
 

@@ -51,6 +51,15 @@ abstract class SchedNode extends TicketQueue {
     int state = IDLE;
     boolean draining;
 
+    /**
+     * Until when this node counts as <em>deep</em>: its client recently had two or more requests
+     * at the scheduler at once (queued or running), so a dry queue means its next request is on
+     * the way (see "Anticipation" in the package documentation).
+     */
+    long deepUntil;
+    /** While this idle node is in its level's anticipated heap: until when it is waited for. */
+    long anticipatedUntil;
+
     private long throttledSince;
     private long throttledUntil;
     private long throttledNanos;

@@ -19,11 +19,14 @@ final class TenantNode extends SchedNode {
     long vtime;
     /** All volumes of this tenant, including draining ones. */
     final List<FlowNode> flows = new ArrayList<>();
-    /** {@link SaturationPacer}: the last period in which a volume of this tenant had two or more requests queued. */
-    int paceBackloggedEpoch = Integer.MIN_VALUE / 2;
 
-    TenantNode(TenantSpec spec, int slot, IndexedHeap.Positions readyPositions) {
+    /** Deep volumes whose queue ran dry a moment ago, keyed by counter (see "Anticipation" in the package documentation). */
+    final IndexedHeap<FlowNode> anticipated;
+
+    TenantNode(TenantSpec spec, int slot, IndexedHeap.Positions readyPositions,
+            IndexedHeap.Positions anticipatedPositions) {
         super(spec.id(), spec.weight(), slot);
         this.ready = new IndexedHeap<>(readyPositions);
+        this.anticipated = new IndexedHeap<>(anticipatedPositions);
     }
 }

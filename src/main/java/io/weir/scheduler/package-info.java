@@ -27,17 +27,9 @@
  *       each item's CPU time ({@link io.weir.scheduler.CpuClock}, sampled by each worker's
  *       {@code CpuSampler}) and charges it; submissions reach the core through its lock-free
  *       {@code Inbox}.</li>
- *   <li>{@code SaturationPacer} (off unless {@link io.weir.scheduler.QosExecutor.Builder#pacing}
- *       turns it on; the data node with {@code --pacing on}) keeps the backlog in the scheduler while the node's
- *       real bottleneck is elsewhere and weights would not hold: a node-wide pace on the
- *       foreground's weight phase, like iocost's {@code vrate}, with no capacity setting. It is
- *       steered by the service that backlogged volumes forfeit when their requests wait where
- *       the scheduler cannot see them (the clients, socket buffers, the CPU run queue), probes
- *       upward while none is forfeited, and is lifted while fewer than two unshaped volumes are
- *       backlogged. Its class documentation has the rules and their reasons. Experimental: on
- *       a loaded 2-core node ({@code src/test/bench/contention-bench.sh 3 6 2}, weights 300:100,
- *       no limits) it raised heavy:light from 1.10 to 2.42 (median of 3 rounds) but served two
- *       volumes together 0.57 of what {@code --qos off} does; a lone volume 0.97.</li>
+ *   <li><b>Anticipation</b> (off unless {@link io.weir.scheduler.QosExecutor.Builder#anticipation}
+ *       turns it on; the data node turns it on unless {@code --anticipation off}) makes weights
+ *       hold when the backlog waits outside the scheduler; see "Anticipation" below.</li>
  *   <li>{@link io.weir.scheduler.SchedulerConfig} is the immutable policy set, applied whole by
  *       {@code reconfigure}; {@link io.weir.scheduler.SchedulerSnapshot} and
  *       {@link io.weir.scheduler.Stats} are the usage statistics.</li>
@@ -161,7 +153,47 @@
  * request at its last piece, so that a limit gates the start of a request and never stalls it
  * half done, and byte limits count every piece's bytes.
  *
- * <h2>Deviations from the published algorithms</h2>
+ * <h2>Anticipation: weights where the backlog waits elsewhere</h2>
+ * A work-conserving scheduler can only order what waits in its queues. When the node's real
+ * bottleneck is elsewhere (the clients' share of the CPU, loopback TCP, replies waiting in socket
+ * buffers), a client's requests spend most of their time outside the scheduler, its queue here
+ * runs dry between them, and every dry moment hands a worker to whoever else has a request
+ * queued: weights 3:1 gave 1.02-1.15:1 on a 2-core node with no limits, and a cap below the
+ * node's capacity was the only way to get them (see docs/benchmarks.md, benchmark 10). Linux's
+ * BFQ meets the same problem on disks by <em>idling</em>: it keeps the device waiting a moment for
+ * the queue it serves, since that queue's next request is on its way. Weir does the same per level
+ * of the weight phase, with no capacity setting:
+ * <ul>
+ *   <li>a volume is <em>deep</em> for {@code DEEP_NANOS} (100 ms) after it had two or more
+ *       requests at the scheduler at once (queued or running): its client keeps several in flight,
+ *       so when its queue runs dry, more are coming. A QD1 client is never deep, so nobody waits
+ *       for it and a lone light client's latency is untouched. A tenant is deep while one of its
+ *       volumes is;</li>
+ *   <li>when a deep volume's queue runs dry at a dispatch it is <em>anticipated</em> for
+ *       {@code ANTICIPATION_NANOS} (1 ms): it stays in its level's anticipated heap, keyed by its
+ *       counter. A tenant whose last ready volume ran dry that way is anticipated at the tenant
+ *       level. Volumes and tenants shaped by limits or a reservation of their own are not (their
+ *       limits decide their share, and waiting for a throttled one would be waste);</li>
+ *   <li>the weight phase then serves its choice only if no anticipated sibling has a lower counter,
+ *       that is, only if the sibling would not have been chosen first had its request already
+ *       arrived. Otherwise the foreground waits (the workers park until the earliest wait ends,
+ *       {@link io.weir.scheduler.HierarchicalScheduler#nextEligibleTime()}, or a request arrives);
+ *       background tasks may run meanwhile, and the root treats the foreground as busy, not
+ *       idle;</li>
+ *   <li>an anticipated node whose request arrives within its wait rejoins at its own counter,
+ *       not at the level's virtual time: it was never idle in the sense of the rejoin rule. After
+ *       the wait it rejoins by the rule, and the sibling is served: work conservation is given up
+ *       for at most 1 ms per dry moment of a deep flow.</li>
+ * </ul>
+ * So while a deep flow comes back within a millisecond, the split between it and its siblings is
+ * exactly the SFQ split by counters, as if it had stayed backlogged, and a sibling whose requests
+ * wait here stops taking CPU from the others. What it costs, measured
+ * ({@code src/test/bench/contention-bench.sh}): on a 2-core node with the clients on the same
+ * cores, weights 300:100 and no limits gave heavy:light 2.96 (1.10 with {@code --qos off}), with
+ * two volumes together at 0.81-0.89 of {@code --qos off}'s aggregate (the replies go out in
+ * smaller batches, and the clients and the node switch more often) and a lone volume unchanged.
+ *
+  * <h2>Deviations from the published algorithms</h2>
  * <ol>
  *   <li><b>Charging at dispatch</b> (foreground levels): the patent grows a counter "after
  *       processing"; cost is known at submit, so Weir charges when the request is dispatched.
@@ -193,14 +225,13 @@
  *       interval takes the interval's remainder (never below 0), so every measured nanosecond is
  *       charged once, or the estimate when it overshot. {@code cpuSampleInterval(0)} measures
  *       every request.</li>
- *   <li><b>Pacing and rejoin credit</b> (only with pacing on): the weight phase may hold work
- *       while a worker is idle (not work-conserving while pacing), and a volume or tenant that
- *       had two or more requests queued in the last 100-200 ms and has no limit or reservation
- *       of its own rejoins up to the pace over 500 ms (at least 1 MiB) of cost per unit weight
- *       <em>behind</em> its level's virtual time, instead of at it: a client stalled for a moment
- *       catches up. The SFQ bound then holds with that credit added to {@code Lmax}. With pacing
- *       off (the default of {@code HierarchicalScheduler} and {@code QosExecutor}) none of this
- *       applies and every property above holds as stated.</li>
+ *   <li><b>Anticipation</b> (only with anticipation on, above): the weight phase may wait up to
+ *       1 ms per dry moment of a deep flow while work is queued (not work-conserving for that
+ *       long), and an anticipated node that returns within its wait keeps its counter below its
+ *       level's virtual time. The SFQ bound holds between flows that stay deep and return
+ *       within their waits as if they had been backlogged throughout. With anticipation off (the
+ *       default of {@code HierarchicalScheduler} and {@code QosExecutor}) none of this applies and
+ *       every property above holds as stated.</li>
  *   <li><b>Batched dispatch</b> ({@link io.weir.scheduler.QosExecutor}): a worker may take up to 8
  *       decisions per lock acquisition while no other worker is idle, so the root sees CPU charges
  *       up to 8 requests per worker late.</li>

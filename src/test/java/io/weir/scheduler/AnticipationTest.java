@@ -1,0 +1,120 @@
+package io.weir.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.weir.scheduler.SchedulerConfig.TenantSpec;
+import io.weir.scheduler.SchedulerConfig.VolumeSpec;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Anticipation ("Anticipation" in the package documentation): the weight phase waits a moment for
+ * a deep volume or tenant whose queue ran dry, so that weights hold while its requests are on
+ * their way, and never waits for a QD1 client or past the wait. Time is virtual throughout.
+ */
+class AnticipationTest {
+
+    private static final long US = 1_000L;
+    private static final long WAIT = HierarchicalScheduler.ANTICIPATION_NANOS;
+
+    private static HierarchicalScheduler<String> scheduler(SchedulerConfig config, boolean anticipation) {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(config, 0);
+        s.anticipation(anticipation);
+        return s;
+    }
+
+    private static SchedulerConfig heavyAndLight() {
+        return SchedulerConfig.builder().tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("heavy", "t").withWeight(300))
+                .volume(VolumeSpec.of("light", "t").withWeight(100)).build();
+    }
+
+    /**
+     * Light has run once; heavy (two requests at once: deep) is then served twice and its queue
+     * runs dry with its counter still below light's. Returns the scheduler at that point.
+     */
+    private static HierarchicalScheduler<String> heavyRanDry(boolean anticipation) {
+        HierarchicalScheduler<String> s = scheduler(heavyAndLight(), anticipation);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.complete(s.next(0), 0, 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        assertThat(s.next(0).request()).isEqualTo("heavy");
+        assertThat(s.next(0).request()).isEqualTo("heavy");
+        return s;
+    }
+
+    @Test
+    void aSiblingFurtherAheadWaitsForADeepVolumeWhoseQueueRanDryAndTheVolumeKeepsItsPlace() {
+        HierarchicalScheduler<String> s = heavyRanDry(true);
+        assertThat(s.next(0)).as("light, further ahead, while heavy is awaited").isNull();
+        assertThat(s.nextEligibleTime()).as("the wait ends").isEqualTo(WAIT);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 500 * US);
+        assertThat(s.next(500 * US).request()).as("heavy, back within its wait, goes first").isEqualTo("heavy");
+    }
+
+    @Test
+    void aDeepVolumeIsAwaitedNoLongerThanTheWaitAndThenTheSiblingIsServed() {
+        HierarchicalScheduler<String> s = heavyRanDry(true);
+        assertThat(s.next(WAIT - 1)).isNull();
+        assertThat(s.next(WAIT).request()).as("work conservation after the wait").isEqualTo("light");
+        // heavy came back too late: it rejoins at the level's virtual time, by the rejoin rule
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", WAIT + 1);
+        assertThat(s.next(WAIT + 1).request()).isEqualTo("heavy");
+    }
+
+    @Test
+    void aTenantWhoseOnlyDeepVolumeRanDryIsAwaitedAtTheTenantLevel() {
+        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder()
+                .tenant(TenantSpec.of("a").withWeight(300)).tenant(TenantSpec.of("b").withWeight(100))
+                .volume(VolumeSpec.of("heavy", "a")).volume(VolumeSpec.of("light", "b")).build(), true);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.complete(s.next(0), 0, 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        assertThat(s.next(0).request()).isEqualTo("heavy");
+        assertThat(s.next(0).request()).isEqualTo("heavy");
+        assertThat(s.next(0)).as("tenant b, further ahead, while tenant a is awaited").isNull();
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 10 * US);
+        assertThat(s.next(10 * US).request()).isEqualTo("heavy");
+        assertThat(s.next(WAIT + 10 * US).request()).as("after the wait").isEqualTo("light");
+    }
+
+    @Test
+    void withAnticipationOffTheSchedulerIsWorkConserving() {
+        HierarchicalScheduler<String> s = heavyRanDry(false);
+        assertThat(s.next(0).request()).isEqualTo("light");
+    }
+
+    @Test
+    void nobodyWaitsForAClientThatNeverHasTwoRequestsAtOnce() {
+        HierarchicalScheduler<String> s = scheduler(heavyAndLight(), true);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.complete(s.next(0), 0, 0);
+        for (int i = 0; i < 3; i++) { // a QD1 client: each request after the last one completed
+            s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+            Ticket<String> t = s.next(0);
+            assertThat(t.request()).isEqualTo("heavy");
+            s.complete(t, 0, 0);
+        }
+        assertThat(s.next(0).request()).as("light is not held for a QD1 client").isEqualTo("light");
+    }
+
+    @Test
+    void aVolumeWithALimitOfItsOwnIsNotAwaited() {
+        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder().tenant(TenantSpec.of("t"))
+                .volume(VolumeSpec.of("heavy", "t").withWeight(300).withMaxBytesPerSec(1L << 40))
+                .volume(VolumeSpec.of("light", "t").withWeight(100)).build(), true);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.complete(s.next(0), 0, 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
+        assertThat(s.next(0).request()).isEqualTo("heavy");
+        assertThat(s.next(US).request()).isEqualTo("heavy"); // 1 TiB/s lets the next go after 4 ns
+        assertThat(s.next(US).request()).as("light is not held for a limited volume").isEqualTo("light");
+    }
+}
