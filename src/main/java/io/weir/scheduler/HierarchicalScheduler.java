@@ -354,6 +354,7 @@ public final class HierarchicalScheduler<R> {
         if (f.size + f.inFlight >= 2 && f.deepUntil - now < DEEP_NANOS / 2) {
             f.deepUntil = now + DEEP_NANOS;
             f.tenant.deepUntil = f.deepUntil;
+            foreground.deepUntil = f.deepUntil;
         }
         if (f.state == SchedNode.IDLE) {
             refreshFlow(f, now);
@@ -412,8 +413,22 @@ public final class HierarchicalScheduler<R> {
         }
         processTimers(now);
         TaskNode best = null;
+        boolean fgAwaited = false;
         for (TaskNode k : tasks) {
             boolean ready = k.foreground ? foregroundReady(now) : k.size > 0;
+            if (k.foreground) {
+                boolean busy = ready || fgHeld;
+                if (busy || !anticipation) {
+                    k.awaited = false;
+                } else if (k.busy && k.deepUntil - now > 0) {
+                    k.awaited = true; // the deep foreground just ran dry: wait a moment for it
+                    k.anticipatedUntil = now + ANTICIPATION_NANOS;
+                } else if (k.awaited && k.anticipatedUntil - now <= 0) {
+                    k.awaited = false;
+                }
+                k.busy = busy;
+                fgAwaited = k.awaited;
+            }
             if (ready) {
                 if (!k.wasReady && k.counter - rootVtime < 0) {
                     k.counter = rootVtime; // rejoin rule at the root
@@ -422,9 +437,15 @@ public final class HierarchicalScheduler<R> {
                     best = k;
                 }
             }
-            k.wasReady = ready || k.foreground && fgHeld; // waiting for a dry flow is not idleness
+            k.wasReady = ready || k.foreground && (fgHeld || fgAwaited); // waiting for it is not idleness
         }
         if (best == null) {
+            return null;
+        }
+        if (fgAwaited && foreground.counter - best.counter < 0) {
+            // the root's anticipation: the foreground, behind this task, has requests on the way
+            fgHeld = true;
+            anticipationWake = foreground.anticipatedUntil;
             return null;
         }
         if (best.counter - rootVtime > 0) {

@@ -35,6 +35,13 @@ final class TaskNode extends TicketQueue {
     double utilization;
     long counter;
     boolean wasReady;
+    /** The foreground: until when it counts as deep (one of its volumes is; see "Anticipation"). */
+    long deepUntil;
+    /** The foreground: whether it had work (or waited for a dry flow) at the last decision. */
+    boolean busy;
+    /** The foreground: whether the root waits for it, having run dry a moment ago, until {@link #anticipatedUntil}. */
+    boolean awaited;
+    long anticipatedUntil;
     boolean draining;
     int capacity;
 

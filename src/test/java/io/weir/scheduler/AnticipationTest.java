@@ -3,6 +3,7 @@ package io.weir.scheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.weir.scheduler.SchedulerConfig.TaskSpec;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import org.junit.jupiter.api.Test;
@@ -80,6 +81,35 @@ class AnticipationTest {
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 10 * US);
         assertThat(s.next(10 * US).request()).isEqualTo("heavy");
         assertThat(s.next(WAIT + 10 * US).request()).as("after the wait").isEqualTo("light");
+    }
+
+    /**
+     * The root does the same for the foreground task: scrub, always backlogged and ahead in CPU
+     * per share, waits while the foreground's deep volume is on its way back.
+     */
+    @Test
+    void aBackgroundTaskFurtherAheadWaitsForTheDeepForegroundThatRanDry() {
+        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder()
+                .task(TaskSpec.of(SchedulerConfig.FOREGROUND, 75)).task(TaskSpec.of("scrub", 25))
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build(), true);
+        for (int i = 0; i < 4; i++) {
+            s.enqueueBackground("scrub", "scrub", 0);
+        }
+        s.complete(s.next(0), 1_000_000, 0); // scrub ran 1 ms of CPU
+        s.enqueue("v", IoKind.READ, 4096, "v", 0);
+        s.enqueue("v", IoKind.READ, 4096, "v", 0);
+        Ticket<String> a = s.next(0);
+        Ticket<String> b = s.next(0);
+        assertThat(a.request()).isEqualTo("v");
+        assertThat(b.request()).isEqualTo("v");
+        s.complete(a, 10_000, 0);
+        s.complete(b, 10_000, 0);
+        assertThat(s.next(0)).as("scrub, ahead, while the foreground is awaited").isNull();
+        assertThat(s.nextEligibleTime()).isEqualTo(WAIT);
+        s.enqueue("v", IoKind.READ, 4096, "v", 100 * US);
+        assertThat(s.next(100 * US).request()).isEqualTo("v");
+        assertThat(s.next(100 * US)).as("dry again: awaited again").isNull();
+        assertThat(s.next(100 * US + WAIT).request()).as("after the wait").isEqualTo("scrub");
     }
 
     @Test
