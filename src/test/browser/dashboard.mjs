@@ -58,6 +58,7 @@ try {
       tenantRows: rows('tenants-table'), nodeRows: document.getElementById('nodes-table').hidden ? null : rows('nodes-table'),
       topRows: rows('top-table'), qosRows: rows('qos-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
       charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured,
+      latencySeries: [...document.querySelectorAll('#chart-lat .u-legend .u-label')].map((e) => e.textContent.trim()),
       token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
     };
   });
@@ -67,6 +68,9 @@ try {
 
   if (errors.length) fail('page errors: ' + errors.join('; '));
   if (seen.charts < (expect === 'admin' ? 5 : 4)) fail('charts drawn: ' + seen.charts);
+  if (!seen.latencySeries.includes('queued p50') || !seen.latencySeries.includes('queued p99')) {
+    fail('the latency chart does not show the time queued at the scheduler: ' + seen.latencySeries.join(', '));
+  }
   if (seen.iopsPixels < 50) fail('the IOPS chart shows no data (' + seen.iopsPixels + ' pixels of the read colour)');
   if (seen.topRows.length === 0) fail('top-N is empty');
   if (!(Number(seen.iops.replace(/[kMG]$/, '')) > 0)) fail('cluster IOPS KPI is ' + seen.iops);

@@ -121,7 +121,11 @@
   function setupCharts() {
     chart('chart-iops', [line('read', COLORS[0], num, true), line('write', COLORS[1], num, true)], num);
     chart('chart-bps', [line('read', COLORS[0], bytesPerSec, true), line('write', COLORS[1], bytesPerSec, true)], bytesPerSec);
-    chart('chart-lat', [line('p50', COLORS[1], micros), line('p99', COLORS[2], micros), line('max', COLORS[3], micros)], micros);
+    // the queued part of the latency (time waiting at the scheduler), dashed under its total: when
+    // it is most of the latency, the node is saturated and weights decide who waits
+    chart('chart-lat', [line('p50', COLORS[1], micros), line('p99', COLORS[2], micros), line('max', COLORS[3], micros),
+      Object.assign(line('queued p50', COLORS[1], micros), { dash: [4, 4] }),
+      Object.assign(line('queued p99', COLORS[2], micros), { dash: [4, 4] })], micros);
     chart('chart-thr', [line('throttled ms/s', COLORS[3], (v) => num(v, 1), true), line('queue depth', COLORS[4], (v) => num(v, 2))], (v) => num(v, 1));
   }
   function xs(points) { return points.map((p) => Date.parse(p.ts) / 1000); }
@@ -205,7 +209,8 @@
     const sec = stepSeconds(series);
     state.charts['chart-iops'].setData([x, p.map((q) => q.readOps / sec), p.map((q) => q.writeOps / sec)]);
     state.charts['chart-bps'].setData([x, p.map((q) => q.readBytes / sec), p.map((q) => q.writeBytes / sec)]);
-    state.charts['chart-lat'].setData([x, p.map((q) => q.latencyP50Us), p.map((q) => q.latencyP99Us), p.map((q) => q.latencyMaxUs)]);
+    state.charts['chart-lat'].setData([x, p.map((q) => q.latencyP50Us), p.map((q) => q.latencyP99Us), p.map((q) => q.latencyMaxUs),
+      p.map((q) => q.queuedP50Us), p.map((q) => q.queuedP99Us)]);
     state.charts['chart-thr'].setData([x, p.map((q) => q.throttledMs / sec), p.map((q) => q.queueDepth)]);
   }
   function renderTasks(series) {

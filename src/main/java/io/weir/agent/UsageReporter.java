@@ -74,7 +74,9 @@ import java.util.function.Consumer;
  * so the reported p50 and p99 are the sums of the wait and service percentiles, and the maximum
  * is the sum of the two maxima (an upper bound of the true maximum). The sum of percentiles
  * equals the percentile of the sum when long waits and long services go together, and is an
- * approximation otherwise.
+ * approximation otherwise. The wait percentiles alone are reported too ({@code queuedP50Us},
+ * {@code queuedP99Us}): the part of the latency spent queued at the scheduler, which shows
+ * whether the node is saturated and weights decide who waits.
  * <h3>Queue depth</h3>
  * The mean queue depth is the mean of the samples taken by {@link #tick()} during the interval
  * (queued plus in-flight requests), including the one taken by the report's own snapshot.
@@ -271,7 +273,7 @@ public final class UsageReporter {
             volumes.add(new VolumeUsage(id, d.readOps(), d.writeOps(), d.readBytes(), d.writeBytes(),
                     micros(cur.waitP50Nanos() + cur.serviceP50Nanos()), micros(cur.waitP99Nanos() + cur.serviceP99Nanos()),
                     micros(cur.waitMaxNanos() + cur.serviceMaxNanos()), qd, d.throttledNanos(), d.rejected(),
-                    d.cpuNanos()));
+                    d.cpuNanos(), micros(cur.waitP50Nanos()), micros(cur.waitP99Nanos())));
         }
         List<TaskUsage> tasks = new ArrayList<>(s.tasks().size());
         for (Stats cur : s.tasks().values()) {

@@ -2,6 +2,8 @@ package io.weir.protocol;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import com.fasterxml.jackson.annotation.JsonSetter;
+import com.fasterxml.jackson.annotation.Nulls;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -185,6 +187,10 @@ public record UsageReport(
      * @param throttledNanos time the volume had work but was held back by its own limits
      * @param rejected submissions refused because the volume's queue was full
      * @param cpuNanos CPU time charged to the volume's requests
+     * @param queuedP50Us median time a request waited in the scheduler's queue before its service
+     *     began, the queued part of {@code latencyP50Us}: when it is a large part, the node is
+     *     saturated and weights decide who waits (0 from agents that do not report it)
+     * @param queuedP99Us 99th percentile of the same, the queued part of {@code latencyP99Us}
      */
     public record VolumeUsage(
             @JsonPropertyDescription("The volume.") UUID volumeId,
@@ -198,7 +204,19 @@ public record UsageReport(
             @JsonPropertyDescription("Mean requests queued or in flight.") double queueDepth,
             @JsonPropertyDescription("Time held back by limits, ns.") long throttledNanos,
             @JsonPropertyDescription("Submissions refused (queue full).") long rejected,
-            @JsonPropertyDescription("CPU time charged, ns.") long cpuNanos) {
+            @JsonPropertyDescription("CPU time charged, ns.") long cpuNanos,
+            @JsonPropertyDescription("Median time queued at the scheduler before service, µs: the queued part of latencyP50Us.")
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long queuedP50Us,
+            @JsonPropertyDescription("99th percentile time queued at the scheduler before service, µs: the queued part of latencyP99Us.")
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long queuedP99Us) {
+
+        /** Figures without the queued times (both 0). */
+        public VolumeUsage(UUID volumeId, long readOps, long writeOps, long readBytes, long writeBytes,
+                long latencyP50Us, long latencyP99Us, long latencyMaxUs, double queueDepth, long throttledNanos,
+                long rejected, long cpuNanos) {
+            this(volumeId, readOps, writeOps, readBytes, writeBytes, latencyP50Us, latencyP99Us, latencyMaxUs,
+                    queueDepth, throttledNanos, rejected, cpuNanos, 0, 0);
+        }
 
         public VolumeUsage {
             Objects.requireNonNull(volumeId, "volumeId");
@@ -214,6 +232,8 @@ public record UsageReport(
             check("throttledNanos" + of, throttledNanos, MAX_NANOS);
             check("rejected" + of, rejected, MAX_COUNT);
             check("cpuNanos" + of, cpuNanos, MAX_NANOS);
+            check("queuedP50Us" + of, queuedP50Us, MAX_LATENCY_US);
+            check("queuedP99Us" + of, queuedP99Us, MAX_LATENCY_US);
         }
 
         /** Reads and writes completed. */

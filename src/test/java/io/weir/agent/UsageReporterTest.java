@@ -82,6 +82,8 @@ class UsageReporterTest {
             assertThat(v1.writeBytes()).isEqualTo(3 * 8192);
             assertThat(v1.latencyMaxUs()).isGreaterThanOrEqualTo(v1.latencyP99Us());
             assertThat(v1.latencyP99Us()).isGreaterThanOrEqualTo(v1.latencyP50Us());
+            assertThat(v1.queuedP50Us()).as("the queued part of the median").isBetween(0L, v1.latencyP50Us());
+            assertThat(v1.queuedP99Us()).as("the queued part of the 99th percentile").isBetween(0L, v1.latencyP99Us());
             assertThat(volume(first, V2).ops()).isZero();
             assertThat(first.volumes()).extracting(VolumeUsage::volumeId).doesNotContainNull().hasSize(2);
             assertThat(reporter.skippedVolumeIds()).isEqualTo(1);

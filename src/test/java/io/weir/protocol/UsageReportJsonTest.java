@@ -21,7 +21,8 @@ class UsageReportJsonTest {
     void aReportSurvivesItsJsonFormWithRfc3339Timestamps() {
         Instant from = Instant.parse("2026-12-02T05:00:00Z");
         UsageReport report = new UsageReport(7, from, from.plusSeconds(10),
-                List.of(new VolumeUsage(UUID.randomUUID(), 10, 20, 40960, 163840, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000)),
+                List.of(new VolumeUsage(UUID.randomUUID(), 10, 20, 40960, 163840, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000,
+                        80, 700)),
                 List.of(new TaskUsage("foreground", 30, 9_000_000, 700), new TaskUsage("flush", 4, 1_000_000, 250.5)),
                 List.of(new Gap(2, 4, from.minusSeconds(40), from.minusSeconds(10))));
         String text = JSON.writeValueAsString(report);
@@ -29,7 +30,22 @@ class UsageReportJsonTest {
         assertThat(tree.get("from").asString()).isEqualTo("2026-12-02T05:00:00Z");
         assertThat(tree.get("volumes").get(0).get("latencyP99Us").asLong()).isEqualTo(900);
         assertThat(tree.get("gaps").get(0).get("lastSequence").asLong()).isEqualTo(4);
+        assertThat(tree.get("volumes").get(0).get("queuedP99Us").asLong()).isEqualTo(700);
         assertThat(JSON.readValue(text, UsageReport.class)).isEqualTo(report);
+    }
+
+    /** An agent from before the queued times were reported: its volumes read as queued 0. */
+    @Test
+    void aVolumeWithoutQueuedTimesReadsAsQueuedZero() {
+        String text = "{\"sequence\": 1, \"from\": \"2026-12-02T05:00:00Z\", \"to\": \"2026-12-02T05:00:10Z\","
+                + " \"volumes\": [{\"volumeId\": \"" + UUID.randomUUID() + "\", \"readOps\": 3, \"writeOps\": 0,"
+                + " \"readBytes\": 12288, \"writeBytes\": 0, \"latencyP50Us\": 100, \"latencyP99Us\": 200,"
+                + " \"latencyMaxUs\": 300, \"queueDepth\": 0.5, \"throttledNanos\": 0, \"rejected\": 0,"
+                + " \"cpuNanos\": 1000}], \"tasks\": [], \"gaps\": []}";
+        VolumeUsage v = JSON.readValue(text, UsageReport.class).volumes().get(0);
+        assertThat(v.latencyP99Us()).isEqualTo(200);
+        assertThat(v.queuedP50Us()).isZero();
+        assertThat(v.queuedP99Us()).isZero();
     }
 
     @Test

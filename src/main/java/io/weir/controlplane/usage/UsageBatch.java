@@ -59,7 +59,8 @@ final class UsageBatch {
                         .append(v.latencyP50Us()).append('\t').append(v.latencyP99Us()).append('\t')
                         .append(v.latencyMaxUs()).append('\t').append(v.queueDepth()).append('\t')
                         .append(v.throttledNanos()).append('\t').append(v.rejected()).append('\t')
-                        .append(v.cpuNanos()).append('\n');
+                        .append(v.cpuNanos()).append('\t').append(v.queuedP50Us()).append('\t')
+                        .append(v.queuedP99Us()).append('\n');
                 volumeSamples++;
             } else {
                 skippedSamples++;
@@ -169,7 +170,8 @@ final class UsageBatch {
     /** Rollup sums of one volume or tenant bucket. */
     static final class Sums {
         final UUID tenant;
-        long samples, readOps, writeOps, readBytes, writeBytes, p50Wsum, p99Wsum, maxUs, throttledNs, rejected, cpuNs;
+        long samples, readOps, writeOps, readBytes, writeBytes, p50Wsum, p99Wsum, maxUs, throttledNs, rejected, cpuNs,
+                queuedP50Wsum, queuedP99Wsum;
         double queueDepthMs;
 
         Sums(UUID tenant) {
@@ -190,6 +192,8 @@ final class UsageBatch {
             throttledNs = plus(throttledNs, v.throttledNanos());
             rejected = plus(rejected, v.rejected());
             cpuNs = plus(cpuNs, v.cpuNanos());
+            queuedP50Wsum = plus(queuedP50Wsum, times(v.queuedP50Us(), ops));
+            queuedP99Wsum = plus(queuedP99Wsum, times(v.queuedP99Us(), ops));
         }
     }
 

@@ -37,6 +37,9 @@ record UsageSeries(
      * @param latencyP99Us ops-weighted mean of the reported 99th percentiles; null without ops
      * @param latencyMaxUs largest latency reported; null without ops
      * @param queueDepth time-weighted mean of requests queued or in flight
+     * @param queuedP50Us ops-weighted mean of the reported medians of the time queued at the
+     *     scheduler (the queued part of {@code latencyP50Us}); null without ops
+     * @param queuedP99Us the same of the 99th percentiles
      */
     @Schema(name = "UsagePoint", description = "Usage over [ts, ts + step); ops and bytes are counts within it.")
     record UsagePoint(
@@ -53,7 +56,9 @@ record UsageSeries(
             @Schema(description = "Time-weighted mean of requests queued or in flight.") double queueDepth,
             @Schema(description = "Time held back by QoS limits, ms (summed over volumes for a tenant).") double throttledMs,
             @Schema(description = "Submissions refused because a queue was full.") long rejected,
-            @Schema(description = "CPU time charged to the IO, ms.") double cpuMs) {
+            @Schema(description = "CPU time charged to the IO, ms.") double cpuMs,
+            @Schema(description = "Ops-weighted mean of the reported median times queued at the scheduler before service, µs: the queued part of latencyP50Us, large when the node is saturated and weights decide who waits; null without ops.") @Nullable Long queuedP50Us,
+            @Schema(description = "Ops-weighted mean of the reported 99th percentile times queued at the scheduler, µs: the queued part of latencyP99Us; null without ops.") @Nullable Long queuedP99Us) {
     }
 
     /** Reports one node's agent dropped unacknowledged. */

@@ -47,7 +47,8 @@ class UsageQueryTest extends IntegrationTest {
     private static VolumeUsage vary(UUID volume, long seq) {
         long n = (seq * 7919) % 23 + 1;
         return new VolumeUsage(volume, n, (seq % 5) * n, 4096 * n + seq, 512 * (seq % 7), 50 + n * 3, 900 + n * 11,
-                2000 + seq % 97, (seq % 9) / 4.0, seq % 4 == 0 ? 3_500_000 : 0, seq % 11 == 0 ? 1 : 0, 20_000 * n);
+                2000 + seq % 97, (seq % 9) / 4.0, seq % 4 == 0 ? 3_500_000 : 0, seq % 11 == 0 ? 1 : 0, 20_000 * n,
+                10 + n * 2, 300 + n * 7);
     }
 
     @BeforeEach
@@ -76,7 +77,7 @@ class UsageQueryTest extends IntegrationTest {
         int n = (int) (Duration.between(from, to).toMillis() / step.toMillis());
         List<double[]> points = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            points.add(new double[12]);
+            points.add(new double[13]);
         }
         for (Delivery d : stored) {
             UsageReport r = d.report();
@@ -100,6 +101,8 @@ class UsageQueryTest extends IntegrationTest {
                 p[8] += v.throttledNanos();
                 p[9] += v.rejected();
                 p[10] += v.cpuNanos();
+                p[11] += v.queuedP50Us() * v.ops();
+                p[12] += v.queuedP99Us() * v.ops();
             }
         }
         return points;
@@ -135,7 +138,11 @@ class UsageQueryTest extends IntegrationTest {
             if (ops == 0) {
                 assertThat(p.get("latencyP50Us").isNull()).as(at).isTrue();
                 assertThat(p.get("latencyP99Us").isNull()).as(at).isTrue();
+                assertThat(p.get("queuedP50Us").isNull()).as(at).isTrue();
+                assertThat(p.get("queuedP99Us").isNull()).as(at).isTrue();
             } else {
+                assertThat(p.get("queuedP50Us").asLong()).as(at).isEqualTo(Math.round(e[11] / ops));
+                assertThat(p.get("queuedP99Us").asLong()).as(at).isEqualTo(Math.round(e[12] / ops));
                 assertThat(p.get("latencyP50Us").asLong()).as(at).isEqualTo(Math.round(e[4] / ops));
                 assertThat(p.get("latencyP99Us").asLong()).as(at).isEqualTo(Math.round(e[5] / ops));
                 assertThat(p.get("latencyMaxUs").asLong()).as(at).isEqualTo((long) e[6]);
