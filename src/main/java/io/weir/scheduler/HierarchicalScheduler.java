@@ -135,6 +135,18 @@ public final class HierarchicalScheduler<R> {
      */
     static final long ANTICIPATION_NANOS = 1_000_000L;
 
+    /**
+     * How long a deep volume or tenant whose queue ran dry keeps its place: back within this
+     * time, it rejoins at its own counter, not at its level's virtual time (see "Anticipation").
+     */
+    static final long ANTICIPATION_CREDIT_NANOS = 20_000_000L;
+
+    /**
+     * How far, in cost per unit of weight, a sibling may run ahead of an anticipated node before
+     * it waits for it: 1 MiB (see "Anticipation").
+     */
+    static final long ANTICIPATION_SLACK_BYTES = 1L << 20;
+
     /** How long a volume counts as deep after it last had two requests at the scheduler at once. */
     static final long DEEP_NANOS = 100_000_000L;
 
@@ -478,24 +490,30 @@ public final class HierarchicalScheduler<R> {
             return false;
         }
         TenantNode tn = fgReady.peek();
-        if (waitsFor(fgAnticipated, tn.counter, now) || waitsFor(tn.anticipated, tn.ready.peek().counter, now)) {
+        FlowNode f = tn.ready.peek();
+        if (waitsFor(fgAnticipated, tn.counter - slack(tn), now) || waitsFor(tn.anticipated, f.counter - slack(f), now)) {
             fgHeld = true;
             return false;
         }
         return true;
     }
 
+    /** {@link #ANTICIPATION_SLACK_BYTES} in counter units of {@code n}'s weight. */
+    private static long slack(SchedNode n) {
+        return ANTICIPATION_SLACK_BYTES * SchedNode.COUNTER_SCALE / n.weight;
+    }
+
     /**
-     * True if an anticipated node of a level would be served before a ready sibling at
-     * {@code counter}: its counter is lower and it is still waited for. Drops expired entries.
+     * True if the lowest anticipated node of a level, still waited for, is below {@code counter}
+     * (a ready sibling's counter less the slack). Drops entries whose credit expired.
      */
     private boolean waitsFor(IndexedHeap<? extends SchedNode> anticipated, long counter, long now) {
         while (!anticipated.isEmpty()) {
             SchedNode a = anticipated.peek();
             if (a.anticipatedUntil - now <= 0) {
                 anticipated.poll();
-            } else if (anticipated.peekKey() - counter < 0) {
-                anticipationWake = a.anticipatedUntil;
+            } else if (a.holdUntil - now > 0 && anticipated.peekKey() - counter < 0) {
+                anticipationWake = a.holdUntil;
                 return true;
             } else {
                 return false;
@@ -507,7 +525,8 @@ public final class HierarchicalScheduler<R> {
     /** Starts waiting for a deep node whose queue just ran dry, unless its own limits shape it. */
     private <N extends SchedNode> void anticipate(IndexedHeap<N> level, N n, boolean shaped, long now) {
         if (anticipation && !shaped && !n.draining && n.deepUntil - now > 0) {
-            n.anticipatedUntil = now + ANTICIPATION_NANOS;
+            n.anticipatedUntil = now + ANTICIPATION_CREDIT_NANOS;
+            n.holdUntil = now + ANTICIPATION_NANOS;
             level.add(n, n.counter);
         }
     }
@@ -708,7 +727,7 @@ public final class HierarchicalScheduler<R> {
         }
         boolean awaited = false;
         if (f.state == SchedNode.IDLE && tn.anticipated.contains(f)) {
-            awaited = f.anticipatedUntil - now > 0; // back within its wait: it keeps its place
+            awaited = f.anticipatedUntil - now > 0; // back within its credit: it keeps its place
             tn.anticipated.remove(f);
         }
         long e = f.limiter.eligibleAt(now);

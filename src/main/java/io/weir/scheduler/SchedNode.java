@@ -57,8 +57,10 @@ abstract class SchedNode extends TicketQueue {
      * the way (see "Anticipation" in the package documentation).
      */
     long deepUntil;
-    /** While this idle node is in its level's anticipated heap: until when it is waited for. */
+    /** While this idle node is in its level's anticipated heap: until when it keeps its place. */
     long anticipatedUntil;
+    /** While this idle node is in its level's anticipated heap: until when siblings wait for it. */
+    long holdUntil;
 
     private long throttledSince;
     private long throttledUntil;

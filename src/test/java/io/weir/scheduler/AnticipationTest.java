@@ -30,14 +30,18 @@ class AnticipationTest {
                 .volume(VolumeSpec.of("light", "t").withWeight(100)).build();
     }
 
+    /** Light's requests: 2 MiB, so that one puts light further ahead than the slack (1 MiB). */
+    private static final long BIG = 2L << 20;
+
     /**
-     * Light has run once; heavy (two requests at once: deep) is then served twice and its queue
-     * runs dry with its counter still below light's. Returns the scheduler at that point.
+     * Light has run one 2 MiB request; heavy (two requests at once: deep) is then served twice and
+     * its queue runs dry with its counter more than the slack below light's. Returns the
+     * scheduler at that point.
      */
     private static HierarchicalScheduler<String> heavyRanDry(boolean anticipation) {
         HierarchicalScheduler<String> s = scheduler(heavyAndLight(), anticipation);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.complete(s.next(0), 0, 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
@@ -60,9 +64,36 @@ class AnticipationTest {
         HierarchicalScheduler<String> s = heavyRanDry(true);
         assertThat(s.next(WAIT - 1)).isNull();
         assertThat(s.next(WAIT).request()).as("work conservation after the wait").isEqualTo("light");
-        // heavy came back too late: it rejoins at the level's virtual time, by the rejoin rule
-        s.enqueue("heavy", IoKind.READ, 4096, "heavy", WAIT + 1);
-        assertThat(s.next(WAIT + 1).request()).isEqualTo("heavy");
+    }
+
+    /**
+     * Back after its wait but within its credit (20 ms), heavy keeps its place: it then runs
+     * until it has caught up with light, which ran meanwhile. Back after the credit, it rejoins
+     * at the level's virtual time by the rejoin rule, and catches up with less.
+     */
+    @Test
+    void aDeepVolumeBackWithinItsCreditKeepsItsPlaceAndAfterItRejoinsByTheRule() {
+        int within = heavyServedBeforeLight(10_000_000L);
+        int after = heavyServedBeforeLight(HierarchicalScheduler.ANTICIPATION_CREDIT_NANOS + 1);
+        // heavy's counter is about 0; light's is 4 MiB / 100 after two requests and V, light's
+        // last start, 2 MiB / 100: 4 KiB requests at weight 300 catch up 3072 and 1536 of them
+        assertThat(within).isBetween(3000, 3080); // give or take the requests at equal counters
+        assertThat(after).isBetween(1500, 1540);
+    }
+
+    /** Heavy ran dry, light ran after the wait; heavy returns at {@code at} with a backlog. */
+    private static int heavyServedBeforeLight(long at) {
+        HierarchicalScheduler<String> s = heavyRanDry(true);
+        s.complete(s.next(WAIT), 0, WAIT); // light's second request
+        s.enqueue("light", IoKind.READ, BIG, "light", at);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", at);
+        s.enqueue("heavy", IoKind.READ, 4096, "heavy", at);
+        int served = 0;
+        for (Ticket<String> t; (t = s.next(at)).request().equals("heavy"); served++) {
+            s.complete(t, 0, at);
+            s.enqueue("heavy", IoKind.READ, 4096, "heavy", at); // kept backlogged
+        }
+        return served;
     }
 
     @Test
@@ -70,8 +101,8 @@ class AnticipationTest {
         HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder()
                 .tenant(TenantSpec.of("a").withWeight(300)).tenant(TenantSpec.of("b").withWeight(100))
                 .volume(VolumeSpec.of("heavy", "a")).volume(VolumeSpec.of("light", "b")).build(), true);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.complete(s.next(0), 0, 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
@@ -121,8 +152,8 @@ class AnticipationTest {
     @Test
     void nobodyWaitsForAClientThatNeverHasTwoRequestsAtOnce() {
         HierarchicalScheduler<String> s = scheduler(heavyAndLight(), true);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.complete(s.next(0), 0, 0);
         for (int i = 0; i < 3; i++) { // a QD1 client: each request after the last one completed
             s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
@@ -138,8 +169,8 @@ class AnticipationTest {
         HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder().tenant(TenantSpec.of("t"))
                 .volume(VolumeSpec.of("heavy", "t").withWeight(300).withMaxBytesPerSec(1L << 40))
                 .volume(VolumeSpec.of("light", "t").withWeight(100)).build(), true);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
-        s.enqueue("light", IoKind.READ, 4096, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
+        s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.complete(s.next(0), 0, 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
