@@ -52,7 +52,14 @@ import java.util.Set;
  *       ({@link SchedNode#capLead}).</li>
  *   <li><b>Limits.</b> A node over a limit leaves its parent's ready heap and waits in one timer
  *       heap keyed by the time it may go again ({@link Limiter}); the rest of the level takes the
- *       capacity, so the scheduler is work-conserving.</li>
+ *       capacity, so the scheduler is work-conserving (but for anticipation, below).</li>
+ *   <li><b>Anticipation</b> ({@link #anticipation}, off by default). A deep volume or tenant whose
+ *       queue runs dry goes into its level's anticipated heap (the scheduler's for tenants, its
+ *       tenant's for volumes), keyed by counter; {@code foregroundReady} holds the weight phase
+ *       while the lowest entry still waited for is more than the slack below the choice, and
+ *       {@link #nextEligibleTime()} reports when the wait ends. Expired entries are dropped when
+ *       they reach the top. The root's wait for the foreground task is two flags on its
+ *       {@link TaskNode}.</li>
  *   <li><b>Reservation tags</b> are stored minus {@link #reservationShift}: raising the shift moves
  *       all tags forward together ({@code O(1)}), which caps the earliest tag's lag at
  *       {@link #RESERVATION_MAX_LAG_NANOS} without changing their order.</li>

@@ -39,14 +39,23 @@ class AnticipationTest {
      * scheduler at that point.
      */
     private static HierarchicalScheduler<String> heavyRanDry(boolean anticipation) {
-        HierarchicalScheduler<String> s = scheduler(heavyAndLight(), anticipation);
+        return heavyRanDry(heavyAndLight(), anticipation, 0);
+    }
+
+    /**
+     * {@link #heavyRanDry(boolean)} with volumes "heavy" and "light" placed as {@code config}
+     * says, heavy's second request dispatched at {@code secondAt}.
+     */
+    private static HierarchicalScheduler<String> heavyRanDry(SchedulerConfig config, boolean anticipation,
+            long secondAt) {
+        HierarchicalScheduler<String> s = scheduler(config, anticipation);
         s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.enqueue("light", IoKind.READ, BIG, "light", 0);
         s.complete(s.next(0), 0, 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
         assertThat(s.next(0).request()).isEqualTo("heavy");
-        assertThat(s.next(0).request()).isEqualTo("heavy");
+        assertThat(s.next(secondAt).request()).isEqualTo("heavy");
         return s;
     }
 
@@ -98,16 +107,9 @@ class AnticipationTest {
 
     @Test
     void aTenantWhoseOnlyDeepVolumeRanDryIsAwaitedAtTheTenantLevel() {
-        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder()
+        HierarchicalScheduler<String> s = heavyRanDry(SchedulerConfig.builder()
                 .tenant(TenantSpec.of("a").withWeight(300)).tenant(TenantSpec.of("b").withWeight(100))
-                .volume(VolumeSpec.of("heavy", "a")).volume(VolumeSpec.of("light", "b")).build(), true);
-        s.enqueue("light", IoKind.READ, BIG, "light", 0);
-        s.enqueue("light", IoKind.READ, BIG, "light", 0);
-        s.complete(s.next(0), 0, 0);
-        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
-        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
-        assertThat(s.next(0).request()).isEqualTo("heavy");
-        assertThat(s.next(0).request()).isEqualTo("heavy");
+                .volume(VolumeSpec.of("heavy", "a")).volume(VolumeSpec.of("light", "b")).build(), true, 0);
         assertThat(s.next(0)).as("tenant b, further ahead, while tenant a is awaited").isNull();
         s.enqueue("heavy", IoKind.READ, 4096, "heavy", 10 * US);
         assertThat(s.next(10 * US).request()).isEqualTo("heavy");
@@ -166,16 +168,10 @@ class AnticipationTest {
 
     @Test
     void aVolumeWithALimitOfItsOwnIsNotAwaited() {
-        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder().tenant(TenantSpec.of("t"))
+        // 1 TiB/s lets heavy's second request go 4 ns after its first: at 1 us
+        HierarchicalScheduler<String> s = heavyRanDry(SchedulerConfig.builder().tenant(TenantSpec.of("t"))
                 .volume(VolumeSpec.of("heavy", "t").withWeight(300).withMaxBytesPerSec(1L << 40))
-                .volume(VolumeSpec.of("light", "t").withWeight(100)).build(), true);
-        s.enqueue("light", IoKind.READ, BIG, "light", 0);
-        s.enqueue("light", IoKind.READ, BIG, "light", 0);
-        s.complete(s.next(0), 0, 0);
-        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
-        s.enqueue("heavy", IoKind.READ, 4096, "heavy", 0);
-        assertThat(s.next(0).request()).isEqualTo("heavy");
-        assertThat(s.next(US).request()).isEqualTo("heavy"); // 1 TiB/s lets the next go after 4 ns
+                .volume(VolumeSpec.of("light", "t").withWeight(100)).build(), true, US);
         assertThat(s.next(US).request()).as("light is not held for a limited volume").isEqualTo("light");
     }
 }
