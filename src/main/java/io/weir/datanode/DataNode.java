@@ -708,8 +708,8 @@ public final class DataNode implements AutoCloseable {
          * Whether the node's own executor's scheduler anticipates: waits up to a millisecond for a
          * volume (or tenant) with requests on the way whose queue ran dry, rather than serve one
          * further ahead, so that weights hold when the backlog waits in the clients, the sockets
-         * or the CPU run queue instead of the scheduler (no capacity setting; see
-         * "Anticipation" in the {@code io.weir.scheduler} package documentation). Default true; false makes the
+         * or the CPU run queue instead of the scheduler (no capacity setting; see "Anticipation"
+         * in the {@code io.weir.scheduler} package documentation). Default true; false makes the
          * scheduler purely work-conserving. Ignored with {@link #executor}.
          */
         public Builder anticipation(boolean on) {
