@@ -91,7 +91,8 @@ public final class ConfigTranslator {
         return shared.computeIfAbsent(minCharge, m -> CostModel.linear(io.readPerIoBytes(), io.writePerIoBytes(), m));
     }
 
-    private static TaskSpec task(TaskShareConfig task) {
+    /** A task share as the scheduler's {@link TaskSpec}: its share and dynamic curve, copied. */
+    public static TaskSpec task(TaskShareConfig task) {
         TaskSpec spec = TaskSpec.of(task.name(), task.share());
         TaskShareConfig.DynamicShare d = task.dynamic();
         if (d != null) {

@@ -8,8 +8,6 @@ import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
 import io.weir.scheduler.CostModel;
 import io.weir.scheduler.SchedulerConfig;
-import io.weir.scheduler.SchedulerConfig.DynamicShare;
-import io.weir.scheduler.SchedulerConfig.TaskSpec;
 import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.HashMap;
@@ -21,7 +19,8 @@ import java.util.Map;
  * delivers configs, the agent's translator applies them to the executor and this class is not
  * used. Scheduler ids are the UUID strings of tenants and volumes; {@code null} limits are 0
  * (unlimited); no tasks means the default task set; a volume's cost model is the agent's
- * ({@link ConfigTranslator#costModel}: the config's fixed cost of a request plus its bytes).
+ * ({@link ConfigTranslator#costModel}: the config's fixed cost of a request plus its bytes) and
+ * its tasks are the agent's ({@link ConfigTranslator#task}).
  */
 final class SchedulerConfigs {
 
@@ -34,14 +33,7 @@ final class SchedulerConfigs {
             b.defaultTasks();
         }
         for (TaskShareConfig t : c.tasks()) {
-            TaskSpec spec = TaskSpec.of(t.name(), t.share());
-            TaskShareConfig.DynamicShare d = t.dynamic();
-            if (d != null) {
-                spec = spec.withDynamic(new DynamicShare(d.t1(), d.t2(), d.low(), d.high(),
-                        d.curve() == TaskShareConfig.Curve.exponential ? SchedulerConfig.Curve.EXPONENTIAL
-                                : SchedulerConfig.Curve.LINEAR));
-            }
-            b.task(spec);
+            b.task(ConfigTranslator.task(t));
         }
         for (TenantConfig t : c.tenants()) {
             b.tenant(TenantSpec.of(t.id().toString()).withWeight(t.weight()).withMaxIops(orZero(t.maxIops()))
