@@ -123,26 +123,96 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
     }
 
     /**
-     * What a data node serves now: its NBD listen address and its exports. Optional for a plain
-     * agent. JSON type {@code status}. At most {@value #MAX_EXPORTS} exports; strings keep
-     * {@link WireText}'s rule. (Whether each export is one of the node's placements only the
-     * control plane can tell: it keeps only those.)
+     * What a data node serves now: its NBD listen address and its exports, and for replicated
+     * volumes its replication listener and, as their primary, how their copies stand. Optional for
+     * a plain agent. JSON type {@code status}. At most {@value #MAX_EXPORTS} exports and as many
+     * replication entries; strings keep {@link WireText}'s rule. (Whether each export is one of the
+     * node's placements only the control plane can tell: it keeps only those.)
      *
      * @param listenAddress host:port the data node's NBD server listens on, or null
      * @param exports the exports it serves
+     * @param replicationAddress host:port its replication listener (node-to-node, for the copies of
+     *     replicated volumes) listens on, or null (left out): a node without one
+     * @param replication for each replicated volume this node is the primary of, the state of its
+     *     copies; empty (left out) when none
      */
-    record NodeStatus(String listenAddress, List<Export> exports) implements AgentMessage {
+    record NodeStatus(String listenAddress, List<Export> exports,
+            @JsonInclude(JsonInclude.Include.NON_NULL) @org.jspecify.annotations.Nullable String replicationAddress,
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<ReplicationStatus> replication) implements AgentMessage {
         /** Most exports in one status. */
         public static final int MAX_EXPORTS = 4096;
 
         public NodeStatus {
             WireText.check("listenAddress", listenAddress, WireText.MAX_NAME);
+            WireText.check("replicationAddress", replicationAddress, WireText.MAX_NAME);
             exports = exports == null ? List.of() : List.copyOf(exports);
+            replication = replication == null ? List.of() : List.copyOf(replication);
             if (exports.size() > MAX_EXPORTS) {
                 throw new IllegalArgumentException("exports has " + exports.size() + " entries; at most " + MAX_EXPORTS
                         + " are accepted");
             }
+            if (replication.size() > MAX_EXPORTS) {
+                throw new IllegalArgumentException("replication has " + replication.size() + " entries; at most "
+                        + MAX_EXPORTS + " are accepted");
+            }
         }
+
+        /** The status of a node without replicated volumes. */
+        public NodeStatus(String listenAddress, List<Export> exports) {
+            this(listenAddress, exports, null, List.of());
+        }
+    }
+
+    /**
+     * How the copies of one replicated volume stand, as its primary sees them. The control plane
+     * keeps it only from the volume's primary at the volume's current epoch, and takes its in-sync
+     * set only when {@code syncSequence} is above the one it stored (see {@link ReplicationConfig}).
+     *
+     * @param volumeId the volume
+     * @param epoch the epoch the primary serves it at
+     * @param syncSequence the sequence of the in-sync set in {@code copies}
+     * @param copies every copy but the primary's own
+     */
+    record ReplicationStatus(UUID volumeId, long epoch, long syncSequence, List<CopyStatus> copies) {
+        public ReplicationStatus {
+            Objects.requireNonNull(volumeId, "volumeId");
+            copies = List.copyOf(copies);
+            if (epoch < 1 || syncSequence < 0) {
+                throw new IllegalArgumentException("epoch must be at least 1 and syncSequence not negative: " + epoch
+                        + ", " + syncSequence);
+            }
+            if (copies.size() > ReplicationConfig.MAX_COPIES) {
+                throw new IllegalArgumentException("at most " + ReplicationConfig.MAX_COPIES + " copies: " + copies.size());
+            }
+        }
+    }
+
+    /**
+     * One copy of a replicated volume, as its primary sees it.
+     *
+     * @param nodeId the node that holds it
+     * @param state in sync, resyncing, or out of sync (unreachable, or waiting to resync)
+     * @param resyncRemainingBytes while resyncing or out of sync: the bytes it still has to copy
+     *     (its dirty regions); 0 in sync
+     */
+    record CopyStatus(UUID nodeId, CopyState state, long resyncRemainingBytes) {
+        public CopyStatus {
+            Objects.requireNonNull(nodeId, "nodeId");
+            Objects.requireNonNull(state, "state");
+            if (resyncRemainingBytes < 0) {
+                throw new IllegalArgumentException("resyncRemainingBytes must not be negative: " + resyncRemainingBytes);
+            }
+        }
+    }
+
+    /** The state of one copy of a replicated volume. */
+    enum CopyState {
+        /** Holds every write acknowledged to a client. */
+        inSync,
+        /** Reachable, receives every new write, and catches up on the regions it missed. */
+        resyncing,
+        /** Missing writes and not catching up now (unreachable). */
+        outOfSync
     }
 
     /**
