@@ -89,6 +89,7 @@ public final class DataNode implements AutoCloseable {
     /** The NBD server's TLS identity and clients: the agent's certificate, each config's PKI. */
     private final NbdTls tls;
     private final BackgroundTasks background;
+    private final Replication replication;
     private final java.util.concurrent.ExecutorService bypass;
 
     /** Current volumes by id and by export name; replaced whole under {@code this}. */
@@ -138,6 +139,15 @@ public final class DataNode implements AutoCloseable {
             }
             if (bypass != null) {
                 bypass.shutdown();
+            }
+            throw e;
+        }
+        try {
+            this.replication = new Replication(executor, tls, b.replicationListen);
+        } catch (IOException e) {
+            server.close();
+            if (ownsExecutor) {
+                executor.close();
             }
             throw e;
         }
@@ -223,7 +233,9 @@ public final class DataNode implements AutoCloseable {
                     v.growFile(vc.sizeBytes());
                 }
                 nextById.put(id, v);
-                nextByName.put(name, v);
+                if (vc.servedBy(config.nodeId())) {
+                    nextByName.put(name, v); // a copy that is not the primary serves no export
+                }
             }
         } catch (IOException | RuntimeException e) {
             for (VolumeStore v : madeHere) {
@@ -254,8 +266,14 @@ public final class DataNode implements AutoCloseable {
             }
         }
         byId = Map.copyOf(nextById);
+        replication.configure(config, byId);
         byName = Map.copyOf(nextByName);
         revision = config.revision();
+        for (VolumeStore v : current.values()) {
+            if (nextById.get(v.id) == v && !nextByName.containsValue(v) && !v.clients.isEmpty()) {
+                server.closeGracefully(new ArrayList<>(v.clients)); // no longer the primary: its clients go
+            }
+        }
         for (VolumeStore v : gone) {
             v.removed = true;
             removing.add(v);
@@ -340,6 +358,7 @@ public final class DataNode implements AutoCloseable {
 
     /** Validates names and sizes; returns tenant names by id. */
     private Map<UUID, String> check(DesiredConfig config) {
+        replication.check(config);
         Map<UUID, String> tenants = new HashMap<>();
         for (TenantConfig t : config.tenants()) {
             tenants.put(t.id(), t.name());
@@ -436,6 +455,21 @@ public final class DataNode implements AutoCloseable {
         return executor;
     }
 
+    /** host:port of the replication listener for peer nodes, or null if the node has none. */
+    public String replicationAddress() {
+        return replication.address();
+    }
+
+    /** How the copies of each replicated volume this node is the primary of stand, for its status. */
+    public List<io.weir.protocol.AgentMessage.ReplicationStatus> replicationStatus() {
+        return replication.status();
+    }
+
+    /** The node's replication (tests). */
+    Replication replication() {
+        return replication;
+    }
+
     /** One export as reported in the node's status. */
     public record ExportStatus(UUID volumeId, String name, long sizeBytes, int clients) {
     }
@@ -511,6 +545,7 @@ public final class DataNode implements AutoCloseable {
      */
     @Override
     public void close() {
+        replication.close();
         server.close();
         background.close();
         if (bypass != null) {
@@ -552,6 +587,7 @@ public final class DataNode implements AutoCloseable {
         private Duration idleEvictAfter = Duration.ofNanos(NbdServer.Limits.defaults().idleEvictNanos());
         private long bufferBudget = BufferPool.defaultBudget();
         private BufferPool pool;
+        private InetSocketAddress replicationListen;
 
         private Builder() {
         }
@@ -727,6 +763,15 @@ public final class DataNode implements AutoCloseable {
                 throw new IllegalArgumentException("bufferBudget must be positive");
             }
             this.bufferBudget = bytes;
+            return this;
+        }
+
+        /**
+         * Where the node listens for the primaries of the replicated volumes it holds a copy of
+         * (port 0: any free port). Default none: a config with a replicated volume is then refused.
+         */
+        public Builder replicationListen(InetSocketAddress address) {
+            this.replicationListen = address;
             return this;
         }
 

@@ -114,6 +114,12 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
             if (conn.isClosed()) {
                 return null; // nobody to answer
             }
+            ReplicatedVolume replicated = v.replication;
+            if (replicated != null && !replicated.serves()) {
+                replyError(Nbd.ESHUTDOWN, "this node is not the volume's primary at its newest epoch; reconnect to the"
+                        + " primary the control plane names");
+                return null;
+            }
             if (cost() > 0) { // moves data: READ, WRITE, CACHE, WRITE_ZEROES with NO_HOLE
                 do {
                     piece(v);
@@ -129,23 +135,24 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
             }
             switch (type) {
                 case Nbd.CMD_READ -> sendRead();
-                case Nbd.CMD_WRITE, Nbd.CMD_CACHE -> replyOk();
+                case Nbd.CMD_CACHE -> replyOk();
+                case Nbd.CMD_WRITE -> finished = replied(replicated, ReplicationWire.WRITE);
                 case Nbd.CMD_FLUSH -> {
                     v.flush();
-                    replyOk();
+                    finished = replied(replicated, ReplicationWire.FLUSH);
                 }
                 case Nbd.CMD_TRIM -> {
                     v.trim(offset, length);
                     if ((flags & Nbd.CMD_FLAG_FUA) != 0) {
                         v.flush();
                     }
-                    replyOk();
+                    finished = replied(replicated, ReplicationWire.TRIM);
                 }
                 case Nbd.CMD_WRITE_ZEROES -> {
                     if (cost() == 0) {
                         v.writeZeroes(offset, length, false, fua()); // punches a hole: no data moved
                     }
-                    replyOk();
+                    finished = replied(replicated, ReplicationWire.ZEROES);
                 }
                 case Nbd.CMD_BLOCK_STATUS -> blockStatus(v);
                 default -> replyError(Nbd.EINVAL, "unknown command");
@@ -169,6 +176,34 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
 
     private boolean fua() {
         return (flags & Nbd.CMD_FLAG_FUA) != 0;
+    }
+
+    /**
+     * Answers a request that changed the volume (or flushed it), done locally: at once for a
+     * volume of one copy (true: the request is finished); for a replicated one, once its copies
+     * have it ({@link ReplicatedVolume#forward}), which then answers, releases and finishes it
+     * (false).
+     */
+    private boolean replied(ReplicatedVolume replicated, byte wireType) {
+        if (replicated == null) {
+            replyOk();
+            return true;
+        }
+        ByteBuffer data = wireType == ReplicationWire.WRITE ? payload.duplicate().position(0).limit((int) length) : null;
+        replicated.forward(wireType, fua(), (flags & Nbd.CMD_FLAG_NO_HOLE) != 0, offset, length, data, error -> {
+            try {
+                if (error == 0) {
+                    replyOk();
+                } else {
+                    replyError(error, error == Nbd.ESHUTDOWN ? "this node is no longer the volume's primary"
+                            : "the volume's copies did not take the request");
+                }
+            } finally {
+                release();
+                done();
+            }
+        });
+        return false;
     }
 
     /**

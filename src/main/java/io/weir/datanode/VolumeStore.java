@@ -70,6 +70,8 @@ final class VolumeStore implements AutoCloseable {
 
     final String id;
     volatile String exportName;
+    /** Its replication when the volume has several copies ({@link Replication#configure}), else null. */
+    volatile ReplicatedVolume replication;
     private final Path data;
     private final Path checksums;
     private volatile long size;

@@ -58,6 +58,13 @@ public final class TestConfigs {
         return this;
     }
 
+    /** Makes the volume added last a replicated one. */
+    public TestConfigs replicated(io.weir.protocol.ReplicationConfig replication) {
+        VolumeConfig v = volumes.remove(volumes.size() - 1);
+        volumes.add(new VolumeConfig(v.id(), v.tenantId(), v.name(), v.sizeBytes(), v.effectivePolicy(), replication));
+        return this;
+    }
+
     public TestConfigs task(String name, int share) {
         return task(name, share, null);
     }

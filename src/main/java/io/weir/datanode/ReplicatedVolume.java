@@ -1,0 +1,490 @@
+package io.weir.datanode;
+
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.ReplicationConfig;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.IntConsumer;
+
+/**
+ * One replicated volume on this node: the copy's epoch, and on the primary the state of every
+ * other copy, the forwarding of client writes to them and their resync.
+ *
+ * <h2>Rules (the primary)</h2>
+ * <ol>
+ *   <li>Every write, trim, write-zeroes and flush, once done locally, is sent to each copy that is
+ *       in sync or resyncing, and the client is answered when every one of them has answered.</li>
+ *   <li>A copy that fails a request (its link is down, it has no copy, its disk failed) leaves the
+ *       in-sync set: the sync sequence rises and the regions of the request are marked dirty for
+ *       it. The request, and every request sent after, is answered only once a config echoes that
+ *       sequence ({@link ReplicationConfig}): until the control plane knows, it could promote the
+ *       copy that lacks the write.</li>
+ *   <li>A copy that answers {@link ReplicationWire#STALE_EPOCH} (or any peer that sends a higher
+ *       epoch) <em>fences</em> this node: it stops serving the volume; requests in flight and
+ *       after are answered {@code ESHUTDOWN}. Only a config of a higher epoch lifts it.</li>
+ *   <li>Each copy out of sync has a dirty map of {@value #REGION_BYTES}-byte regions. When its link
+ *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
+ *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
+ *       it dirty again, so a copy read before the write never lands after it. With no region dirty
+ *       or on its way, the copy joins the in-sync set (the sequence rises; no wait is needed to be
+ *       stricter).</li>
+ *   <li>On promotion (a config of a higher epoch naming this node primary), copies the config
+ *       says are out of sync are wholly dirty: what they miss is not known here.</li>
+ * </ol>
+ * All state is guarded by {@code this}; callbacks and replies run outside it.
+ */
+final class ReplicatedVolume {
+
+    /** Granularity of the dirty maps: 64 KiB, 16 Ki bits per GiB of volume. */
+    static final int REGION_BYTES = 64 << 10;
+    /** Most a resync step copies: consecutive dirty regions up to 1 MiB, the NBD request piece. */
+    static final int STEP_BYTES = NbdRequest.PIECE_BYTES;
+
+    enum State { IN_SYNC, RESYNCING, OUT }
+
+    /** Another node's copy, as the primary sees it. */
+    static final class Copy {
+        final UUID node;
+        String address;
+        State state;
+        final BitSet dirty = new BitSet();
+        /** Regions a resync step is copying now. */
+        final Set<Integer> onTheWay = new HashSet<>();
+        int steps;
+        int cursor;
+        /** When it left the in-sync set (System.nanoTime), or 0. */
+        long outSince;
+
+        Copy(UUID node, String address, State state) {
+            this.node = node;
+            this.address = address;
+            this.state = state;
+        }
+    }
+
+    /** Gives the link to a copy; null if the copy has no address yet. */
+    interface Links {
+        ReplicaLink link(Copy c);
+    }
+
+    /** A forwarded request waiting for its copies' answers. */
+    private static final class Pending {
+        final IntConsumer done;
+        final long offset;
+        final long length;
+        final boolean changesData;
+        int remaining;
+        long requiredSequence;
+        boolean stale;
+
+        Pending(IntConsumer done, long offset, long length, boolean changesData, long requiredSequence) {
+            this.done = done;
+            this.offset = offset;
+            this.length = length;
+            this.changesData = changesData;
+            this.requiredSequence = requiredSequence;
+        }
+    }
+
+    final UUID id;
+    final UUID self;
+    final VolumeStore store;
+    private final Links links;
+
+    private long epoch;
+    private boolean primary;
+    private boolean fenced;
+    private long syncSequence;
+    private long confirmedSequence;
+    private long lastDropSequence;
+    private final Map<UUID, Copy> copies = new LinkedHashMap<>();
+    private final List<Pending> waiting = new ArrayList<>();
+    /** Copies told of this epoch with a PING that was answered OK. */
+    private final Set<UUID> announced = new HashSet<>();
+
+    ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links) {
+        this.id = id;
+        this.self = self;
+        this.store = store;
+        this.links = links;
+    }
+
+    /** Whether this node serves the volume's clients now: the primary of the highest epoch it has seen. */
+    synchronized boolean serves() {
+        return primary && !fenced;
+    }
+
+    synchronized long epoch() {
+        return epoch;
+    }
+
+    /**
+     * Takes the volume's replication config. Returns the requests to answer now (outside the
+     * lock): with 0 those the echoed sequence released, with {@code ESHUTDOWN} those of a primary
+     * that is one no more.
+     */
+    List<Runnable> configure(ReplicationConfig rc) {
+        List<Runnable> answers = new ArrayList<>();
+        synchronized (this) {
+            if (rc.epoch() < epoch) {
+                return answers; // older than an epoch a peer has shown us
+            }
+            boolean newEpoch = rc.epoch() > epoch || epoch == 0;
+            boolean nowPrimary = rc.primaryNodeId().equals(self);
+            if (newEpoch || nowPrimary != primary) {
+                epoch = rc.epoch();
+                primary = nowPrimary;
+                fenced = false;
+                copies.clear();
+                announced.clear();
+                failWaiting(answers);
+                syncSequence = rc.syncSequence();
+                confirmedSequence = rc.syncSequence();
+                lastDropSequence = 0;
+            }
+            if (!primary) {
+                copies.clear();
+                return answers;
+            }
+            confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
+            if (rc.syncSequence() > syncSequence) {
+                syncSequence = rc.syncSequence(); // a restart forgot ours; the control plane's is the truth
+            }
+            Set<UUID> named = new HashSet<>();
+            for (ReplicationConfig.Copy cc : rc.copies()) {
+                if (cc.nodeId().equals(self)) {
+                    continue;
+                }
+                named.add(cc.nodeId());
+                Copy c = copies.get(cc.nodeId());
+                if (c == null) {
+                    c = new Copy(cc.nodeId(), cc.address(), cc.inSync() ? State.IN_SYNC : State.OUT);
+                    if (!cc.inSync()) {
+                        c.dirty.set(0, regions());
+                        c.outSince = System.nanoTime();
+                    }
+                    copies.put(cc.nodeId(), c);
+                } else {
+                    c.address = cc.address();
+                }
+            }
+            copies.keySet().retainAll(named);
+            releaseWaiting(answers);
+        }
+        return answers;
+    }
+
+    /**
+     * A peer's request for this volume arrived with {@code peerEpoch}: the status to answer. A
+     * higher epoch than this node has seen is learned, and fences this node if it was the primary.
+     */
+    synchronized int admit(long peerEpoch) {
+        if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+            return ReplicationWire.STALE_EPOCH;
+        }
+        if (peerEpoch > epoch) {
+            epoch = peerEpoch;
+            if (primary) {
+                fenced = true;
+            }
+        }
+        return ReplicationWire.OK;
+    }
+
+    /**
+     * Sends a client request done locally to the copies; {@code done} gets 0 or an NBD error once
+     * it may be answered. {@code data}: a WRITE's payload, position 0 to its length.
+     */
+    void forward(byte type, boolean fua, boolean noHole, long offset, long length, ByteBuffer data, IntConsumer done) {
+        boolean changesData = type != ReplicationWire.FLUSH;
+        Pending p;
+        List<Copy> targets = new ArrayList<>(2);
+        long sendEpoch;
+        synchronized (this) {
+            if (!primary || fenced) {
+                done.accept(Nbd.ESHUTDOWN);
+                return;
+            }
+            sendEpoch = epoch;
+            p = new Pending(done, offset, length, changesData, lastDropSequence);
+            for (Copy c : copies.values()) {
+                if (c.state == State.OUT) {
+                    if (changesData) {
+                        markDirty(c, offset, length);
+                    }
+                    continue;
+                }
+                if (changesData && c.state == State.RESYNCING && onTheWay(c, offset, length)) {
+                    markDirty(c, offset, length);
+                }
+                targets.add(c);
+            }
+            p.remaining = targets.size();
+        }
+        if (targets.isEmpty()) {
+            settle(p);
+            return;
+        }
+        byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
+        for (Copy c : targets) {
+            ReplicaLink link = links.link(c);
+            ReplicaLink.Callback cb = (status, peerEpoch) -> answered(p, c, status, peerEpoch);
+            if (link == null) {
+                cb.done(ReplicationWire.LINK_DOWN, 0);
+            } else {
+                link.send(type, flags, id, sendEpoch, offset, (int) Math.min(length, Integer.MAX_VALUE),
+                        data == null ? null : data.duplicate(), cb);
+            }
+        }
+    }
+
+    private void answered(Pending p, Copy c, int status, long peerEpoch) {
+        synchronized (this) {
+            if (status == ReplicationWire.STALE_EPOCH) {
+                p.stale = true;
+                if (peerEpoch > epoch) {
+                    epoch = peerEpoch;
+                }
+                fenced = true;
+            } else if (status != ReplicationWire.OK) {
+                failed(c);
+                if (p.changesData) {
+                    markDirty(c, p.offset, p.length);
+                }
+                p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
+            }
+            if (--p.remaining > 0) {
+                return;
+            }
+        }
+        settle(p);
+    }
+
+    /** All copies answered: answer now, or wait for the config that echoes the sequence the request needs. */
+    private void settle(Pending p) {
+        int answer;
+        synchronized (this) {
+            if (p.stale || fenced) {
+                answer = Nbd.ESHUTDOWN;
+            } else if (p.requiredSequence > confirmedSequence) {
+                waiting.add(p);
+                return;
+            } else {
+                answer = 0;
+            }
+        }
+        p.done.accept(answer);
+    }
+
+    /** Caller holds this: {@code c} failed a request; it leaves the in-sync set if it was in it. */
+    private void failed(Copy c) {
+        if (copies.get(c.node) != c) {
+            return; // no longer a copy
+        }
+        if (c.state == State.IN_SYNC) {
+            syncSequence++;
+            lastDropSequence = syncSequence;
+            c.outSince = System.nanoTime();
+        }
+        c.state = State.OUT;
+        announced.remove(c.node);
+    }
+
+    private void releaseWaiting(List<Runnable> answers) {
+        for (var it = waiting.iterator(); it.hasNext();) {
+            Pending p = it.next();
+            if (p.requiredSequence <= confirmedSequence) {
+                it.remove();
+                answers.add(() -> p.done.accept(0));
+            }
+        }
+    }
+
+    private void failWaiting(List<Runnable> answers) {
+        for (Pending p : waiting) {
+            answers.add(() -> p.done.accept(Nbd.ESHUTDOWN));
+        }
+        waiting.clear();
+    }
+
+    /** Ends this volume's replication here (volume removed or no longer replicated): waiting requests fail. */
+    List<Runnable> close() {
+        List<Runnable> answers = new ArrayList<>();
+        synchronized (this) {
+            primary = false;
+            fenced = true;
+            failWaiting(answers);
+        }
+        return answers;
+    }
+
+    private int regions() {
+        return (int) ((store.size() + REGION_BYTES - 1) / REGION_BYTES);
+    }
+
+    private static void markDirty(Copy c, long offset, long length) {
+        if (length <= 0) {
+            return;
+        }
+        c.dirty.set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
+    }
+
+    private static boolean onTheWay(Copy c, long offset, long length) {
+        if (c.onTheWay.isEmpty() || length <= 0) {
+            return false;
+        }
+        for (int r = (int) (offset / REGION_BYTES); r <= (offset + length - 1) / REGION_BYTES; r++) {
+            if (c.onTheWay.contains(r)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- driven by Replication's driver thread and the replication task ----
+
+    /** The copies whose links the driver should keep up: every copy of a primary that serves. */
+    synchronized List<Copy> copiesToReach() {
+        return serves() ? new ArrayList<>(copies.values()) : List.of();
+    }
+
+    /** Whether {@code c} still needs this epoch announced to it (a PING answered OK). */
+    synchronized boolean needsAnnouncing(Copy c) {
+        return serves() && !announced.contains(c.node) && copies.get(c.node) == c;
+    }
+
+    /** Sends a PING of this epoch to {@code c}; an OK marks it announced, and lets an out-of-sync copy start its resync. */
+    void announce(Copy c, ReplicaLink link) {
+        long e;
+        synchronized (this) {
+            e = epoch;
+        }
+        link.send(ReplicationWire.PING, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
+            synchronized (this) {
+                if (status == ReplicationWire.STALE_EPOCH) {
+                    if (peerEpoch > epoch) {
+                        epoch = peerEpoch;
+                    }
+                    fenced = true;
+                } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
+                    announced.add(c.node);
+                    if (c.state == State.OUT) {
+                        c.state = State.RESYNCING;
+                        c.cursor = 0;
+                    }
+                }
+            }
+        });
+    }
+
+    /** A range to copy to a resyncing copy. */
+    record Step(Copy copy, long offset, int length, int firstRegion, int regions, long epoch) {
+    }
+
+    /**
+     * The next run of dirty regions of {@code c} to copy (at most {@link #STEP_BYTES}), taken off
+     * its dirty map and marked on its way; null when there is none now.
+     */
+    synchronized Step nextStep(Copy c) {
+        if (!serves() || c.state != State.RESYNCING || copies.get(c.node) != c) {
+            return null;
+        }
+        int first = c.dirty.nextSetBit(c.cursor);
+        if (first < 0 && c.cursor > 0) {
+            first = c.dirty.nextSetBit(0);
+        }
+        if (first < 0) {
+            return null;
+        }
+        int max = STEP_BYTES / REGION_BYTES;
+        int end = first;
+        while (end < first + max && c.dirty.get(end) && !c.onTheWay.contains(end)) {
+            end++;
+        }
+        if (end == first) {
+            return null; // its first region is still on its way
+        }
+        c.dirty.clear(first, end);
+        for (int r = first; r < end; r++) {
+            c.onTheWay.add(r);
+        }
+        c.cursor = end;
+        c.steps++;
+        long offset = (long) first * REGION_BYTES;
+        int length = (int) Math.min((long) (end - first) * REGION_BYTES, store.size() - offset);
+        return new Step(c, offset, length, first, end - first, epoch);
+    }
+
+    /** A step's copy was answered: on failure its regions are dirty again; with nothing left, the copy joins. */
+    void stepDone(Step s, int status, long peerEpoch) {
+        synchronized (this) {
+            Copy c = s.copy;
+            c.steps--;
+            for (int r = s.firstRegion; r < s.firstRegion + s.regions; r++) {
+                c.onTheWay.remove(r);
+            }
+            if (status == ReplicationWire.STALE_EPOCH) {
+                if (peerEpoch > epoch) {
+                    epoch = peerEpoch;
+                }
+                fenced = true;
+                return;
+            }
+            if (status != ReplicationWire.OK) {
+                c.dirty.set(s.firstRegion, s.firstRegion + s.regions);
+                failed(c);
+                return;
+            }
+            if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
+                    && s.epoch == epoch && serves()) {
+                c.state = State.IN_SYNC;
+                c.outSince = 0;
+                syncSequence++;
+            }
+        }
+    }
+
+    /** Resync steps of {@code c} queued or on their way. */
+    synchronized int steps(Copy c) {
+        return c.steps;
+    }
+
+    /** How long the longest out-of-sync copy has been out (ns), 0 when all are in sync or this node is not the primary. */
+    synchronized long underReplicatedNanos(long now) {
+        long longest = 0;
+        if (serves()) {
+            for (Copy c : copies.values()) {
+                if (c.state != State.IN_SYNC && c.outSince != 0) {
+                    longest = Math.max(longest, now - c.outSince);
+                }
+            }
+        }
+        return longest;
+    }
+
+    /** The primary's report of its copies, or null when this node is not the serving primary. */
+    synchronized AgentMessage.ReplicationStatus status() {
+        if (!serves()) {
+            return null;
+        }
+        List<AgentMessage.CopyStatus> l = new ArrayList<>();
+        for (Copy c : copies.values()) {
+            AgentMessage.CopyState s = switch (c.state) {
+                case IN_SYNC -> AgentMessage.CopyState.inSync;
+                case RESYNCING -> AgentMessage.CopyState.resyncing;
+                case OUT -> AgentMessage.CopyState.outOfSync;
+            };
+            long remaining = c.state == State.IN_SYNC ? 0
+                    : Math.min(store.size(), (long) (c.dirty.cardinality() + c.onTheWay.size()) * REGION_BYTES);
+            l.add(new AgentMessage.CopyStatus(c.node, s, remaining));
+        }
+        return new AgentMessage.ReplicationStatus(id, epoch, syncSequence, l);
+    }
+}

@@ -1,0 +1,316 @@
+package io.weir.datanode;
+
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.VolumeConfig;
+import io.weir.scheduler.IoKind;
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig.TaskSpec;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node's part in replicated volumes: its {@link ReplicationServer} (the copies it holds for
+ * other primaries), its {@link ReplicaLink}s (to the copies of the volumes it is the primary of),
+ * one {@link ReplicatedVolume} per replicated volume, and a driver thread that keeps the links up,
+ * announces epochs and feeds resync steps to the scheduler's {@code replication} task.
+ *
+ * <h2>The copy's side</h2>
+ * A request from a primary is checked against the volume's epoch ({@link ReplicatedVolume#admit})
+ * and then run by the scheduler as the volume's foreground flow, like the client request it
+ * repeats, so the copy's node enforces the same weights and limits; it is answered once applied.
+ *
+ * <h2>The resync</h2>
+ * Each resyncing copy has at most {@value #STEPS_PER_COPY} steps queued or on their way, each
+ * submitted to the {@code replication} background task: it reads up to 1 MiB of dirty regions and
+ * sends them (regions of zeroes as a write-zeroes that punches). The task's utilization, which a
+ * dynamic share turns into urgency (its T1/T2 ramp), is how long the volume that has been
+ * under-replicated longest has been so, over {@link #URGENCY_RAMP_NANOS}.
+ */
+final class Replication implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Replication.class.getName());
+
+    /** The scheduler task resync steps run under. */
+    static final String TASK = "replication";
+    /** Resync steps of one copy queued or on their way at once. */
+    static final int STEPS_PER_COPY = 2;
+    /** Driver period. */
+    static final long TICK_MILLIS = 10;
+    /** Least time between two connection attempts (or epoch announcements) to one copy. */
+    static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** Under-replicated this long, the replication task's utilization reaches 1. */
+    static final long URGENCY_RAMP_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+    private final QosExecutor executor;
+    private final ReplicationTls tls;
+    private final ReplicationServer server;
+    private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
+    /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
+    private final Map<UUID, ReplicaLink> links = new ConcurrentHashMap<>();
+    private final Map<String, Long> lastTry = new HashMap<>();
+    private final Thread driver;
+    private volatile boolean running = true;
+
+    Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen) throws IOException {
+        this.executor = executor;
+        this.tls = new ReplicationTls(nbdTls);
+        this.server = listen == null ? null : new ReplicationServer(listen, this, tls);
+        this.driver = new Thread(this::drive, "weir-replication");
+        driver.setDaemon(true);
+        driver.start();
+    }
+
+    /** host:port of the replication listener for peers to reach, or null without one. */
+    String address() {
+        if (server == null) {
+            return null;
+        }
+        InetSocketAddress a = server.address();
+        String host = a.getAddress().isAnyLocalAddress() ? localHost() : a.getAddress().getHostAddress();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /**
+     * Checks that this node can take {@code config}'s replicated volumes: it needs a listener to
+     * hold copies for other primaries.
+     */
+    void check(DesiredConfig config) {
+        if (server == null && config.volumes().stream().anyMatch(v -> v.replication() != null)) {
+            throw new IllegalArgumentException("the config has replicated volumes and this node has no replication"
+                    + " listener (datanode --replication-listen)");
+        }
+    }
+
+    /**
+     * Takes the replicated volumes of an applied config; {@code stores} holds every volume's
+     * storage by id. Volumes no longer replicated here stop (their waiting requests fail).
+     */
+    synchronized void configure(DesiredConfig config, Map<String, VolumeStore> stores) {
+        Map<UUID, ReplicatedVolume> next = new HashMap<>();
+        List<Runnable> answers = new ArrayList<>();
+        for (VolumeConfig vc : config.volumes()) {
+            if (vc.replication() == null) {
+                continue;
+            }
+            VolumeStore store = stores.get(vc.id().toString());
+            ReplicatedVolume rv = volumes.get(vc.id());
+            if (rv == null || rv.store != store) {
+                rv = new ReplicatedVolume(vc.id(), config.nodeId(), store, this::link);
+            }
+            answers.addAll(rv.configure(vc.replication()));
+            store.replication = rv;
+            next.put(vc.id(), rv);
+        }
+        for (ReplicatedVolume old : volumes.values()) {
+            if (next.get(old.id) != old) {
+                answers.addAll(old.close());
+                if (old.store.replication == old) {
+                    old.store.replication = null;
+                }
+            }
+        }
+        volumes = Map.copyOf(next);
+        answers.forEach(Runnable::run);
+    }
+
+    /** The link to {@code c}'s node at its address, made (down) if new; null without an address. */
+    private ReplicaLink link(ReplicatedVolume.Copy c) {
+        String address = c.address;
+        if (address == null) {
+            return null;
+        }
+        ReplicaLink l = links.get(c.node);
+        if (l != null && l.address.equals(address)) {
+            return l;
+        }
+        ReplicaLink[] replaced = new ReplicaLink[1];
+        l = links.compute(c.node, (node, old) -> {
+            if (old != null && old.address.equals(address)) {
+                return old;
+            }
+            replaced[0] = old;
+            return new ReplicaLink(node, address, tls);
+        });
+        if (replaced[0] != null) {
+            replaced[0].close(); // the node moved: its requests on the old address fail and are retried as a resync
+        }
+        return l;
+    }
+
+    /** A primary's request arrived ({@link ReplicationServer}'s thread). */
+    void receive(ReplicationWire.Request q, ByteBuffer data, UUID peer, ReplicationServer.Replier r) {
+        ReplicatedVolume rv = volumes.get(q.volume());
+        if (rv == null) {
+            r.reply(ReplicationWire.NOT_A_COPY, q.handle(), 0);
+            return;
+        }
+        int verdict = rv.admit(q.epoch());
+        if (verdict != ReplicationWire.OK || q.type() == ReplicationWire.PING) {
+            r.reply(verdict, q.handle(), rv.epoch());
+            return;
+        }
+        VolumeStore v = rv.store;
+        long cost = q.type() == ReplicationWire.WRITE || q.type() == ReplicationWire.ZEROES && q.noHole() ? q.length() : 0;
+        try {
+            executor.submit(v.id, IoKind.WRITE, cost, () -> {
+                apply(v, q, data);
+                return null;
+            }).whenComplete((x, failure) -> {
+                if (failure != null) {
+                    LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
+                }
+                r.reply(failure == null ? ReplicationWire.OK : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+            });
+        } catch (RuntimeException e) {
+            r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+        }
+    }
+
+    private static void apply(VolumeStore v, ReplicationWire.Request q, ByteBuffer data) throws IOException {
+        switch (q.type()) {
+            case ReplicationWire.WRITE -> v.write(q.offset(), data, q.fua());
+            case ReplicationWire.ZEROES -> v.writeZeroes(q.offset(), q.length(), q.noHole(), q.fua());
+            case ReplicationWire.TRIM -> {
+                v.trim(q.offset(), q.length());
+                if (q.fua()) {
+                    v.flush();
+                }
+            }
+            case ReplicationWire.FLUSH -> v.flush();
+            default -> throw new IOException("unknown replication request " + q.type());
+        }
+    }
+
+    /** For the node status: the copies of every volume this node is the serving primary of. */
+    List<AgentMessage.ReplicationStatus> status() {
+        List<AgentMessage.ReplicationStatus> l = new ArrayList<>();
+        for (ReplicatedVolume rv : volumes.values()) {
+            AgentMessage.ReplicationStatus s = rv.status();
+            if (s != null) {
+                l.add(s);
+            }
+        }
+        return l;
+    }
+
+    ReplicatedVolume volume(UUID id) {
+        return volumes.get(id);
+    }
+
+    private void drive() {
+        while (running) {
+            try {
+                tick();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "replication driver: " + e);
+            }
+            try {
+                Thread.sleep(TICK_MILLIS); // the driver's period
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void tick() {
+        long now = System.nanoTime();
+        long longest = 0;
+        boolean hasTask = executor.config().tasks().stream().map(TaskSpec::name).anyMatch(TASK::equals);
+        for (ReplicatedVolume rv : volumes.values()) {
+            longest = Math.max(longest, rv.underReplicatedNanos(now));
+            for (ReplicatedVolume.Copy c : rv.copiesToReach()) {
+                ReplicaLink link = link(c);
+                if (link == null) {
+                    continue;
+                }
+                String key = rv.id + "/" + c.node;
+                if (!link.isUp()) {
+                    if (now - lastTry.getOrDefault(c.node.toString(), now - RETRY_NANOS) >= RETRY_NANOS) {
+                        lastTry.put(c.node.toString(), now);
+                        link.connect();
+                    }
+                    if (!link.isUp()) {
+                        continue;
+                    }
+                }
+                if (rv.needsAnnouncing(c) && now - lastTry.getOrDefault(key, now - RETRY_NANOS) >= RETRY_NANOS) {
+                    lastTry.put(key, now);
+                    rv.announce(c, link);
+                }
+                ReplicatedVolume.Step step;
+                while (rv.steps(c) < STEPS_PER_COPY && (step = rv.nextStep(c)) != null) {
+                    ReplicatedVolume.Step s = step;
+                    if (hasTask) {
+                        try {
+                            executor.submitBackground(TASK, () -> {
+                                copy(rv, s, link);
+                                return null;
+                            });
+                        } catch (RuntimeException e) {
+                            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                        }
+                    } else {
+                        copy(rv, s, link); // a node configured without the task: copies on this thread
+                    }
+                }
+            }
+        }
+        if (hasTask) {
+            executor.setUtilization(TASK, Math.min(1.0, (double) longest / URGENCY_RAMP_NANOS));
+        }
+    }
+
+    /** One resync step: reads the regions and sends them to the copy. */
+    private static void copy(ReplicatedVolume rv, ReplicatedVolume.Step s, ReplicaLink link) {
+        try {
+            ByteBuffer b = ByteBuffer.allocate(s.length());
+            rv.store.read(s.offset(), b);
+            b.flip();
+            boolean zeroes = true;
+            for (int i = 0; i + 8 <= b.limit() && zeroes; i += 8) { // lengths are whole 4 KiB blocks
+                zeroes = b.getLong(i) == 0;
+            }
+            link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, (byte) 0, rv.id, s.epoch(), s.offset(),
+                    s.length(), zeroes ? null : b, (status, epoch) -> rv.stepDone(s, status, epoch));
+        } catch (IOException | RuntimeException e) {
+            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        driver.interrupt();
+        if (server != null) {
+            server.close();
+        }
+        for (ReplicaLink l : links.values()) {
+            l.close();
+        }
+        List<Runnable> answers = new ArrayList<>();
+        for (ReplicatedVolume rv : volumes.values()) {
+            answers.addAll(rv.close());
+        }
+        answers.forEach(Runnable::run);
+    }
+}

@@ -1,0 +1,193 @@
+package io.weir.datanode;
+
+import static io.weir.support.Bytes.MiB;
+import static io.weir.support.Patience.PATIENCE;
+import static io.weir.support.TestConfigs.config;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.weir.datanode.NbdTestClient.Reply;
+import io.weir.protocol.AgentMessage;
+import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.ReplicationConfig;
+import io.weir.support.TestConfigs;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Replicated volumes between data nodes in this JVM, over real sockets on 127.0.0.1 (in clear:
+ * these nodes have no cluster PKI), with configs applied as the control plane would push them.
+ */
+class ReplicationTest {
+
+    private static final UUID A = TestConfigs.id("node-a");
+    private static final UUID B = TestConfigs.id("node-b");
+    private static final UUID C = TestConfigs.id("node-c");
+    private static final UUID VOLUME = TestConfigs.volumeId("acme", "db");
+    private static final long SIZE = 16 * MiB;
+
+    @TempDir
+    Path dir;
+
+    private final List<DataNode> nodes = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        nodes.forEach(DataNode::close);
+    }
+
+    private DataNode start(String name) throws Exception {
+        DataNode n = DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        nodes.add(n);
+        return n;
+    }
+
+    private static DesiredConfig configFor(UUID node, long revision, ReplicationConfig replication) {
+        return config().node(node).revision(revision).tenant("acme").volume("acme", "db", SIZE).replicated(replication)
+                .build();
+    }
+
+    private static ReplicationConfig.Copy copy(UUID node, DataNode n, boolean inSync) {
+        return new ReplicationConfig.Copy(node, n == null ? null : n.replicationAddress(), inSync);
+    }
+
+    /** Applies one replication config to every node named. */
+    private static void push(long revision, ReplicationConfig rc, Object... nodeAndId) throws Exception {
+        for (int i = 0; i < nodeAndId.length; i += 2) {
+            ((DataNode) nodeAndId[i]).apply(configFor((UUID) nodeAndId[i + 1], revision, rc));
+        }
+    }
+
+    private static byte[] onCopy(DataNode n, long offset, int length) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(length);
+        n.replication().volume(VOLUME).store.read(offset, b);
+        return b.array();
+    }
+
+    private static AgentMessage.CopyStatus copyStatus(DataNode primary, UUID node) {
+        return primary.replicationStatus().stream().flatMap(s -> s.copies().stream()).filter(c -> c.nodeId().equals(node))
+                .findFirst().orElseThrow();
+    }
+
+    private static long sequence(DataNode primary) {
+        return primary.replicationStatus().get(0).syncSequence();
+    }
+
+    @Test
+    void aWriteIsOnTheInSyncCopyWhenItIsAcknowledgedAndOnlyThePrimaryServesTheExport() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        assertThat(b.exports()).as("a copy that is not the primary serves no export").isEmpty();
+
+        byte[] data = NbdServerTest.bytes((int) MiB, 7);
+        byte[] small = NbdServerTest.bytes(4096, 9);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(2 * MiB, data);
+            assertThat(onCopy(b, 2 * MiB, data.length)).as("the copy holds the write once it is acknowledged").isEqualTo(data);
+            Reply fua = c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, 5 * MiB + 4096, small.length, small);
+            assertThat(fua.error()).isZero();
+            assertThat(onCopy(b, 5 * MiB + 4096, small.length)).isEqualTo(small);
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, 2 * MiB, 65536, null).error()).isZero();
+            assertThat(onCopy(b, 2 * MiB, 65536)).isEqualTo(new byte[65536]);
+            c.flush();
+        }
+        assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
+        assertThat(sequence(a)).as("nothing left the in-sync set").isZero();
+    }
+
+    @Test
+    void aDeposedPrimaryAcknowledgesNoWriteOnceTheNewPrimaryHasAHigherEpoch() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] before = NbdServerTest.bytes(4096, 1);
+        byte[] after = NbdServerTest.bytes(4096, 2);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, before);
+            // the control plane promotes b (a's agent is gone past its lease); a has not heard of it
+            b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, a, false)))));
+            Reply refused = c.call(Nbd.CMD_WRITE, 0, 0, after.length, after);
+            assertThat(refused.error()).as("a write to the deposed primary").isEqualTo(Nbd.ESHUTDOWN);
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("and a read after it").isEqualTo(Nbd.ESHUTDOWN);
+        }
+        try (NbdTestClient c = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            assertThat(c.read(0, 4096)).as("the new primary has the acknowledged write, not the refused one")
+                    .isEqualTo(before);
+        }
+    }
+
+    @Test
+    void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] first = NbdServerTest.bytes((int) MiB, 3);
+        byte[] second = NbdServerTest.bytes(8192, 4);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, first);
+            b.close();
+            nodes.remove(b);
+
+            CompletableFuture<Reply> held = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return c.call(Nbd.CMD_WRITE, 0, 8 * MiB, second.length, second);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            await().atMost(PATIENCE).until(() -> sequence(a) == 1);
+            assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.outOfSync);
+            assertThat(held).as("the write waits while the control plane may still promote the copy that lacks it")
+                    .isNotDone();
+
+            // the control plane stores the primary's report and echoes its sequence
+            a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, a, true), copy(B, null, false)))));
+            assertThat(held.get().error()).isZero();
+            c.write(9 * MiB, second); // degraded: answered at once
+
+            DataNode back = start("b"); // same data dir, a new address
+            ReplicationConfig returned = new ReplicationConfig(1, A, 1, List.of(copy(A, a, true), copy(B, back, false)));
+            push(3, returned, back, B, a, A);
+            await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
+            assertThat(sequence(a)).as("the copy rejoined").isEqualTo(2);
+            assertThat(onCopy(back, 0, first.length)).isEqualTo(first);
+            assertThat(onCopy(back, 8 * MiB, second.length)).isEqualTo(second);
+            assertThat(onCopy(back, 9 * MiB, second.length)).isEqualTo(second);
+        }
+    }
+
+    @Test
+    void aNewCopyIsCopiedWholeByTheReplicationTaskWhileClientsWrite() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] data = NbdServerTest.bytes((int) (4 * MiB), 5);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(MiB, data);
+            push(2, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, false))), c, C,
+                    b, B, a, A);
+            byte[] during = NbdServerTest.bytes(65536, 6);
+            for (int i = 0; i < 64; i++) { // writes while the copy runs, some into regions on their way
+                client.write(MiB + i * 65536L, during);
+            }
+            await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+            byte[] expected = client.read(0, (int) (8 * MiB));
+            assertThat(onCopy(c, 0, (int) (8 * MiB))).isEqualTo(expected);
+            assertThat(onCopy(b, 0, (int) (8 * MiB))).isEqualTo(expected);
+        }
+        assertThat(a.executor().snapshot().tasks().get(Replication.TASK).ops()).as("the copy ran as the replication task")
+                .isPositive();
+    }
+}
