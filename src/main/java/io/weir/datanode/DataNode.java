@@ -465,6 +465,15 @@ public final class DataNode implements AutoCloseable {
         return replication.status();
     }
 
+    /**
+     * Waits up to {@code max} for a change its status must report at once (a copy of a volume it
+     * is the primary of left or joined the in-sync set, or it was fenced) after change {@code seen};
+     * returns the count of such changes, to pass as {@code seen} next time.
+     */
+    public long awaitReplicationChange(long seen, Duration max) throws InterruptedException {
+        return replication.awaitChange(seen, max.toNanos());
+    }
+
     /** The node's replication (tests). */
     Replication replication() {
         return replication;

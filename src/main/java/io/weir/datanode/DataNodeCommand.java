@@ -34,6 +34,9 @@ public final class DataNodeCommand {
 
     private static final System.Logger LOG = System.getLogger(DataNodeCommand.class.getName());
 
+    /** The replication listener's port unless {@code --replication-listen} says otherwise. */
+    static final int DEFAULT_REPLICATION_PORT = 10810;
+
     /** The options, parsed by the agent's {@link CommandLine}: the same precedence and durations as {@code agent}. */
     static final CommandLine OPTIONS = new CommandLine(List.of(
         new Option("control-plane", "WEIR_CONTROL_PLANE", null, "URL", "control plane URL, e.g. http://cp:8080 (the agent connects to it)"),
@@ -47,6 +50,9 @@ public final class DataNodeCommand {
                 "where the agent keeps the last applied config (none: <data-dir>/agent-state)"),
         new Option("data-dir", "WEIR_DATA_DIR", "./weir-data", "DIR", "directory of the volume files"),
         new Option("listen", "WEIR_LISTEN", "127.0.0.1:10809", "HOST:PORT", "NBD listen address (port 0: any free port)"),
+        new Option("replication-listen", "WEIR_REPLICATION_LISTEN", null, "HOST:PORT",
+                "where primaries of replicated volumes reach this node's copies (default: the --listen host, port "
+                        + DEFAULT_REPLICATION_PORT + ", or any free port when --listen's is 0; off: none)"),
         new Option("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()), "N",
                 "scheduler worker threads (default: available processors)"),
         new Option("config-file", "WEIR_CONFIG_FILE", null, "FILE",
@@ -197,6 +203,7 @@ public final class DataNodeCommand {
         if (v.get("buffer-memory") != null) {
             builder.bufferBudget((long) v.integer("buffer-memory", 1) << 20);
         }
+        builder.replicationListen(replicationListen(v.get("replication-listen"), address(v.get("listen"))));
         String token = v.token();
         DataNode node = builder.build();
         List<Thread> helpers = new ArrayList<>();
@@ -252,15 +259,18 @@ public final class DataNodeCommand {
     }
 
     /**
-     * Starts the daemon thread that checks the node's status (exports, clients, used bytes) every
-     * second and sends it through {@code agent} when it changed; interrupt it to stop it.
+     * Starts the daemon thread that checks the node's status (exports, clients, used bytes, its
+     * replicated volumes' copies) every second, and at once when a copy leaves or joins an in-sync
+     * set (a primary may be holding writes until the control plane echoes it), and sends it
+     * through {@code agent} when it changed; interrupt it to stop it.
      */
     static Thread statusReporter(DataNode node, QosAgent agent, PrintStream err) {
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
+            long seen = 0;
             while (true) {
                 try {
-                    Thread.sleep(1000);
+                    seen = node.awaitReplicationChange(seen, Duration.ofSeconds(1));
                     AgentMessage.NodeStatus now = status(node);
                     if (!now.equals(last)) {
                         agent.reportStatus(now);
@@ -333,7 +343,7 @@ public final class DataNodeCommand {
         java.util.Map<java.util.UUID, Long> used = node.allocatedBytes();
         return new AgentMessage.NodeStatus(a.getHostString() + ":" + a.getPort(), node.exports().stream()
                 .map(e -> new AgentMessage.Export(e.volumeId(), e.name(), e.sizeBytes(), e.clients(), used.get(e.volumeId())))
-                .toList());
+                .toList(), node.replicationAddress(), node.replicationStatus());
     }
 
     /** Applies the config file now and again whenever its modification time changes. */
@@ -394,10 +404,25 @@ public final class DataNodeCommand {
         out.print(OPTIONS.help());
     }
 
+    /** The replication listener: {@code option} (null: beside {@code nbd}; "off": none). */
+    static InetSocketAddress replicationListen(String option, InetSocketAddress nbd) {
+        if ("off".equals(option)) {
+            return null;
+        }
+        if (option == null) {
+            return new InetSocketAddress(nbd.getAddress(), nbd.getPort() == 0 ? 0 : DEFAULT_REPLICATION_PORT);
+        }
+        return address(option, "--replication-listen");
+    }
+
     static InetSocketAddress address(String hostPort) {
+        return address(hostPort, "--listen");
+    }
+
+    private static InetSocketAddress address(String hostPort, String option) {
         int colon = hostPort.lastIndexOf(':');
         if (colon < 0) {
-            throw new IllegalArgumentException("--listen must be host:port: " + hostPort);
+            throw new IllegalArgumentException(option + " must be host:port: " + hostPort);
         }
         try {
             String host = hostPort.substring(0, colon);
@@ -406,7 +431,7 @@ public final class DataNodeCommand {
             }
             return new InetSocketAddress(host, Integer.parseInt(hostPort.substring(colon + 1)));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--listen must be host:port: " + hostPort);
+            throw new IllegalArgumentException(option + " must be host:port: " + hostPort);
         }
     }
 

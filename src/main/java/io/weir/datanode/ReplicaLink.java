@@ -27,6 +27,8 @@ final class ReplicaLink implements AutoCloseable {
 
     /** Longest a connection attempt (TCP and TLS handshake) may take. */
     static final int CONNECT_TIMEOUT_MILLIS = 2000;
+    /** Least time between two connection attempts. */
+    static final long RETRY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500);
 
     /** Answers one request: a {@link ReplicationWire} status and the epoch the copy has seen. */
     interface Callback {
@@ -46,6 +48,10 @@ final class ReplicaLink implements AutoCloseable {
     private volatile boolean closed;
     /** When the link last went down or failed to connect (System.nanoTime). */
     volatile long downSince = System.nanoTime();
+    /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
+    private long lastAttempt;
+    private boolean attempted;
+    private final Object connectLock = new Object();
 
     ReplicaLink(UUID peer, String address, ReplicationTls tls) {
         this.peer = peer;
@@ -58,13 +64,24 @@ final class ReplicaLink implements AutoCloseable {
     }
 
     /**
-     * Connects if down (the driver's thread): TCP, then TLS with the node's certificate when the
-     * node has one, checking that the peer's certificate names {@link #peer}.
+     * Connects if down and no attempt was made in the last {@link #RETRY_NANOS}: TCP, then TLS
+     * with the node's certificate when the node has one, checking that the peer's certificate
+     * names {@link #peer}. Called by the driver, and by a forwarding thread that finds the link
+     * down (the first write after a primary starts must not fail its copies for want of a link).
      */
     void connect() {
-        if (up || closed) {
-            return;
+        synchronized (connectLock) {
+            long now = System.nanoTime();
+            if (up || closed || attempted && now - lastAttempt < RETRY_NANOS) {
+                return;
+            }
+            attempted = true;
+            lastAttempt = now;
+            open();
         }
+    }
+
+    private void open() {
         SocketChannel raw = null;
         try {
             int colon = address.lastIndexOf(':');
@@ -101,6 +118,9 @@ final class ReplicaLink implements AutoCloseable {
      * read from its position to its limit and not kept after this returns.
      */
     void send(byte type, byte flags, UUID volume, long epoch, long offset, int length, ByteBuffer data, Callback cb) {
+        if (!up) {
+            connect();
+        }
         long handle = handles.incrementAndGet();
         outstanding.put(handle, cb);
         IOException failure = null;

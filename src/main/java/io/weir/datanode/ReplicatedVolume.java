@@ -97,6 +97,8 @@ final class ReplicatedVolume {
     final UUID self;
     final VolumeStore store;
     private final Links links;
+    /** Told when the sync sequence rises or the node is fenced: the node's status should go out now. */
+    private final Runnable changed;
 
     private long epoch;
     private boolean primary;
@@ -109,11 +111,12 @@ final class ReplicatedVolume {
     /** Copies told of this epoch with a PING that was answered OK. */
     private final Set<UUID> announced = new HashSet<>();
 
-    ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links) {
+    ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
         this.id = id;
         this.self = self;
         this.store = store;
         this.links = links;
+        this.changed = changed;
     }
 
     /** Whether this node serves the volume's clients now: the primary of the highest epoch it has seen. */
@@ -192,7 +195,7 @@ final class ReplicatedVolume {
         if (peerEpoch > epoch) {
             epoch = peerEpoch;
             if (primary) {
-                fenced = true;
+                fence();
             }
         }
         return ReplicationWire.OK;
@@ -252,7 +255,7 @@ final class ReplicatedVolume {
                 if (peerEpoch > epoch) {
                     epoch = peerEpoch;
                 }
-                fenced = true;
+                fence();
             } else if (status != ReplicationWire.OK) {
                 failed(c);
                 if (p.changesData) {
@@ -292,9 +295,18 @@ final class ReplicatedVolume {
             syncSequence++;
             lastDropSequence = syncSequence;
             c.outSince = System.nanoTime();
+            changed.run();
         }
         c.state = State.OUT;
         announced.remove(c.node);
+    }
+
+    /** Caller holds this: a higher epoch exists; this node serves the volume no more. */
+    private void fence() {
+        if (!fenced) {
+            fenced = true;
+            changed.run();
+        }
     }
 
     private void releaseWaiting(List<Runnable> answers) {
@@ -372,7 +384,7 @@ final class ReplicatedVolume {
                     if (peerEpoch > epoch) {
                         epoch = peerEpoch;
                     }
-                    fenced = true;
+                    fence();
                 } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
                     announced.add(c.node);
                     if (c.state == State.OUT) {
@@ -434,7 +446,7 @@ final class ReplicatedVolume {
                 if (peerEpoch > epoch) {
                     epoch = peerEpoch;
                 }
-                fenced = true;
+                fence();
                 return;
             }
             if (status != ReplicationWire.OK) {
@@ -447,6 +459,7 @@ final class ReplicatedVolume {
                 c.state = State.IN_SYNC;
                 c.outSince = 0;
                 syncSequence++;
+                changed.run();
             }
         }
     }

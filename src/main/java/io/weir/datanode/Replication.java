@@ -48,7 +48,7 @@ final class Replication implements AutoCloseable {
     static final int STEPS_PER_COPY = 2;
     /** Driver period. */
     static final long TICK_MILLIS = 10;
-    /** Least time between two connection attempts (or epoch announcements) to one copy. */
+    /** Least time between two epoch announcements to one copy. */
     static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** Under-replicated this long, the replication task's utilization reaches 1. */
     static final long URGENCY_RAMP_NANOS = TimeUnit.MINUTES.toNanos(5);
@@ -115,7 +115,7 @@ final class Replication implements AutoCloseable {
             VolumeStore store = stores.get(vc.id().toString());
             ReplicatedVolume rv = volumes.get(vc.id());
             if (rv == null || rv.store != store) {
-                rv = new ReplicatedVolume(vc.id(), config.nodeId(), store, this::link);
+                rv = new ReplicatedVolume(vc.id(), config.nodeId(), store, this::link, this::changed);
             }
             answers.addAll(rv.configure(vc.replication()));
             store.replication = rv;
@@ -213,6 +213,31 @@ final class Replication implements AutoCloseable {
         return l;
     }
 
+    private final Object signal = new Object();
+    private long changes;
+
+    private void changed() {
+        synchronized (signal) {
+            changes++;
+            signal.notifyAll();
+        }
+    }
+
+    /**
+     * Waits until a replicated volume's in-sync set changed, or a primary was fenced, since change
+     * {@code seen} was counted, or {@code nanos} passed; returns the count of changes.
+     */
+    long awaitChange(long seen, long nanos) throws InterruptedException {
+        long until = System.nanoTime() + nanos;
+        synchronized (signal) {
+            long left;
+            while (changes == seen && (left = until - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(signal, left);
+            }
+            return changes;
+        }
+    }
+
     ReplicatedVolume volume(UUID id) {
         return volumes.get(id);
     }
@@ -245,10 +270,7 @@ final class Replication implements AutoCloseable {
                 }
                 String key = rv.id + "/" + c.node;
                 if (!link.isUp()) {
-                    if (now - lastTry.getOrDefault(c.node.toString(), now - RETRY_NANOS) >= RETRY_NANOS) {
-                        lastTry.put(c.node.toString(), now);
-                        link.connect();
-                    }
+                    link.connect();
                     if (!link.isUp()) {
                         continue;
                     }

@@ -63,6 +63,8 @@ final class DataNodeProcess implements AutoCloseable {
         List<String> command = new ArrayList<>(javaCommand(heap));
         command.addAll(List.of("datanode", "--control-plane", controlPlane, "--token-file", tokenFile.toString(),
                 "--data-dir", dir.resolve("data").toString(), "--listen", listenHost + ":" + nbdPort,
+                // the demo's nodes share one host: each takes a free port for its copies, and reports it
+                "--replication-listen", listenHost + ":0",
                 // clients still connected at Ctrl-C get this long to finish what they have in flight
                 "--drain-timeout", "5s"));
         try {

@@ -128,7 +128,8 @@ class AgentTlsEndToEndTest {
             first.certificate().verify(ca.getPublicKey());
             assertThat(first.certificate().getSubjectAlternativeNames())
                     .containsExactly(List.of(6, "urn:weir:node:" + nodeId), List.of(7, "127.0.0.1"));
-            assertThat(first.certificate().getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.1");
+            assertThat(first.certificate().getExtendedKeyUsage()).as("serverAuth, and clientAuth for the replication channel")
+                    .containsExactly("1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2");
             assertThat(Files.getPosixFilePermissions(state.resolve(ServerCertificates.KEY_FILE)))
                     .isEqualTo(PosixFilePermissions.fromString("rw-------"));
             assertThat(Files.readString(state.resolve(ServerCertificates.CERTIFICATE_FILE)))

@@ -47,7 +47,9 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  *   <li>Server certificates of data nodes ({@link #issueServer}): subject {@code CN=<node name>,
  *       OU=<node id>, O=weir-node}, the URI SAN {@value #NODE_URI_PREFIX}{@code <node id>} and the
  *       DNS names and IP addresses the control plane chose (never the request's), extended key
- *       usage serverAuth.</li>
+ *       usages serverAuth (its NBD server, and the copies it holds of replicated volumes) and
+ *       clientAuth (as a primary, it connects to the copies on other nodes: mutual TLS between
+ *       nodes, each naming the other by its URI SAN).</li>
  * </ul>
  * Each has a random 127-bit serial, is not a CA, and carries subject and authority key
  * identifiers. The key usage is digitalSignature (and keyEncipherment for RSA keys).
@@ -151,7 +153,8 @@ final class CertificateAuthority {
         List<GeneralName> names = new ArrayList<>();
         names.add(new GeneralName(GeneralName.uniformResourceIdentifier, NODE_URI_PREFIX + nodeId));
         names.addAll(hostNames(hostNames));
-        return issue(subject, subjectKey, now, notAfter, KeyPurposeId.id_kp_serverAuth, names);
+        return issue(subject, subjectKey, now, notAfter, new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth,
+                KeyPurposeId.id_kp_clientAuth}, names);
     }
 
     /** The control plane's own HTTPS certificate (the {@code pki init} command): only {@code hostNames}. */
@@ -173,6 +176,11 @@ final class CertificateAuthority {
 
     private X509Certificate issue(X500Name subject, PublicKey subjectKey, Instant now, Instant notAfter,
             KeyPurposeId purpose, List<GeneralName> names) {
+        return issue(subject, subjectKey, now, notAfter, new KeyPurposeId[] {purpose}, names);
+    }
+
+    private X509Certificate issue(X500Name subject, PublicKey subjectKey, Instant now, Instant notAfter,
+            KeyPurposeId[] purposes, List<GeneralName> names) {
         // Backdated for clocks slightly behind, by at most a tenth of the lifetime (short-lived test certificates).
         Duration backdate = Duration.between(now, notAfter).dividedBy(10);
         Instant notBefore = now.minus(backdate.compareTo(BACKDATE) < 0 ? backdate : BACKDATE);
@@ -185,7 +193,7 @@ final class CertificateAuthority {
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
             int usage = KeyUsage.digitalSignature | (subjectKey instanceof RSAPublicKey ? KeyUsage.keyEncipherment : 0);
             b.addExtension(Extension.keyUsage, true, new KeyUsage(usage));
-            b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
+            b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purposes));
             if (!names.isEmpty()) {
                 b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names.toArray(GeneralName[]::new)));
             }

@@ -50,7 +50,8 @@ class CertificateAuthorityTest {
         assertThat(cert.getPublicKey()).isEqualTo(pair.getPublic());
         assertThat(cert.getSubjectAlternativeNames()).containsExactly(List.of(6, "urn:weir:node:" + node),
                 List.of(7, "10.1.2.3"), List.of(2, "dn1.example"));
-        assertThat(cert.getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.1");
+        assertThat(cert.getExtendedKeyUsage()).as("serverAuth, and clientAuth for the replication channel")
+                    .containsExactly("1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2");
         assertThat(cert.getNotAfter().toInstant()).isEqualTo(NOW.plusSeconds(3600));
         assertThat(cert.getNotBefore().toInstant()).isEqualTo(NOW.minus(CertificateAuthority.BACKDATE));
     }
