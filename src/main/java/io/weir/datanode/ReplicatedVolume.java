@@ -154,6 +154,7 @@ final class ReplicatedVolume {
             }
             if (!primary) {
                 copies.clear();
+                failWaiting(answers); // deposed by a peer before this config said so
                 return answers;
             }
             confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
@@ -193,10 +194,7 @@ final class ReplicatedVolume {
             return ReplicationWire.STALE_EPOCH;
         }
         if (peerEpoch > epoch) {
-            epoch = peerEpoch;
-            if (primary) {
-                fence();
-            }
+            deposed(peerEpoch);
         }
         return ReplicationWire.OK;
     }
@@ -252,10 +250,7 @@ final class ReplicatedVolume {
         synchronized (this) {
             if (status == ReplicationWire.STALE_EPOCH) {
                 p.stale = true;
-                if (peerEpoch > epoch) {
-                    epoch = peerEpoch;
-                }
-                fence();
+                deposed(peerEpoch);
             } else if (status != ReplicationWire.OK) {
                 failed(c);
                 if (p.changesData) {
@@ -301,8 +296,13 @@ final class ReplicatedVolume {
         announced.remove(c.node);
     }
 
-    /** Caller holds this: a higher epoch exists; this node serves the volume no more. */
-    private void fence() {
+    /**
+     * Caller holds this: a peer has shown a higher epoch (or refused ours): this node is no
+     * longer the volume's primary and serves it no more, until a config says otherwise.
+     */
+    private void deposed(long peerEpoch) {
+        epoch = Math.max(epoch, peerEpoch);
+        primary = false;
         if (!fenced) {
             fenced = true;
             changed.run();
@@ -381,10 +381,7 @@ final class ReplicatedVolume {
         link.send(ReplicationWire.PING, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
             synchronized (this) {
                 if (status == ReplicationWire.STALE_EPOCH) {
-                    if (peerEpoch > epoch) {
-                        epoch = peerEpoch;
-                    }
-                    fence();
+                    deposed(peerEpoch);
                 } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
                     announced.add(c.node);
                     if (c.state == State.OUT) {
@@ -443,10 +440,7 @@ final class ReplicatedVolume {
                 c.onTheWay.remove(r);
             }
             if (status == ReplicationWire.STALE_EPOCH) {
-                if (peerEpoch > epoch) {
-                    epoch = peerEpoch;
-                }
-                fence();
+                deposed(peerEpoch);
                 return;
             }
             if (status != ReplicationWire.OK) {

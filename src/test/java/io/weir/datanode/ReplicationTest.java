@@ -10,7 +10,10 @@ import io.weir.datanode.NbdTestClient.Reply;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ReplicationConfig;
+import io.weir.agent.ServerCertificate;
+import io.weir.protocol.TlsConfig;
 import io.weir.support.TestConfigs;
+import io.weir.support.TestPki;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -51,9 +54,21 @@ class ReplicationTest {
         return n;
     }
 
-    private static DesiredConfig configFor(UUID node, long revision, ReplicationConfig replication) {
-        return config().node(node).revision(revision).tenant("acme").volume("acme", "db", SIZE).replicated(replication)
-                .build();
+    /** The cluster CA, when the test gives its nodes certificates. */
+    private TestPki pki;
+
+    private DesiredConfig configFor(UUID node, long revision, ReplicationConfig replication) {
+        TestConfigs c = config().node(node).revision(revision).tenant("acme").volume("acme", "db", SIZE)
+                .replicated(replication);
+        if (pki != null) {
+            c.tls(new TlsConfig(List.of(TestPki.pem(pki.certificate())), List.of(), List.of()));
+        }
+        return c.build();
+    }
+
+    private void certify(DataNode n, UUID named, long serial) {
+        TestPki.Issued cert = pki.issueNode(named, serial);
+        n.serverCertificate(new ServerCertificate(cert.keys().getPrivate(), cert.certificate(), List.of(pki.certificate())));
     }
 
     private static ReplicationConfig.Copy copy(UUID node, DataNode n, boolean inSync) {
@@ -61,7 +76,7 @@ class ReplicationTest {
     }
 
     /** Applies one replication config to every node named. */
-    private static void push(long revision, ReplicationConfig rc, Object... nodeAndId) throws Exception {
+    private void push(long revision, ReplicationConfig rc, Object... nodeAndId) throws Exception {
         for (int i = 0; i < nodeAndId.length; i += 2) {
             ((DataNode) nodeAndId[i]).apply(configFor((UUID) nodeAndId[i + 1], revision, rc));
         }
@@ -189,5 +204,56 @@ class ReplicationTest {
         }
         assertThat(a.executor().snapshot().tasks().get(Replication.TASK).ops()).as("the copy ran as the replication task")
                 .isPositive();
+    }
+
+    @Test
+    void withNodeCertificatesTheCopiesSpeakMutualTlsAndTurnAwayAnyoneElse() throws Exception {
+        pki = TestPki.create("weir test CA");
+        DataNode a = start("a");
+        DataNode b = start("b");
+        certify(a, A, 0x41);
+        certify(b, B, 0x42);
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] data = NbdServerTest.bytes(65536, 8);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, data);
+        }
+        assertThat(onCopy(b, 0, data.length)).as("sent over TLS between the two node certificates").isEqualTo(data);
+        assertThat(sequence(a)).isZero();
+
+        // a peer in clear, with a well-formed request of the current epoch, gets no reply and writes nothing
+        String address = b.replicationAddress();
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
+            s.setSoTimeout((int) PATIENCE.toMillis());
+            ByteBuffer frame = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES + 4096);
+            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 1, VOLUME, 1, 0, 4096).encode(frame);
+            frame.limit(frame.capacity());
+            s.getOutputStream().write(frame.array());
+            int first;
+            try {
+                first = s.getInputStream().read();
+            } catch (java.net.SocketException reset) {
+                first = -1;
+            }
+            assertThat(first).as("the connection is closed (or reset) unanswered").isEqualTo(-1);
+        }
+        assertThat(onCopy(b, 0, data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void aPrimaryRefusesACopyWhoseCertificateNamesAnotherNode() throws Exception {
+        pki = TestPki.create("weir test CA");
+        DataNode a = start("a");
+        DataNode b = start("b");
+        certify(a, A, 0x41);
+        certify(b, C, 0x43); // b's certificate says it is node c
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, new byte[4096]);
+            c.flushOut();
+            await().atMost(PATIENCE).until(() -> sequence(a) == 1);
+            assertThat(copyStatus(a, B).state()).as("the impostor left the in-sync set").isEqualTo(AgentMessage.CopyState.outOfSync);
+        }
+        assertThat(onCopy(b, 0, 4096)).isEqualTo(new byte[4096]);
     }
 }

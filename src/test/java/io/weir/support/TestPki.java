@@ -84,7 +84,19 @@ public final class TestPki {
         return issue(cn, serial, from, lifetime, null);
     }
 
+    /** A data node's certificate: it names the node by the URI SAN {@code urn:weir:node:<id>}, as the control plane's do. */
+    public Issued issueNode(java.util.UUID node, long serial) {
+        return issue("node", serial, Instant.now().minusSeconds(3600), Duration.ofDays(1), null,
+                new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.uniformResourceIdentifier,
+                        "urn:weir:node:" + node));
+    }
+
     private Issued issue(String cn, long serial, Instant from, Duration lifetime, String ip) {
+        return issue(cn, serial, from, lifetime, ip, null);
+    }
+
+    private Issued issue(String cn, long serial, Instant from, Duration lifetime, String ip,
+            org.bouncycastle.asn1.x509.GeneralName name) {
         KeyPair keys = ec();
         var b = new JcaX509v3CertificateBuilder(new X500Name(ca.certificate().getSubjectX500Principal().getName()),
                 BigInteger.valueOf(serial), Date.from(from), Date.from(from.plus(lifetime)), new X500Name("CN=" + cn),
@@ -93,6 +105,8 @@ public final class TestPki {
             if (ip != null) {
                 b.addExtension(Extension.subjectAlternativeName, false, new org.bouncycastle.asn1.x509.GeneralNames(
                         new org.bouncycastle.asn1.x509.GeneralName(org.bouncycastle.asn1.x509.GeneralName.iPAddress, ip)));
+            } else if (name != null) {
+                b.addExtension(Extension.subjectAlternativeName, false, new org.bouncycastle.asn1.x509.GeneralNames(name));
             }
             return new Issued(keys, certificate(b, ca.keys()));
         } catch (Exception e) {
