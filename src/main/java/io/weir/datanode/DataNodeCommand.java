@@ -150,6 +150,9 @@ public final class DataNodeCommand {
             }, "weir-datanode-shutdown"));
             LOG.log(System.Logger.Level.INFO, "serving NBD on {0}:{1,number,#}, data in {2}",
                     node.listenAddress().getHostString(), node.listenAddress().getPort(), values.get("data-dir"));
+            if (node.replicationAddress() != null) {
+                LOG.log(System.Logger.Level.INFO, "copies of replicated volumes reachable on {0}", node.replicationAddress());
+            }
             stop.await();
             return 0;
         } catch (CommandLine.UsageException | IllegalArgumentException e) {

@@ -42,6 +42,8 @@ import java.util.function.IntConsumer;
  */
 final class ReplicatedVolume {
 
+    private static final System.Logger LOG = System.getLogger(ReplicatedVolume.class.getName());
+
     /** Granularity of the dirty maps: 64 KiB, 16 Ki bits per GiB of volume. */
     static final int REGION_BYTES = 64 << 10;
     /** Most a resync step copies: consecutive dirty regions up to 1 MiB, the NBD request piece. */
@@ -61,6 +63,9 @@ final class ReplicatedVolume {
         int cursor;
         /** When it left the in-sync set (System.nanoTime), or 0. */
         long outSince;
+        /** When its current resync began (System.nanoTime), and the bytes it has copied since. */
+        long resyncSince;
+        long resyncBytes;
 
         Copy(UUID node, String address, State state) {
             this.node = node;
@@ -387,6 +392,8 @@ final class ReplicatedVolume {
                     if (c.state == State.OUT) {
                         c.state = State.RESYNCING;
                         c.cursor = 0;
+                        c.resyncSince = System.nanoTime();
+                        c.resyncBytes = 0;
                     }
                 }
             }
@@ -448,12 +455,16 @@ final class ReplicatedVolume {
                 failed(c);
                 return;
             }
+            c.resyncBytes += s.length;
             if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
                     && s.epoch == epoch && serves()) {
                 c.state = State.IN_SYNC;
                 c.outSince = 0;
                 syncSequence++;
                 changed.run();
+                long nanos = System.nanoTime() - c.resyncSince;
+                LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"
+                        + " bytes in {3,number,#} ms", id, c.node, c.resyncBytes, nanos / 1_000_000);
             }
         }
     }

@@ -40,12 +40,28 @@ final class ForkedDataNode implements AutoCloseable {
 
     /** As {@link #start(Path, Path, String...)}, with options for the JVM (e.g. {@code -XX:MaxDirectMemorySize=256m}). */
     static ForkedDataNode start(List<String> jvm, Path configFile, Path dataDir, String... extra) throws IOException {
+        List<String> options = new ArrayList<>(List.of("--config-file", configFile.toString()));
+        options.addAll(List.of(extra));
+        return launch(jvm, dataDir, options);
+    }
+
+    /**
+     * A node whose embedded agent connects to the control plane at {@code controlPlane} with
+     * {@code token} (its state directory inside {@code dataDir}'s parent, so a restart keeps it).
+     */
+    static ForkedDataNode connected(String controlPlane, String token, Path dataDir, String... extra) throws IOException {
+        List<String> options = new ArrayList<>(List.of("--control-plane", controlPlane, "--token", token,
+                "--state-dir", dataDir.resolveSibling(dataDir.getFileName() + "-agent").toString()));
+        options.addAll(List.of(extra));
+        return launch(List.of("-XX:+ExitOnOutOfMemoryError"), dataDir, options);
+    }
+
+    private static ForkedDataNode launch(List<String> jvm, Path dataDir, List<String> options) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvm);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
-                "--config-file", configFile.toString(), "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0",
-                "--workers", "2"));
-        cmd.addAll(List.of(extra));
+                "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0", "--workers", "2"));
+        cmd.addAll(options);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         StringBuilder seen = new StringBuilder();
