@@ -5,21 +5,37 @@ import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A primary's connection to one peer node's {@link ReplicationServer}, shared by every volume
- * the two have in common. Requests are written by the thread that forwards them (a scheduler
- * worker), one at a time under the link's lock, header and data in one gathering write; a reader
- * thread takes the replies, in any order, and runs each request's callback once.
+ * the two have in common.
  *
- * <p>A link is down until {@link #connect} succeeds, and goes down on any failure: every request
- * not yet answered is then answered {@link ReplicationWire#LINK_DOWN}, and so is every request sent
- * while it is down. {@link Replication}'s driver connects it again.
+ * <h2>Sending</h2>
+ * The thread that forwards a request (a scheduler worker) queues it and, if no other thread is
+ * writing, writes everything queued in one gathering write, then looks again: under load many
+ * requests go out per system call, and no thread of the link's own is woken per request. A
+ * request's data is read only while it is written, before its callback can run. A reader thread
+ * takes the replies, as many per read as have arrived, in any order, and runs each request's
+ * callback once.
+ *
+ * <h2>Failure</h2>
+ * A link is down until {@link #connect} succeeds, and goes down on any failure: every request not
+ * yet answered is then answered {@link ReplicationWire#LINK_DOWN}, and so is every request sent
+ * while it is down. Requests queued when it failed are dropped with it, never written on a later
+ * connection. {@link Replication}'s driver connects it again; so does a forwarding thread that
+ * finds it down (at most every {@link #RETRY_NANOS}).
  */
 final class ReplicaLink implements AutoCloseable {
 
@@ -27,27 +43,34 @@ final class ReplicaLink implements AutoCloseable {
 
     /** Longest a connection attempt (TCP and TLS handshake) may take. */
     static final int CONNECT_TIMEOUT_MILLIS = 2000;
+    /** Bytes the reader takes from the socket at most per read: many replies per system call. */
+    static final int READ_BUFFER_BYTES = 64 << 10;
+    /** Most requests one gathering write sends. */
+    static final int MAX_BATCH = 64;
     /** Least time between two connection attempts. */
-    static final long RETRY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500);
+    static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     /** Answers one request: a {@link ReplicationWire} status and the epoch the copy has seen. */
     interface Callback {
         void done(int status, long epoch);
     }
 
+    /** A queued request, for the connection that was up when it was sent (never written on another). */
+    private record Frame(ReplicationWire.Request request, ByteBuffer data, ByteChannel on) {
+    }
+
     final UUID peer;
     final String address;
     private final ReplicationTls tls;
-    private final Object writeLock = new Object();
-    private final ByteBuffer header = ByteBuffer.allocateDirect(ReplicationWire.REQUEST_BYTES);
     private final Map<Long, Callback> outstanding = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
-    /** Guarded by writeLock; null while down. */
-    private ByteChannel channel;
+    private final Queue<Frame> queue = new ConcurrentLinkedQueue<>();
+    /** Held while writing, and to change {@link #channel}. */
+    private final ReentrantLock writeLock = new ReentrantLock();
+    /** Changed under writeLock; null while down. */
+    private volatile ByteChannel channel;
     private volatile boolean up;
     private volatile boolean closed;
-    /** When the link last went down or failed to connect (System.nanoTime). */
-    volatile long downSince = System.nanoTime();
     /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
     private long lastAttempt;
     private boolean attempted;
@@ -66,8 +89,7 @@ final class ReplicaLink implements AutoCloseable {
     /**
      * Connects if down and no attempt was made in the last {@link #RETRY_NANOS}: TCP, then TLS
      * with the node's certificate when the node has one, checking that the peer's certificate
-     * names {@link #peer}. Called by the driver, and by a forwarding thread that finds the link
-     * down (the first write after a primary starts must not fail its copies for want of a link).
+     * names {@link #peer}.
      */
     void connect() {
         synchronized (connectLock) {
@@ -85,22 +107,29 @@ final class ReplicaLink implements AutoCloseable {
         SocketChannel raw = null;
         try {
             int colon = address.lastIndexOf(':');
-            InetSocketAddress to = new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
+            String host = address.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            InetSocketAddress to = new InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1)));
             raw = SocketChannel.open();
             raw.socket().connect(to, CONNECT_TIMEOUT_MILLIS);
             raw.socket().setTcpNoDelay(true);
             raw.socket().setKeepAlive(true);
             ByteChannel c = tls.client(raw, peer, to);
-            synchronized (writeLock) {
+            writeLock.lock();
+            try {
+                queue.clear(); // nothing queued while down may go out now: its callbacks have run
                 channel = c;
                 up = true;
+            } finally {
+                writeLock.unlock();
             }
             Thread reader = new Thread(() -> read(c), "weir-replica-link-" + peer);
             reader.setDaemon(true);
             reader.start();
             LOG.log(Level.INFO, "replication link to node {0} at {1} is up{2}", peer, address, tls.enabled() ? " (TLS)" : "");
         } catch (IOException | RuntimeException e) {
-            downSince = System.nanoTime();
             if (raw != null) {
                 try {
                     raw.close();
@@ -113,9 +142,10 @@ final class ReplicaLink implements AutoCloseable {
     }
 
     /**
-     * Sends one request; {@code cb} runs exactly once, on this thread if the link is down or the
-     * write fails, else on the reader thread when the reply comes. {@code data} (WRITE only) is
-     * read from its position to its limit and not kept after this returns.
+     * Sends one request; {@code cb} runs exactly once: with {@link ReplicationWire#LINK_DOWN} if
+     * the link is down or fails first, else on the reader thread when the reply comes.
+     * {@code data} (WRITE only) is read from its position to its limit, and not after {@code cb}
+     * has run.
      */
     void send(byte type, byte flags, UUID volume, long epoch, long offset, int length, ByteBuffer data, Callback cb) {
         if (!up) {
@@ -123,43 +153,93 @@ final class ReplicaLink implements AutoCloseable {
         }
         long handle = handles.incrementAndGet();
         outstanding.put(handle, cb);
-        IOException failure = null;
-        boolean sent = false;
-        synchronized (writeLock) {
-            ByteChannel c = channel;
-            if (c != null) {
-                sent = true;
-                try {
-                    new ReplicationWire.Request(type, flags, handle, volume, epoch, offset, length).encode(header);
-                    ReplicationWire.writeFully(c, header);
-                    if (data != null) {
-                        ReplicationWire.writeFully(c, data);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    failure = e instanceof IOException io ? io : new IOException(e);
-                }
-            }
-        }
-        if (failure != null) {
-            fail(failure);
-        } else if (!sent) {
+        ByteChannel on = channel;
+        if (on == null) {
             answer(handle, ReplicationWire.LINK_DOWN, 0);
+            return;
+        }
+        queue.add(new Frame(new ReplicationWire.Request(type, flags, handle, volume, epoch, offset, length), data, on));
+        flush();
+    }
+
+    /** Writes what is queued unless another thread is at it; whoever writes last looks again. */
+    private void flush() {
+        List<Frame> batch = new ArrayList<>(MAX_BATCH);
+        List<Frame> dropped = new ArrayList<>();
+        while (!queue.isEmpty() && writeLock.tryLock()) {
+            IOException failure = null;
+            try {
+                ByteChannel c = channel;
+                Frame f;
+                while (batch.size() < MAX_BATCH && (f = queue.poll()) != null) {
+                    batch.add(f);
+                }
+                batch.removeIf(b -> b.on() != c && dropped.add(b)); // its connection failed: it was answered then
+                if (c != null && !batch.isEmpty()) {
+                    ByteBuffer[] parts = new ByteBuffer[batch.size() * 2];
+                    int n = 0;
+                    for (Frame b : batch) {
+                        ByteBuffer h = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+                        b.request().encode(h);
+                        parts[n++] = h;
+                        if (b.data() != null) {
+                            parts[n++] = b.data();
+                        }
+                    }
+                    write(c, parts, n);
+                    batch.clear();
+                }
+            } catch (IOException | RuntimeException e) {
+                failure = e instanceof IOException io ? io : new IOException(e);
+            } finally {
+                writeLock.unlock();
+            }
+            if (failure != null) {
+                fail(failure);
+            }
+            batch.addAll(dropped);
+            for (Frame d : batch) { // written on no connection: the link went down meanwhile
+                answer(d.request().handle(), ReplicationWire.LINK_DOWN, 0);
+            }
+            batch.clear();
+            dropped.clear();
         }
     }
 
+    private static void write(ByteChannel c, ByteBuffer[] parts, int n) throws IOException {
+        if (c instanceof GatheringByteChannel g) {
+            int at = 0;
+            while (at < n) {
+                g.write(parts, at, n - at);
+                while (at < n && !parts[at].hasRemaining()) {
+                    at++;
+                }
+            }
+        } else {
+            for (int i = 0; i < n; i++) {
+                ReplicationWire.writeFully(c, parts[i]);
+            }
+        }
+    }
+
+    /** The reader thread: takes replies as they come, as many per read as have arrived. */
     private void read(ByteChannel c) {
-        ByteBuffer reply = ByteBuffer.allocate(ReplicationWire.REPLY_BYTES);
+        ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES);
         try {
             while (true) {
-                reply.clear();
-                ReplicationWire.readFully(c, reply);
-                reply.flip();
-                if (reply.getInt() != ReplicationWire.REPLY_MAGIC) {
-                    throw new IOException("not a replication reply (bad magic)");
+                if (c.read(in) < 0) {
+                    throw new java.io.EOFException("the copy closed the replication connection");
                 }
-                int status = reply.getInt();
-                long handle = reply.getLong();
-                answer(handle, status, reply.getLong());
+                in.flip();
+                while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
+                    if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
+                        throw new IOException("not a replication reply (bad magic)");
+                    }
+                    int status = in.getInt();
+                    long handle = in.getLong();
+                    answer(handle, status, in.getLong());
+                }
+                in.compact();
             }
         } catch (IOException | RuntimeException e) {
             fail(e instanceof IOException io ? io : new IOException(e));
@@ -173,9 +253,14 @@ final class ReplicaLink implements AutoCloseable {
         }
     }
 
-    /** Takes the link down and answers every outstanding request {@link ReplicationWire#LINK_DOWN}. */
+    /**
+     * Takes the link down (after any write in progress), drops what is queued, and answers every
+     * outstanding request {@link ReplicationWire#LINK_DOWN}.
+     */
     private void fail(IOException why) {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
+            queue.clear();
             if (channel != null) {
                 try {
                     channel.close();
@@ -187,8 +272,9 @@ final class ReplicaLink implements AutoCloseable {
                     LOG.log(Level.WARNING, "replication link to node {0} at {1} failed: {2}", peer, address, why.toString());
                 }
                 up = false;
-                downSince = System.nanoTime();
             }
+        } finally {
+            writeLock.unlock();
         }
         for (Long h : outstanding.keySet()) {
             answer(h, ReplicationWire.LINK_DOWN, 0);

@@ -25,6 +25,9 @@ final class ReplicationServer implements AutoCloseable {
         void reply(int status, long handle, long epoch);
     }
 
+    /** Bytes a connection's reader takes from the socket at most per read. */
+    static final int READ_BUFFER_BYTES = 256 << 10;
+
     private final ServerSocketChannel listener;
     private final Replication replication;
     private final ReplicationTls tls;
@@ -71,28 +74,20 @@ final class ReplicationServer implements AutoCloseable {
         try {
             ReplicationTls.Accepted a = tls.server(raw);
             ByteChannel c = a.channel();
-            Object writeLock = new Object();
-            ByteBuffer reply = ByteBuffer.allocate(ReplicationWire.REPLY_BYTES);
-            Replier replier = (status, handle, epoch) -> {
-                synchronized (writeLock) {
-                    try {
-                        ReplicationWire.encodeReply(reply, status, handle, epoch);
-                        ReplicationWire.writeFully(c, reply);
-                    } catch (IOException e) {
-                        close(raw); // the primary sees its link fail and answers for the copy
-                    }
-                }
-            };
-            ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+            Replies replier = new Replies(c, () -> close(raw));
+            ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES).flip(); // as many requests per read as have arrived
             while (true) {
-                header.clear();
-                ReplicationWire.readFully(c, header);
-                header.flip();
-                ReplicationWire.Request q = ReplicationWire.Request.decode(header);
+                if (in.remaining() < ReplicationWire.REQUEST_BYTES) {
+                    fill(c, in, ReplicationWire.REQUEST_BYTES);
+                }
+                ReplicationWire.Request q = ReplicationWire.Request.decode(in);
                 ByteBuffer data = null;
                 if (q.type() == ReplicationWire.WRITE) {
                     data = ByteBuffer.allocate(q.length());
-                    ReplicationWire.readFully(c, data);
+                    int buffered = Math.min(in.remaining(), q.length());
+                    data.put(in.slice(in.position(), buffered));
+                    in.position(in.position() + buffered);
+                    ReplicationWire.readFully(c, data); // the rest of a large payload, straight from the socket
                     data.flip();
                 }
                 replication.receive(q, data, a.peer(), replier);
@@ -104,6 +99,57 @@ final class ReplicationServer implements AutoCloseable {
         } finally {
             close(raw);
         }
+    }
+
+    /**
+     * A connection's replies: queued by the threads that complete requests, written by whichever
+     * of them takes the lock, as many as are queued in one write (under load, many replies per
+     * system call, and no thread of its own).
+     */
+    private static final class Replies implements Replier {
+        private final ByteChannel channel;
+        private final Runnable onFailure;
+        private final java.util.Queue<long[]> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+        private final ByteBuffer out = ByteBuffer.allocate(256 * ReplicationWire.REPLY_BYTES);
+
+        Replies(ByteChannel channel, Runnable onFailure) {
+            this.channel = channel;
+            this.onFailure = onFailure;
+        }
+
+        @Override
+        public void reply(int status, long handle, long epoch) {
+            queue.add(new long[] {status, handle, epoch});
+            // whoever holds the lock last looks again, so no reply is left queued
+            while (!queue.isEmpty() && lock.tryLock()) {
+                try {
+                    long[] r;
+                    out.clear();
+                    while (out.remaining() >= ReplicationWire.REPLY_BYTES && (r = queue.poll()) != null) {
+                        out.putInt(ReplicationWire.REPLY_MAGIC).putInt((int) r[0]).putLong(r[1]).putLong(r[2]);
+                    }
+                    out.flip();
+                    ReplicationWire.writeFully(channel, out);
+                } catch (IOException e) {
+                    queue.clear();
+                    onFailure.run(); // the primary sees its link fail and answers for the copy
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Reads into {@code in} (in read mode) until it holds at least {@code need} bytes. */
+    private static void fill(ByteChannel c, ByteBuffer in, int need) throws IOException {
+        in.compact();
+        while (in.position() < need) {
+            if (c.read(in) < 0) {
+                throw new java.io.EOFException("the primary closed the replication connection");
+            }
+        }
+        in.flip();
     }
 
     private void close(SocketChannel c) {
