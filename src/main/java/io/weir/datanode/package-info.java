@@ -26,6 +26,8 @@
  *       and its reply). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
+ *       Replication (see below): {@code Replication}, {@code ReplicatedVolume}, {@code ReplicaLink},
+ *       {@code ReplicationServer}, {@code ReplicationWire}, {@code ReplicationTls}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA.</li>
  * </ul>
@@ -38,6 +40,8 @@
  *                    queued replies                                              shares)          written to socket
  *  background driver (1): keeps scrub / gc / flush steps queued as background tasks for the volumes
  *                         whose files are open, reports their utilization
+ *  replication: a driver (1: links, epoch announcements, resync steps), the listener (1), a reader
+ *               per link to a copy and per primary connected to this node's copies
  * </pre>
  * There is no thread per connection. The selector thread decodes requests (28-byte headers; the
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
@@ -136,6 +140,34 @@
  * them; a closed volume's descriptors close after the last pin ({@code VolumeStore}). A config is
  * applied all or nothing, and after the first one the files of volumes it does not name are moved
  * to {@code orphans/} ({@code DataNode}).
+ *
+ * <h2>Replication</h2>
+ * A volume whose config carries a {@code ReplicationConfig} has a copy on each of its nodes; only
+ * its primary exports it. The primary answers a client's write, trim, write-zeroes or flush once
+ * it is done locally and every in-sync copy has done it as durably as asked (FUA and FLUSH are
+ * repeated on the copies). Reads are served locally.
+ * <pre>
+ *  client ─► primary: worker does the request locally ─► ReplicaLink (one per peer node, requests
+ *            batched per write) ══ TCP, mutual TLS with node certificates ══► ReplicationServer on
+ *            the copy's node ─► its scheduler (the volume's foreground flow) ─► applied ─► reply
+ *            ─► the primary's link reader ─► all copies answered ─► NBD reply to the client
+ * </pre>
+ * Safety rests on two numbers from the control plane ({@code ReplicationConfig}): the
+ * <em>epoch</em>, carried by every node-to-node request (a node refuses a lower one and, as a
+ * primary, stops serving when it meets a higher one: a deposed primary acknowledges no write), and
+ * the <em>sync sequence</em>: a copy that fails a request leaves the in-sync set, and the primary
+ * acknowledges writes without it only once a config echoes the sequence of that change, so the
+ * control plane never promotes a copy that misses an acknowledged write. Requests wait meanwhile
+ * (the node's status goes out at once, and the echo comes back with the next push). The rules are
+ * in {@code ReplicatedVolume}.
+ *
+ * <p>Resync: the primary keeps a dirty map (64 KiB regions) for each copy out of sync; a copy
+ * whose link comes back gets every new write and its dirty regions copied by the scheduler's
+ * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
+ * names out of sync (new, or a deposed primary) is wholly dirty. The task's utilization grows with
+ * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share
+ * turns into urgency. Dirty maps live in memory: a primary that restarts copies its out-of-sync
+ * copies whole.
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.
