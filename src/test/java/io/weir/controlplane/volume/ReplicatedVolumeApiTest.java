@@ -260,6 +260,25 @@ class ReplicatedVolumeApiTest extends IntegrationTest {
     }
 
     @Test
+    void eachCopyReservesItsVolumesMinIopsOnItsOwnNodeUnderTheTenantsLimit() {
+        Response t = api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIops\":100}");
+        assertThat(t.status()).as(t.toString()).isEqualTo(201);
+        String limited = t.json().get("id").asString();
+        String policy = fx.policy(unique("p"), ",\"minIops\":60,\"maxIops\":1000");
+        String a = fx.node(unique("a"));
+        String b = fx.node(unique("b"));
+        String c = fx.node(unique("c"));
+        fx.volume(limited, unique("v"), ",\"policyId\":\"" + policy + "\",\"nodeIds\":" + nodeIds(a, b));
+
+        Response onB = fx.createVolume(limited, unique("v"), ",\"policyId\":\"" + policy + "\",\"nodeIds\":" + nodeIds(c, b));
+
+        assertThat(onB.status()).as(onB.toString()).isEqualTo(409);
+        assertThat(onB.json().get("nodeId").asString()).as("b already carries 60 of the 100").isEqualTo(b);
+        Response onC = fx.createVolume(limited, unique("v"), ",\"policyId\":\"" + policy + "\",\"nodeIds\":" + nodeIds(c));
+        assertThat(onC.status()).as("c carries nothing yet: " + onC).isEqualTo(201);
+    }
+
+    @Test
     void theDesiredConfigCarriesTheReplicationOfAReplicatedVolumeAndNoneForASingleCopy() {
         List<String> sorted = Stream.of(fx.node(unique("n")), fx.node(unique("n"))).sorted().toList();
         String low = sorted.get(0);
