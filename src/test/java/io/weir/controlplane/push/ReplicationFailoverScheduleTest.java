@@ -9,6 +9,7 @@ import io.weir.support.Patience;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 import tools.jackson.databind.JsonNode;
 
@@ -16,7 +17,12 @@ import tools.jackson.databind.JsonNode;
  * The scheduled failover scan, with a lease of 1 s and a check every 100 ms: a replicated
  * volume whose primary's agent disconnects gets its in-sync, connected copy as primary without
  * anyone asking.
+ *
+ * <p>Its context is closed after the class: cached, its scan of every second would go on beside
+ * the test classes that come after it, and promote the volumes of {@link ReplicationFailoverTest}
+ * (which share the database) while that test holds its own scan back to decide each step.
  */
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 @TestPropertySource(properties = {"weir.replication.lease=1s", "weir.replication.check-interval=100ms"})
 class ReplicationFailoverScheduleTest extends IntegrationTest {
 

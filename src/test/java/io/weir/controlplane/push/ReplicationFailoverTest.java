@@ -34,6 +34,9 @@ import tools.jackson.databind.JsonNode;
  * application's scheduled one waits an hour here) and moves the clock past the lease of
  * {@value #LEASE_SECONDS} s, so each step is decided by the test, not by timing.
  * {@link ReplicationFailoverScheduleTest} shows the scheduled scan doing the same by itself.
+ *
+ * <p>The other test classes' context, on the same database, scans every second with the default
+ * lease of 10 s; each test here decides within moments of its disconnect, well inside that.
  */
 @TestPropertySource(properties = {"weir.replication.lease=" + ReplicationFailoverTest.LEASE_SECONDS + "s",
         "weir.replication.check-interval=1h"})
