@@ -221,6 +221,15 @@ class ReplicatedVolumeApiTest extends IntegrationTest {
                 .filter(v -> path.endsWith(v.id().toString())).findFirst().orElseThrow();
         assertThat(onA.replication().copies()).containsExactly(new ReplicationConfig.Copy(UUID.fromString(a), null, true),
                 new ReplicationConfig.Copy(UUID.fromString(b), null, false));
+
+        // A later change of the placement leaves the copies it keeps as they were.
+        String c = fx.node(unique("c"));
+        Response third = api.patch(path, "{\"replicas\":3,\"nodeIds\":" + nodeIds(a, b, c) + "}", added.etag());
+        assertThat(third.status()).as(third.toString()).isEqualTo(200);
+        assertThat(states(third)).isEqualTo(Map.of(a, "inSync", b, "outOfSync", c, "outOfSync"));
+        Response grown = api.patch(path, "{\"sizeBytes\":" + (512 * BLOCK) + "}", third.etag());
+        assertThat(grown.status()).as(grown.toString()).isEqualTo(200);
+        assertThat(grown.json().get("copies")).isEqualTo(third.json().get("copies"));
     }
 
     @Test
