@@ -68,6 +68,29 @@
       : 'Absolute numbers' + (volume.usedBytes != null ? ' · used now ' + gib(volume.usedBytes) : '');
   }
 
+  // ---- Copies -------------------------------------------------------------------------------
+  // A replicated volume's copies: which node is the primary, each copy's state as the primary
+  // last reported it, and whether the volume is degraded (fewer copies in sync than it keeps).
+  const COPY_TEXT = { inSync: 'in sync', resyncing: 'resyncing', outOfSync: 'out of sync' };
+  const COPY_PILL = { inSync: 'ok', resyncing: 'warn', outOfSync: 'bad' };
+  function renderCopies(volume, nodesById) {
+    const el = $('volume-copies');
+    if (!volume || !volume.copies || volume.replicas < 2) {
+      el.innerHTML = '';
+      return;
+    }
+    const mib = (b) => (b / 1048576).toFixed(0) + ' MiB';
+    const copies = volume.copies.map((c) => {
+      const node = nodesById[c.nodeId] ? nodesById[c.nodeId].name : c.nodeId.slice(0, 8);
+      const left = c.state !== 'inSync' && c.resyncRemainingBytes > 0 ? ', ' + mib(c.resyncRemainingBytes) + ' left' : '';
+      return '<span class="pill ' + (COPY_PILL[c.state] || 'none') + '" data-copy="' + esc(c.nodeId) + '">' + esc(node)
+        + (c.nodeId === volume.primaryNodeId ? ' (primary)' : '') + ': ' + esc(COPY_TEXT[c.state] || c.state) + esc(left)
+        + '</span>';
+    }).join(' ');
+    el.innerHTML = esc(volume.replicas + ' copies · epoch ' + volume.epoch) + ' '
+      + (volume.degraded ? '<span class="pill bad">degraded</span>' : '<span class="pill ok">all in sync</span>') + ' ' + copies;
+  }
+
   // ---- API ----------------------------------------------------------------------------------
   class HttpError extends Error {
     constructor(status, detail) { super(detail || ('HTTP ' + status)); this.status = status; }
@@ -287,6 +310,8 @@
         optional('/api/v1/usage/top?limit=10&by=' + $('top-by').value + '&' + q)]);
       renderVolume(volumeSeries);
       renderQos(volumes.items.find((v) => v.id === volumeId));
+      renderCopies(volumes.items.find((v) => v.id === volumeId),
+        Object.fromEntries((nodes ? nodes.items : []).map((n) => [n.id, n])));
       renderTasks(taskSeries);
       renderTop(top, tenantsById);
       $('live').classList.remove('stale');

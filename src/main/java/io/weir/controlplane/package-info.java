@@ -3,7 +3,8 @@
  *
  * <ul>
  *   <li>{@code tenant}, {@code policy}, {@code volume}, {@code node}, {@code taskshare}: the
- *       configuration resources, each with its entity, repository, service, controller and DTOs.
+ *       configuration resources, each with its entity, repository, service, controller and DTOs;
+ *       {@code volume} also runs replicated volumes' failover.
  *   <li>{@code token}: API tokens (issue, list, revoke, verify) and the bootstrap admin token.
  *   <li>{@code security}: authentication (bearer tokens through the {@code BearerTokens} port,
  *       optional OIDC JWTs) and scoping of each request to its role and tenant.
@@ -13,7 +14,8 @@
  *   <li>{@code config}: the global config revision, and the desired-config snapshot of a node
  *       stamped with the node's own desired revision.
  *   <li>{@code push}: the agent channel ({@code GET /api/v1/agent/connect}): pushes each node's
- *       snapshot to its agent on every replica, records acks, nacks and data-node reports.
+ *       snapshot to its agent on every replica, records acks, nacks and data-node reports, and
+ *       hands the replication part of those reports to {@code node} and {@code volume}.
  *   <li>{@code database}: the embedded PostgreSQL default and the base entity.
  *   <li>{@code web}: cross-cutting HTTP pieces: problem details, ETags, merge patch, paging,
  *       request size limit, and the validation constraints shared by the features.

@@ -29,7 +29,12 @@ import org.springframework.transaction.annotation.Transactional;
  *       {@code FOR SHARE} (tenant before policy); a volume write that reserves IOPS under a
  *       tenant limit then the data-node rows it is placed on {@code FOR NO KEY UPDATE}, sorted by id;</li>
  *   <li>then the revision row, through {@link #bump()};</li>
- *   <li>then the rows it writes, flushed after the bump (updates and deletes alike).</li>
+ *   <li>then the rows it writes, flushed after the bump (updates and deletes alike). A writer
+ *       that decides from a plain read and must check that decision under the lock of the row
+ *       it writes takes that lock here, after the bump: a replicated volume's report or promotion
+ *       ({@code volume.ReplicationIntake}, {@code volume.ReplicationFailover}) locks the volume
+ *       row {@code FOR UPDATE}, checks again, and rolls back (bump included) when it no longer
+ *       holds.</li>
  * </ol>
  * A writer must not flush an update or delete before its bump, and must not take a lock of step 1
  * after it. Every call of {@link #bump()} points back here.
@@ -40,7 +45,9 @@ import org.springframework.transaction.annotation.Transactional;
  * {@link PlacementIndex}), every task-share change, and every client certificate issued or revoked
  * (the desired config lists them: valid ones to the nodes of their tenant, revoked ones to every
  * node; an issue for a tenant placed nowhere bumps a revision that changes no node's snapshot,
- * which sends nothing). Otherwise a change no node can see bumps nothing.
+ * which sends nothing); and for replicated volumes, a node's new replication address (the data
+ * node row locked first, as a volume write locks it), a primary's report of a higher sync
+ * sequence, and a promotion. Otherwise a change no node can see bumps nothing.
  *
  * <h2>Fan-out</h2>
  * The bump also issues {@code pg_notify('weir_config_revision', N)}; PostgreSQL delivers it on

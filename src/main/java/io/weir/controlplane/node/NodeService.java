@@ -13,12 +13,14 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
@@ -27,7 +29,9 @@ import tools.jackson.databind.JsonNode;
  * Data nodes: register, read, patch and delete, and the status their agents report.
  *
  * <h2>Config revision</h2>
- * Nothing here bumps the revision. A node's name, address and labels are not enforced by any
+ * Only a change of the replication address a node's data node reports bumps the revision
+ * ({@link #recordReplicationAddress}): the desired configs of replicated volumes list each copy's
+ * address. A node's name, address and labels are not enforced by any
  * node. Creating a node changes nothing another node enforces (a new node starts with no
  * volumes and the cluster-default task shares), and deleting one removes only its own config:
  * its task-share override goes with it (foreign key cascade), and a node that still has volumes
@@ -51,13 +55,16 @@ public class NodeService {
     private final ObjectProvider<NodeConnections> connections;
     private final ObjectProvider<NodeCredentials> tokens;
     private final AuditLog audit;
+    private final JdbcClient jdbc;
 
     /** Lazily: the desired config reads the volume feature, which needs this service. */
     private final ObjectProvider<DesiredConfigService> desiredConfigs;
 
     NodeService(NodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
-            ObjectProvider<NodeCredentials> tokens, AuditLog audit, ObjectProvider<DesiredConfigService> desiredConfigs) {
+            ObjectProvider<NodeCredentials> tokens, AuditLog audit, ObjectProvider<DesiredConfigService> desiredConfigs,
+            JdbcClient jdbc) {
+        this.jdbc = jdbc;
         this.desiredConfigs = desiredConfigs;
         this.tokens = tokens;
         this.audit = audit;
@@ -231,6 +238,78 @@ public class NodeService {
 
     private static long micros(Instant t) {
         return ChronoUnit.MICROS.between(Instant.EPOCH, t);
+    }
+
+    /**
+     * The ids of every node that carries all labels of a tenant's {@code selector}; none when it
+     * is empty. For the volume feature's choice of nodes.
+     */
+    @Transactional(readOnly = true)
+    public List<UUID> placeableIds(Map<String, String> selector) {
+        if (selector.isEmpty()) {
+            return List.of();
+        }
+        return nodes.findAll(NodeSpecifications.matching(null, List.copyOf(selector.entrySet()))).stream()
+                .map(Node::getId).toList();
+    }
+
+    /**
+     * The agents of these nodes as the agent channel knows them ({@link NodeConnections}), by node
+     * id; a node whose agent never connected nor reported has no entry, and while there is no
+     * channel no node has one.
+     */
+    public Map<UUID, NodeConnections.AgentPresence> agents(Collection<UUID> ids) {
+        return presence(ids);
+    }
+
+    /**
+     * The replication listener address each of these nodes last reported ({@code host:port}); a
+     * node that reported none has no entry. One query, in the caller's transaction.
+     */
+    @Transactional(readOnly = true)
+    public Map<UUID, String> replicationAddresses(Collection<UUID> ids) {
+        Map<UUID, String> result = new HashMap<>();
+        if (ids.isEmpty()) {
+            return result;
+        }
+        jdbc.sql("SELECT id, replication_address FROM data_node WHERE id = ANY(:ids::uuid[]) AND replication_address IS NOT NULL")
+                .param("ids", ids.toArray(UUID[]::new))
+                .query(rs -> {
+                    result.put(rs.getObject(1, UUID.class), rs.getString(2));
+                });
+        return result;
+    }
+
+    /**
+     * Stores the replication listener address a node's data node reported, when it differs from
+     * the stored one, and then bumps the config revision: the address goes into the desired
+     * configs of the nodes that hold the other copies of its volumes. Lock order
+     * ({@link ConfigRevisions}): the node row {@code FOR NO KEY UPDATE}, as volume writes take it,
+     * then the bump, then the write. The node's version is left alone (a status, not an
+     * administrator's field).
+     *
+     * @return whether it changed
+     */
+    @Transactional
+    public boolean recordReplicationAddress(UUID nodeId, String address) {
+        // the usual case, an unchanged address, is decided without a lock
+        List<String> stored = storedReplicationAddress(nodeId, "");
+        if (stored.isEmpty() || Objects.equals(stored.get(0), address)) {
+            return false;
+        }
+        List<String> locked = storedReplicationAddress(nodeId, " FOR NO KEY UPDATE");
+        if (locked.isEmpty() || Objects.equals(locked.get(0), address)) {
+            return false;
+        }
+        revisions.bump(); // lock order: see ConfigRevisions
+        jdbc.sql("UPDATE data_node SET replication_address = ? WHERE id = ?").param(address).param(nodeId).update();
+        return true;
+    }
+
+    /** The node's stored address as a list of one (which may hold null), or empty when there is no such node. */
+    private List<String> storedReplicationAddress(UUID nodeId, String lock) {
+        return jdbc.sql("SELECT replication_address FROM data_node WHERE id = ?" + lock).param(nodeId)
+                .query((rs, n) -> rs.getString(1)).list();
     }
 
     /**

@@ -8,7 +8,10 @@
  * node's own desired revision (from {@code config}) and what the agent last applied or rejected
  * ({@link io.weir.controlplane.node.AgentAnswer}, which the push feature stores many at a time
  * through {@code NodeService.recordAnswers}; answers are ordered by the times they arrived, so a
- * replica's late write cannot set a status back). Neither a node's
+ * replica's late write cannot set a status back). It also keeps the replication listener address
+ * each data node reports ({@code NodeService.recordReplicationAddress}, which the push feature
+ * calls; a change bumps the config revision, since replicated volumes' configs list it, and
+ * {@code NodeService.replicationAddresses} reads it for them). Neither a node's
  * own fields nor its create or delete bump the config revision; see
  * {@link io.weir.controlplane.node.NodeService}. Other features veto a delete by listening to
  * {@link io.weir.controlplane.node.NodeDeleting}. A node's token is issued with it through

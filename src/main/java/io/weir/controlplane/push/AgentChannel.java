@@ -1,9 +1,11 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.controlplane.usage.UsedSpaceHistory;
+import io.weir.controlplane.volume.ReplicationIntake;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.DesiredConfig;
@@ -52,8 +54,10 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *   <li>{@code ack} and {@code nack} of a revision sent on this session are recorded on the node
  *       ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}) by the
  *       {@link AnswerRecorder}, many nodes per statement; of any other revision they are ignored.
- *       {@code status} is stored as the data node's report. {@code certificateRequest} is signed by
- *       the cluster CA ({@code pki.NodeCertificates}) and answered with {@code certificate}.</li>
+ *       {@code status} is stored as the data node's report; its replication address and its
+ *       replicated volumes' copy states go to the node and volume features
+ *       ({@link #replication}). {@code certificateRequest} is signed by the cluster CA
+ *       ({@code pki.NodeCertificates}) and answered with {@code certificate}.</li>
  *   <li>The session lives as long as the token that opened it: when the token is revoked (also
  *       through the delete of its node) or expires, the session is closed, on whichever replica
  *       it is ({@link #closeRevoked}).</li>
@@ -71,7 +75,8 @@ import org.springframework.web.socket.handler.TextWebSocketHandler;
  *       report may reach is the raw retention: an older one is acknowledged without being
  *       stored. So node-chosen times create partitions only from the retention to five minutes
  *       ahead.</li>
- *   <li>A {@code status} keeps only the exports of volumes placed on the node.</li>
+ *   <li>A {@code status} keeps only the exports of volumes placed on the node (and all of its
+ *       replication part, which the volume feature filters by its own rules).</li>
  * </ol>
  *
  * <h2>Memory</h2>
@@ -121,6 +126,8 @@ class AgentChannel extends TextWebSocketHandler {
     private final FrameBudget partialFrames;
     private final NodeCertificates certificates;
     private final ReceivePacer pacer;
+    private final NodeService nodes;
+    private final ReplicationIntake replication;
     /** How sessions are closed while this replica shuts down: the agent reconnects elsewhere. */
     private static final CloseStatus SHUTTING_DOWN = new CloseStatus(CloseStatus.GOING_AWAY.getCode(),
             "control-plane replica shutting down");
@@ -130,7 +137,9 @@ class AgentChannel extends TextWebSocketHandler {
 
     AgentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry, PushMetrics metrics,
             UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames, NodeCertificates certificates,
-            UsedSpaceHistory usedSpace, ReceivePacer pacer) {
+            UsedSpaceHistory usedSpace, ReceivePacer pacer, NodeService nodes, ReplicationIntake replication) {
+        this.nodes = nodes;
+        this.replication = replication;
         this.usedSpace = usedSpace;
         this.pacer = pacer;
         this.tokens = tokens;
@@ -271,6 +280,7 @@ class AgentChannel extends TextWebSocketHandler {
             AgentMessage.NodeStatus own = ownExports(agent, status);
             registry.reported(agent.nodeId(), own);
             usedSpace(agent.nodeId(), own);
+            replication(agent.nodeId(), own);
         } else if (message instanceof AgentMessage.CertificateRequest request) {
             certificate(agent, request);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
@@ -300,7 +310,7 @@ class AgentChannel extends TextWebSocketHandler {
         metrics.foreignExports(status.exports().size() - own.size());
         log.debug("agent of node {} reported {} exports of volumes not placed on it; left out",
                 agent.nodeId(), status.exports().size() - own.size());
-        return new AgentMessage.NodeStatus(status.listenAddress(), own);
+        return new AgentMessage.NodeStatus(status.listenAddress(), own, status.replicationAddress(), status.replication());
     }
 
     private void hello(AgentSession agent, AgentMessage.Hello hello) {
@@ -475,6 +485,22 @@ class AgentChannel extends TextWebSocketHandler {
             registry.disconnected(agent.nodeId(), agent.id());
         } catch (DataAccessException e) {
             log.debug("could not record the disconnect of node {}: {}", agent.nodeId(), e.getMessage());
+        }
+    }
+
+    /**
+     * Hands the replication part of a status report to the node and volume features: the node's
+     * replication address (stored, and the revision bumped, when it changed) and, for each volume
+     * the node is primary of, its copies' states ({@code volume.ReplicationIntake}, which keeps
+     * only the current primary's report at the current epoch). A failure costs this report only,
+     * logged at WARN: the primary reports again on the next change.
+     */
+    private void replication(UUID nodeId, AgentMessage.NodeStatus status) {
+        try {
+            nodes.recordReplicationAddress(nodeId, status.replicationAddress());
+            replication.reported(nodeId, status.replication());
+        } catch (RuntimeException e) {
+            log.warn("replication status reported by node {} not stored: {}", nodeId, e.toString());
         }
     }
 

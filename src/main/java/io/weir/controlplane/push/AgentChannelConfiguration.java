@@ -1,10 +1,12 @@
 package io.weir.controlplane.push;
 
 import io.weir.controlplane.config.DesiredConfigService;
+import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.pki.NodeCertificates;
 import io.weir.controlplane.security.AccessScope;
 import io.weir.controlplane.security.BearerTokens;
 import io.weir.controlplane.usage.UsedSpaceHistory;
+import io.weir.controlplane.volume.ReplicationIntake;
 import io.weir.protocol.AgentMessages;
 import java.time.Clock;
 import org.springframework.context.annotation.Bean;
@@ -25,9 +27,10 @@ class AgentChannelConfiguration {
     @Bean
     AgentChannel agentChannel(DesiredConfigService desiredConfigs, AnswerRecorder answers, AgentRegistry registry,
             PushMetrics metrics, UsageIntake usage, BearerTokens tokens, Clock clock, FrameBudget partialFrames,
-            NodeCertificates certificates, UsedSpaceHistory usedSpace, ReceivePacer pacer) {
+            NodeCertificates certificates, UsedSpaceHistory usedSpace, ReceivePacer pacer, NodeService nodes,
+            ReplicationIntake replication) {
         return new AgentChannel(desiredConfigs, answers, registry, metrics, usage, tokens, clock, partialFrames, certificates,
-                usedSpace, pacer);
+                usedSpace, pacer, nodes, replication);
     }
 
     @Bean

@@ -6,7 +6,10 @@
  *   <li>{@link io.weir.controlplane.push.AgentChannel}: the endpoint and the conversation of
  *       {@code io.weir.protocol.AgentMessage} (hello, config, ack, nack, status, usage,
  *       certificateRequest, error); a session lives only as long as the token that opened it. The
- *       used bytes of a status go to the usage feature's {@code UsedSpaceHistory}.</li>
+ *       used bytes of a status go to the usage feature's {@code UsedSpaceHistory}; its
+ *       replication address to the node feature's {@code NodeService.recordReplicationAddress},
+ *       and its replicated volumes' copy states to the volume feature's
+ *       {@code ReplicationIntake}.</li>
  *   <li>{@link io.weir.controlplane.push.UsageIntake}: takes the agents' usage reports off the
  *       WebSocket threads into one bounded queue per node (a node's share of the slots is
  *       bounded, and a full intake sheds the node holding the most, never one within its share),
@@ -42,7 +45,7 @@
  * </ul>
  *
  * <p>Depends on the node feature (status recording, the port it implements), the config feature
- * (snapshots), the usage feature (storing reports), the pki feature (signing data nodes' server
+ * (snapshots), the usage feature (storing reports), the volume feature (replication reports), the pki feature (signing data nodes' server
  * certificates) and security (the caller, and
  * {@code BearerTokens} to learn whether a session's token still stands); none of them depends on
  * this package.

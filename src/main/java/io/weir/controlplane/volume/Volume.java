@@ -21,7 +21,12 @@ import org.hibernate.annotations.BatchSize;
 import org.hibernate.annotations.OptimisticLock;
 
 /**
- * A volume: one flow of the foreground task and one NBD export on each node it is placed on.
+ * A volume: one flow of the foreground task, exported over NBD by its primary node.
+ *
+ * <p>A volume keeps {@code replicas} copies, one per node it is placed on; with more than one,
+ * its primary serves the export and replicates to the others (see {@link ReplicationIntake} and
+ * {@link ReplicationFailover} for the epoch, the sync sequence and the per-copy state, which live
+ * in SQL-written columns).
  *
  * <p>The override columns hold per-volume replacements for members of the policy; null means
  * "inherit from the policy". Placement lives in {@code volume_placement}; changing it counts as a
@@ -70,6 +75,29 @@ public class Volume extends VersionedEntity {
      * UPDATE) when a new volume is inserted with nodes; {@link #setNodeIds} marks the volume changed
      * instead, so that a placement change versions it through the ordinary checked UPDATE.
      */
+    /**
+     * How many copies the volume keeps, 1 to {@value io.weir.protocol.ReplicationConfig#MAX_COPIES}.
+     * A volume of one copy placed on several nodes is a legacy placement (see {@link #isLegacyPlacement}).
+     */
+    @Column(name = "replicas", nullable = false)
+    private short replicas = 1;
+
+    /**
+     * The node that serves the export; null when the volume is on no node or is a legacy placement.
+     * A promotion ({@link ReplicationFailover}) changes it with SQL and increments the version, so
+     * an update that read the volume before fails its version check instead of undoing it.
+     */
+    @Column(name = "primary_node_id")
+    private UUID primaryNodeId;
+
+    /** Raised by each promotion; written with SQL only ({@link ReplicationFailover}). */
+    @Column(name = "epoch", insertable = false, updatable = false)
+    private long epoch = 1;
+
+    /** The primary's last sync sequence taken; written with SQL only ({@link ReplicationIntake}). */
+    @Column(name = "sync_sequence", insertable = false, updatable = false)
+    private long syncSequence;
+
     @ElementCollection
     @OptimisticLock(excluded = true)
     @CollectionTable(name = "volume_placement", joinColumns = @JoinColumn(name = "volume_id"))
@@ -156,6 +184,48 @@ public class Volume extends VersionedEntity {
      */
     public List<UUID> getNodeIds() {
         return nodeIds.stream().sorted(Comparator.comparing(UUID::toString)).toList();
+    }
+
+    /** How many copies the volume keeps. */
+    public int getReplicas() {
+        return replicas;
+    }
+
+    void setReplicas(int replicas) {
+        this.replicas = (short) replicas;
+    }
+
+    /** The node that serves the export; null when unplaced or a legacy placement. */
+    public UUID getPrimaryNodeId() {
+        return primaryNodeId;
+    }
+
+    void setPrimaryNodeId(UUID primaryNodeId) {
+        this.primaryNodeId = primaryNodeId;
+    }
+
+    /** The epoch, from 1, raised by each promotion. */
+    public long getEpoch() {
+        return epoch;
+    }
+
+    /** The sequence of the in-sync set last taken from the primary, 0 before any. */
+    public long getSyncSequence() {
+        return syncSequence;
+    }
+
+    /** Whether the volume keeps more than one copy, which replicate from its primary. */
+    public boolean isReplicated() {
+        return replicas > 1;
+    }
+
+    /**
+     * Whether this is a placement on several nodes that an earlier release made without
+     * replication: one copy kept, several nodes, each serving its own, unrelated copy. Such a
+     * placement is reported, and kept until its owner names one node; it is never converted.
+     */
+    public boolean isLegacyPlacement() {
+        return replicas == 1 && nodeIds.size() > 1;
     }
 
     void setNodeIds(Collection<UUID> ids) {

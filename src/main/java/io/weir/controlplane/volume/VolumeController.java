@@ -43,8 +43,9 @@ class VolumeController {
 
     @PostMapping(path = "/tenants/{tenantId}/volumes", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Create a volume in a tenant",
-            description = "404 if the tenant does not exist; 400 if the policy or a node does not. Without policyId the "
-                    + "volume gets the built-in 'standard' policy.")
+            description = "404 if the tenant does not exist; 400 if the policy or a node does not, or replicas and "
+                    + "nodeIds disagree. Without policyId the volume gets the built-in 'standard' policy. With replicas "
+                    + "and no nodeIds the control plane chooses the nodes (409 when the tenant has too few).")
     ResponseEntity<VolumeResponse> createVolume(@PathVariable UUID tenantId, @Valid @RequestBody VolumeRequest request) {
         scope.requireTenant(tenantId, "Tenant", tenantId);
         VolumeResponse created = service.create(tenantId, request);
@@ -89,7 +90,8 @@ class VolumeController {
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Replace a volume",
             description = "Fields left out take their defaults: the 'standard' policy, no overrides, no placement. "
-                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409.")
+                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409. Copies may be added "
+                    + "(they start outOfSync) or removed, but not the primary of a replicated volume (409).")
     ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
@@ -99,7 +101,8 @@ class VolumeController {
     @PatchMapping(path = "/volumes/{volumeId}", consumes = JsonMergePatch.MEDIA_TYPE)
     @Operation(summary = "Update a volume with a JSON merge patch (RFC 7396)",
             description = "Setting an override member to null resets it to the policy's value; \"overrides\": null resets all. "
-                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409.")
+                    + "sizeBytes may grow but not shrink: a smaller size is refused with 409. {\"replicas\": n} without "
+                    + "nodeIds keeps the volume's nodes and adds nodes the control plane chooses.")
     ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);

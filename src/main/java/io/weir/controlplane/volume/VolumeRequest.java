@@ -4,6 +4,9 @@ import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import jakarta.validation.Valid;
+import io.weir.protocol.ReplicationConfig;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
@@ -28,15 +31,35 @@ public record VolumeRequest(
         UUID policyId,
         @Schema(description = "Per-volume overrides of the policy; left out, or a null member, inherits from the policy.")
         @Valid VolumeOverrides overrides,
-        @ArraySchema(arraySchema = @Schema(description = "Ids of the data nodes that serve the volume, without duplicates; "
-                + "left out, the volume is not placed anywhere."), maxItems = VolumeRequest.MAX_NODES, uniqueItems = true)
-        @Size(max = VolumeRequest.MAX_NODES) @UniqueElements List<@NotNull UUID> nodeIds) {
+        @ArraySchema(arraySchema = @Schema(description = "Ids of the distinct data nodes that hold the volume's copies, "
+                + "one copy each (at most " + ReplicationConfig.MAX_COPIES + "); the first is the primary of a new "
+                + "placement. Left out: with replicas, the control plane chooses the nodes; without, the volume is not "
+                + "placed anywhere. An update keeps the primary: it may add copies (they start outOfSync and are "
+                + "copied in full) or remove others, but removing the primary of a replicated volume is refused "
+                + "with 409."), maxItems = VolumeRequest.MAX_NODES, uniqueItems = true)
+        @Size(max = VolumeRequest.MAX_NODES) @UniqueElements List<@NotNull UUID> nodeIds,
+        @Schema(description = "How many copies the volume keeps, on as many distinct nodes: 1 to "
+                + ReplicationConfig.MAX_COPIES + ". With nodeIds it must equal their number; left out, it is their "
+                + "number. Without nodeIds the control plane places the copies on the nodes available to the tenant "
+                + "(those carrying every label of its node selector) that hold the fewest volumes, keeping the "
+                + "volume's current nodes on an update; 409 when too few are available.",
+                minimum = "1", maximum = "" + ReplicationConfig.MAX_COPIES, example = "2")
+        @Min(1) @Max(ReplicationConfig.MAX_COPIES) Integer replicas) {
 
-    /** Most nodes one volume may be placed on; far above any replication factor. */
+    /**
+     * Most nodes the request may name: a placement of several nodes from an earlier release, which
+     * an update may keep (or reduce), can hold more than {@link ReplicationConfig#MAX_COPIES}.
+     */
     public static final int MAX_NODES = 64;
 
+    /** The volume as a request, for a merge patch; replicas left out, so that it follows nodeIds. */
     static VolumeRequest from(Volume v) {
-        return new VolumeRequest(v.getName(), v.getSizeBytes(), v.getPolicyId(), v.getOverrides(), v.getNodeIds());
+        return new VolumeRequest(v.getName(), v.getSizeBytes(), v.getPolicyId(), v.getOverrides(), v.getNodeIds(), null);
+    }
+
+    /** This request with {@code nodeIds} left out (an update that asks for replicas alone). */
+    VolumeRequest withoutNodeIds() {
+        return new VolumeRequest(name, sizeBytes, policyId, overrides, null, replicas);
     }
 
     VolumeOverrides overridesOrNone() {

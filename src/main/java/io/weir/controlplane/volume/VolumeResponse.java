@@ -28,29 +28,59 @@ public record VolumeResponse(
                 + "enforces this effectivePolicy. Null when the volume is on no node, and in the answer to a write "
                 + "(read the volume again to see it).", accessMode = Schema.AccessMode.READ_ONLY)
         @Nullable Boolean policyApplied,
-        @Schema(description = "Set only for a volume placed on several data nodes, which an earlier release allowed: "
-                + "the nodes do not replicate, so each serves its own, unrelated copy. Says how to keep one. Such a "
-                + "placement is kept as it is until a write names one node; no write may add a node to it.",
-                accessMode = Schema.AccessMode.READ_ONLY)
+        @Schema(description = "Set only for a volume placed on several data nodes by an earlier release, which did "
+                + "not replicate: each of those nodes serves its own, unrelated copy. Says how to keep one. Such a "
+                + "placement is kept as it is until a write names one node; no write may add a node to it or make it "
+                + "replicated.", accessMode = Schema.AccessMode.READ_ONLY)
         @Nullable String placementWarning,
         @Schema(description = "Bytes allocated in the volume's file as its data node last reported them; null before "
                 + "the first report. Per-GiB terms with capacityBasis used scale with it once it "
                 + "moves past min(1 GiB, 5% of sizeBytes) from the figure in force (effectivePolicy.capacityBytes).",
                 accessMode = Schema.AccessMode.READ_ONLY)
-        @Nullable Long usedBytes) implements Versioned {
+        @Nullable Long usedBytes,
+        @Schema(description = "How many copies the volume keeps, 1 to 3, one per node of nodeIds (a placement from an "
+                + "earlier release, see placementWarning, has 1 and several nodes).", accessMode = Schema.AccessMode.READ_ONLY)
+        int replicas,
+        @Schema(description = "The node that serves the NBD export and forwards writes to the copies in sync; it "
+                + "changes when the control plane promotes a copy. Null when the volume is on no node, or is a "
+                + "placement from an earlier release.", accessMode = Schema.AccessMode.READ_ONLY)
+        @Nullable UUID primaryNodeId,
+        @Schema(description = "The volume's epoch, from 1, raised by each promotion of a copy to primary.",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        long epoch,
+        @Schema(description = "Each copy and its state, the primary's first, then by node id.",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        List<VolumeCopy> copies,
+        @Schema(description = "True when the volume keeps several copies and fewer of them are in sync: writes "
+                + "continue on the copies left in sync, and a lost primary can be replaced only by a copy in sync.",
+                accessMode = Schema.AccessMode.READ_ONLY)
+        boolean degraded,
+        @Schema(description = "host:port of the primary's NBD server as its data node last reported it, where a "
+                + "client connects (again after a promotion); null when the volume has no primary or the primary "
+                + "never reported.", accessMode = Schema.AccessMode.READ_ONLY)
+        @Nullable String primaryAddress) implements Versioned {
 
-    static VolumeResponse from(Volume v, EffectivePolicy effective) {
-        return from(v, effective, null);
-    }
-
-    static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied) {
+    /**
+     * The response for {@code v}.
+     *
+     * @param copies its copies, primary first ({@link VolumeCopies#of})
+     * @param primaryAddress the NBD listen address its primary last reported, or null
+     */
+    static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied, List<VolumeCopy> copies,
+            String primaryAddress) {
+        boolean legacy = v.isLegacyPlacement();
+        UUID primary = legacy ? null : v.getPrimaryNodeId();
+        long inSync = copies.stream().filter(VolumeCopy::inSync).count();
         return new VolumeResponse(v.getId(), v.getTenantId(), v.getName(), v.getSizeBytes(), v.getPolicyId(),
                 v.getOverrides(), v.getNodeIds(), effective, v.getVersion(), v.getCreatedAt(), v.getUpdatedAt(),
-                policyApplied, placementWarning(v.getNodeIds().size()), v.getUsedBytes());
+                policyApplied, legacy ? placementWarning(v.getNodeIds().size()) : null, v.getUsedBytes(), v.getReplicas(),
+                primary, v.getEpoch(), List.copyOf(copies), v.isReplicated() && inSync < v.getReplicas(),
+                primary == null ? null : primaryAddress);
     }
 
-    private static @Nullable String placementWarning(int nodes) {
-        return nodes < 2 ? null : "placed on " + nodes + " data nodes, which do not replicate: each serves its own, "
-                + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone";
+    private static String placementWarning(int nodes) {
+        return "placed on " + nodes + " data nodes by an earlier release, which did not replicate: each serves its own, "
+                + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone (replicas can "
+                + "then be added)";
     }
 }

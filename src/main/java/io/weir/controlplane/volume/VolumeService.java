@@ -2,6 +2,7 @@ package io.weir.controlplane.volume;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
+import io.weir.controlplane.node.NodeConnections;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.policy.PolicyService;
 import io.weir.controlplane.policy.QosPolicy;
@@ -17,8 +18,10 @@ import io.weir.controlplane.web.PageResponse;
 import io.weir.controlplane.web.RequestValidationException;
 import io.weir.protocol.CapacityQos;
 import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.ReplicationConfig;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -41,11 +44,23 @@ import tools.jackson.databind.JsonNode;
  * The tenant in the path must exist (404). The name must be free within the tenant (409). The
  * policy, if named, and every node must exist, and the policy combined with the overrides must be
  * consistent ({@link EffectivePolicies}); each failure is a field error of one 400. A volume may
- * grow but never shrink (409). It is placed on at most one node (409; see {@link #checkOneCopy}). Its reservation, with those of the tenant's other volumes on each of its
- * nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations}; 409 otherwise).
+ * grow but never shrink (409). Its copies must fit its placement ({@link #plan}: 400 when
+ * {@code replicas} and {@code nodeIds} disagree, 409 when the primary of a replicated volume would
+ * be removed or too few nodes are available). Its reservation, with those of the tenant's other
+ * volumes on each of its nodes, must fit the tenant's {@code maxIops} ({@link TenantReservations};
+ * 409 otherwise): every copy reserves on its own node.
  *
  * <h2>Placement</h2>
- * An admin places a volume on any existing node. A tenant-admin places it only on nodes that carry
+ * A volume keeps {@code replicas} copies (1 to 3), one on each node of {@code nodeIds}; the first
+ * node of a new placement is its primary, which serves the export and replicates to the others. A
+ * write that names {@code replicas} without {@code nodeIds} lets the control plane choose the
+ * nodes ({@link #choose}). Copies added to a placed volume start out of sync; the primary copies
+ * them in full and reports them in sync ({@link ReplicationIntake}); a lost primary is replaced by
+ * {@link ReplicationFailover}. A placement on several nodes from an earlier release, which did not
+ * replicate, keeps one copy and no primary, carries a {@code placementWarning}, and is never
+ * converted.
+ *
+ * <p>An admin places a volume on any existing node. A tenant-admin places it only on nodes that carry
  * every label of its tenant's node selector ({@link io.weir.controlplane.tenant.Tenant#getNodeSelector()},
  * admin-managed; empty: no node), checked in one query for the nodes a write adds; a node that
  * does not exist and one the tenant may not use give the same field error, word for word, so the
@@ -70,7 +85,10 @@ import tools.jackson.databind.JsonNode;
  * VolumeRepository#findWithNodeIdsById}), so it compares the request against one committed state.
  * A placement change marks the volume changed, so every change, placement included, goes through
  * the same version-checked UPDATE: of two writers that passed the same {@code If-Match}, the
- * second fails with 412 (409 without {@code If-Match}) instead of overwriting the first.
+ * second fails with 412 (409 without {@code If-Match}) instead of overwriting the first. A
+ * promotion ({@link ReplicationFailover}) increments the version too, so a write that read the
+ * old primary fails the same way; the epoch and sync sequence, which the primary's reports move
+ * without a version change, are never written by an entity update.
  */
 @Service
 public class VolumeService {
@@ -84,10 +102,12 @@ public class VolumeService {
     private final AuditLog audit;
     private final AccessScope scope;
     private final TenantReservations reservations;
+    private final VolumeCopies copies;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
             ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, AccessScope scope,
-            TenantReservations reservations) {
+            TenantReservations reservations, VolumeCopies copies) {
+        this.copies = copies;
         this.audit = audit;
         this.scope = scope;
         this.reservations = reservations;
@@ -115,7 +135,7 @@ public class VolumeService {
     public VolumeResponse get(UUID id) {
         Volume volume = require(id);
         Function<Volume, Boolean> applied = appliedOf(List.of(volume));
-        return VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
+        return responsesOf(List.of(volume)).apply(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
     }
 
     /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
@@ -150,16 +170,17 @@ public class VolumeService {
         if (volumes.existsByTenantIdAndName(tenantId, request.name())) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, List.of(), 0, new ArrayList<>());
-        checkOneCopy(List.of(), request.nodeIdsOrNone());
-        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), request.nodeIdsOrNone());
+        Resolved resolved = resolve(tenant, request, List.of(), 0, shapeErrors(request, null));
+        Placement placement = plan(tenant, null, request);
+        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), placement.nodeIds());
         Volume volume = new Volume(tenantId, request.name());
-        apply(volume, request, resolved);
+        apply(volume, request, resolved, placement);
         // A tenant's per-GiB limits scale with the sum of its volumes, which this one joins.
-        if (!request.nodeIdsOrNone().isEmpty() || tenant.terms().scales()) {
+        if (!placement.nodeIds().isEmpty() || tenant.terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
-        VolumeResponse created = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        Volume saved = volumes.saveAndFlush(volume);
+        VolumeResponse created = response(saved, resolved.effective());
         audit.record("volume.create", "volume", created.id(), tenantId, null, created);
         return created;
     }
@@ -173,29 +194,34 @@ public class VolumeService {
                 && volumes.existsByTenantIdAndNameAndIdNot(volume.getTenantId(), request.name(), id)) {
             throw duplicate(request.name());
         }
-        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), volume.getUsedBytesInForce(), new ArrayList<>());
+        Resolved resolved = resolve(tenant, request, volume.getNodeIds(), volume.getUsedBytesInForce(),
+                shapeErrors(request, volume));
         if (request.sizeBytes() < volume.getSizeBytes()) {
             // A valid request that the volume's state refuses: its data past the new end would be cut.
             throw ApiException.conflict("volumes cannot shrink: the current size is " + volume.getSizeBytes()
                     + " bytes, the request asks for " + request.sizeBytes() + "; a volume grows only",
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
-        checkOneCopy(volume.getNodeIds(), request.nodeIdsOrNone());
+        Placement placement = plan(tenant, volume, request);
         reservations.checkVolume(id, volume.getTenantId(), tenant.getReservableIops(), resolved.reservedIops(),
-                request.nodeIdsOrNone());
+                placement.nodeIds());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
-        VolumeResponse beforeDto = VolumeResponse.from(volume, before);
-        boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(request.nodeIdsOrNone()));
-        boolean placed = !volume.getNodeIds().isEmpty() || !request.nodeIdsOrNone().isEmpty();
+        VolumeResponse beforeDto = response(volume, before);
+        boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(placement.nodeIds()))
+                || volume.getReplicas() != placement.replicas()
+                || !Objects.equals(volume.getPrimaryNodeId(), placement.primary());
+        boolean placed = !volume.getNodeIds().isEmpty() || !placement.nodeIds().isEmpty();
         boolean enforced = placed && (placementChanged || !volume.getName().equals(request.name())
                 || volume.getSizeBytes() != request.sizeBytes()
                 || !before.equals(resolved.effective()))
                 || volume.getSizeBytes() != request.sizeBytes() && tenant.terms().scales();
-        apply(volume, request, resolved);
+        apply(volume, request, resolved, placement);
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
-        VolumeResponse after = VolumeResponse.from(volumes.saveAndFlush(volume), resolved.effective());
+        Volume saved = volumes.saveAndFlush(volume);
+        copies.startOutOfSync(id, placement.outOfSync(), request.sizeBytes());
+        VolumeResponse after = response(saved, resolved.effective());
         audit.record("volume.update", "volume", id, volume.getTenantId(), beforeDto, after);
         return after;
     }
@@ -205,6 +231,11 @@ public class VolumeService {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
         VolumeRequest merged = mergePatch.apply(VolumeRequest.from(volume), patch, VolumeRequest.class);
+        // {"replicas": n} alone keeps the volume's nodes and adds chosen ones, as a request without nodeIds does
+        JsonNode replicas = patch.isObject() ? patch.get("replicas") : null;
+        if (replicas != null && !replicas.isNull() && !patch.has("nodeIds")) {
+            merged = merged.withoutNodeIds();
+        }
         return replace(id, merged, null);
     }
 
@@ -212,7 +243,7 @@ public class VolumeService {
     public void delete(UUID id, String ifMatch) {
         Volume volume = require(id);
         ETags.checkIfMatch(ifMatch, volume.getVersion());
-        VolumeResponse before = VolumeResponse.from(volume, effectiveOf(List.of(volume)).apply(volume));
+        VolumeResponse before = response(volume, effectiveOf(List.of(volume)).apply(volume));
         if (!volume.getNodeIds().isEmpty() || tenants.require(volume.getTenantId()).terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
@@ -238,7 +269,30 @@ public class VolumeService {
     private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
         Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
         Function<Volume, Boolean> applied = appliedOf(page.getContent());
-        return PageResponse.of(page, v -> VolumeResponse.from(v, effective.apply(v), applied.apply(v)));
+        Responses responses = responsesOf(page.getContent());
+        return PageResponse.of(page, v -> responses.apply(v, effective.apply(v), applied.apply(v)));
+    }
+
+    /** Builds the responses of a batch of volumes: their copies and their primaries' addresses, read once. */
+    @FunctionalInterface
+    private interface Responses {
+        VolumeResponse apply(Volume volume, EffectivePolicy effective, Boolean applied);
+    }
+
+    private Responses responsesOf(Collection<Volume> batch) {
+        Map<UUID, List<VolumeCopy>> copiesOf = copies.of(batch);
+        Map<UUID, NodeConnections.AgentPresence> agents = nodes.agents(batch.stream().map(Volume::getPrimaryNodeId)
+                .filter(Objects::nonNull).distinct().toList());
+        return (v, effective, applied) -> {
+            NodeConnections.AgentPresence primary = v.getPrimaryNodeId() == null ? null : agents.get(v.getPrimaryNodeId());
+            String address = primary == null || primary.report() == null ? null : primary.report().listenAddress();
+            return VolumeResponse.from(v, effective, applied, copiesOf.get(v.getId()), address);
+        };
+    }
+
+    /** The response of a write (no policyApplied: read the volume again to see it). */
+    private VolumeResponse response(Volume volume, EffectivePolicy effective) {
+        return responsesOf(List.of(volume)).apply(volume, effective, null);
     }
 
     /**
@@ -305,29 +359,150 @@ public class VolumeService {
     }
 
     /**
-     * Refuses (409) a placement that would make a volume's data diverge: data nodes do not
-     * replicate, so each node a volume is placed on serves its own, unrelated copy. A volume placed
-     * on several nodes before this check existed keeps that placement through writes that do not
-     * add a node (see {@link VolumeResponse#placementWarning()}), so nothing is changed silently.
+     * Where a write places the volume's copies.
+     *
+     * @param nodeIds the nodes, one copy each
+     * @param replicas how many copies the volume keeps (1 for a legacy placement of several nodes)
+     * @param primary the node that serves the export, or null (no node, or a legacy placement)
+     * @param outOfSync the copies this write adds to a volume whose data lives on its primary:
+     *     they start out of sync, to be copied in full
      */
-    private static void checkOneCopy(Collection<UUID> placedBefore, List<UUID> requested) {
-        if (requested.size() > 1 && !placedBefore.containsAll(requested)) {
-            throw ApiException.conflict("a volume is served by one data node: data nodes do not replicate yet, so "
-                    + "each node of the " + requested.size() + " asked for would serve its own, unrelated copy of "
-                    + "the volume", Map.of("nodeIds", requested));
+    private record Placement(List<UUID> nodeIds, int replicas, UUID primary, Set<UUID> outOfSync) {
+    }
+
+    /**
+     * The field errors of the request's placement members alone, before anything is read: replicas
+     * must match nodeIds, and nodeIds name at most {@link ReplicationConfig#MAX_COPIES} nodes
+     * (unless they keep part of a legacy placement, see {@link #plan}).
+     */
+    private static List<FieldError> shapeErrors(VolumeRequest request, Volume before) {
+        List<FieldError> errors = new ArrayList<>();
+        List<UUID> nodeIds = request.nodeIds();
+        if (nodeIds == null) {
+            return errors;
         }
+        // A legacy placement says replicas 1 over several nodes; a write may say so too.
+        boolean keepsLegacy = before != null && before.isLegacyPlacement() && before.getNodeIds().containsAll(nodeIds);
+        boolean legacyAsItIs = keepsLegacy && request.replicas() != null && request.replicas() == 1;
+        if (request.replicas() != null && request.replicas() != nodeIds.size() && !legacyAsItIs) {
+            errors.add(new FieldError("replicas", "must equal the number of nodeIds (" + nodeIds.size()
+                    + "): the volume keeps one copy on each node it names"));
+        }
+        if (nodeIds.size() > ReplicationConfig.MAX_COPIES && !keepsLegacy) {
+            errors.add(new FieldError("nodeIds", "names " + nodeIds.size() + " nodes; a volume keeps at most "
+                    + ReplicationConfig.MAX_COPIES + " copies, one per node"));
+        }
+        return errors;
+    }
+
+    /**
+     * Plans the placement a write asks for ({@code before} is null for a create).
+     *
+     * <ul>
+     *   <li>The nodes: {@code nodeIds} as given; without them but with {@code replicas}, the
+     *       volume's current nodes and as many more as it lacks, chosen by {@link #choose};
+     *       without both, none.</li>
+     *   <li>The primary: kept when it keeps its copy (the copies the write adds start out of
+     *       sync); otherwise the first node, every copy fresh (a new placement, or a volume of one
+     *       copy moved as before). A replicated volume may not lose its primary: 409.</li>
+     *   <li>A legacy placement (several nodes, one copy, from an earlier release) may be kept or
+     *       reduced, but never grows nor becomes replicated (409): its copies are unrelated, and
+     *       no one can say which holds the data.</li>
+     * </ul>
+     */
+    private Placement plan(Tenant tenant, Volume before, VolumeRequest request) {
+        List<UUID> current = before == null ? List.of() : before.getNodeIds();
+        boolean legacy = before != null && before.isLegacyPlacement();
+        Integer replicas = request.replicas();
+        if (legacy && replicas != null && replicas > 1) {
+            throw legacyConflict(current, "cannot become replicated");
+        }
+        UUID primaryBefore = before == null || legacy ? null : before.getPrimaryNodeId();
+        List<UUID> requested;
+        if (request.nodeIds() != null) {
+            requested = request.nodeIds();
+        } else if (replicas != null) {
+            List<UUID> kept = new ArrayList<>(current);
+            kept.sort(Comparator.comparing((UUID n) -> !n.equals(primaryBefore)).thenComparing(UUID::toString));
+            if (kept.size() > replicas) {
+                throw new RequestValidationException(List.of(new FieldError("replicas", "the volume has " + kept.size()
+                        + " copies; to remove copies, name the nodeIds to keep")));
+            }
+            requested = new ArrayList<>(kept);
+            requested.addAll(choose(tenant, replicas, kept));
+        } else {
+            requested = List.of();
+        }
+        if (legacy) {
+            if (requested.size() > 1) {
+                if (!current.containsAll(requested)) {
+                    throw legacyConflict(current, "cannot take another node");
+                }
+                UUID stored = before.getPrimaryNodeId();
+                return new Placement(requested, 1, requested.contains(stored) ? stored : null, Set.of());
+            }
+            return new Placement(requested, 1, requested.isEmpty() ? null : requested.get(0), Set.of());
+        }
+        int copiesAsked = Math.max(1, requested.size());
+        if (primaryBefore != null && requested.contains(primaryBefore)) {
+            Set<UUID> added = new HashSet<>(requested);
+            current.forEach(added::remove);
+            return new Placement(requested, copiesAsked, primaryBefore, added);
+        }
+        if (primaryBefore != null && before.isReplicated()) {
+            throw ApiException.conflict("node " + primaryBefore + " is the primary of this replicated volume, which "
+                    + "serves its export and holds every acknowledged write: it cannot be removed from nodeIds. Remove "
+                    + "other copies, or wait for a promotion when the node is lost", Map.of("primaryNodeId", primaryBefore,
+                    "nodeIds", requested));
+        }
+        return new Placement(requested, copiesAsked, requested.isEmpty() ? null : requested.get(0), Set.of());
+    }
+
+    /**
+     * Chooses nodes for the copies a volume lacks: {@code replicas} in all, {@code kept} among them.
+     * The others come from the nodes available to the tenant (those carrying every label of its
+     * node selector, the rule of a tenant-admin's own placements), holding the fewest volumes
+     * first, ties by id; 409 naming how many are needed and available when too few are.
+     */
+    private List<UUID> choose(Tenant tenant, int replicas, List<UUID> kept) {
+        int missing = replicas - kept.size();
+        if (missing <= 0) {
+            return List.of();
+        }
+        List<UUID> available = nodes.placeableIds(tenant.getNodeSelector()).stream().filter(n -> !kept.contains(n))
+                .toList();
+        if (available.size() < missing) {
+            int total = kept.size() + available.size();
+            throw ApiException.conflict("the volume needs " + replicas + " copies on distinct nodes, but only " + total
+                    + (total == 1 ? " node is" : " nodes are") + " available to tenant '" + tenant.getName()
+                    + "' (the nodes carrying every label of its node selector); label more nodes, or name nodeIds",
+                    Map.of("needed", replicas, "available", total));
+        }
+        Map<UUID, Long> load = copies.volumesPerNode(available);
+        return available.stream()
+                .sorted(Comparator.comparing((UUID n) -> load.getOrDefault(n, 0L)).thenComparing(UUID::toString))
+                .limit(missing).toList();
+    }
+
+    private static ApiException legacyConflict(List<UUID> nodeIds, String what) {
+        return ApiException.conflict("this volume was placed on " + nodeIds.size() + " data nodes by an earlier release, "
+                + "which did not replicate: each node holds its own, unrelated copy, so the placement " + what
+                + ". Set nodeIds to the one node whose copy you keep; copies can then be added",
+                Map.of("nodeIds", nodeIds));
     }
 
     private static ApiException duplicate(String name) {
         return ApiException.conflict("The tenant already has a volume named '" + name + "'");
     }
 
-    private static void apply(Volume volume, VolumeRequest request, Resolved resolved) {
+    private static void apply(Volume volume, VolumeRequest request, Resolved resolved, Placement placement) {
         volume.setName(request.name());
         volume.setSizeBytes(request.sizeBytes());
         volume.setPolicyId(resolved.policyId());
         volume.setReservedIops(resolved.reservedIops());
         volume.setOverrides(request.overridesOrNone());
-        volume.setNodeIds(request.nodeIdsOrNone());
+        volume.setNodeIds(placement.nodeIds());
+        volume.setReplicas(placement.replicas());
+        volume.setPrimaryNodeId(placement.primary());
     }
 }

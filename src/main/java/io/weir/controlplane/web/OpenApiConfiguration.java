@@ -24,6 +24,7 @@ import io.swagger.v3.oas.models.servers.Server;
 import io.weir.protocol.EffectiveCostModel;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.EffectivePolicy;
+import io.weir.protocol.ReplicationConfig;
 import io.weir.protocol.TaskShareConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
@@ -90,7 +91,7 @@ class OpenApiConfiguration {
     OpenApiCustomizer protocolDescriptions() {
         List<Class<?>> documented = List.of(DesiredConfig.class, TaskShareConfig.class,
                 TaskShareConfig.DynamicShare.class, TenantConfig.class, VolumeConfig.class, EffectivePolicy.class,
-                EffectiveCostModel.class);
+                EffectiveCostModel.class, ReplicationConfig.class, ReplicationConfig.Copy.class);
         return openApi -> {
             if (openApi.getComponents() == null || openApi.getComponents().getSchemas() == null) {
                 return;

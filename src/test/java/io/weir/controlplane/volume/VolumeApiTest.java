@@ -334,35 +334,6 @@ class VolumeApiTest extends IntegrationTest {
     }
 
     @Test
-    void aPlacementOnASecondNodeIsRefusedWith409BecauseNodesDoNotReplicate() {
-        String a = fx.node(unique("a"));
-        String b = fx.node(unique("b"));
-        String two = ",\"nodeIds\":[\"" + a + "\",\"" + b + "\"]";
-
-        Response created = fx.createVolume(tenant, unique("v"), two);
-        assertThat(created.status()).as(created.toString()).isEqualTo(409);
-        assertThat(created.header("Content-Type")).startsWith("application/problem+json");
-        assertThat(created.json().get("detail").asString())
-                .isEqualTo("a volume is served by one data node: data nodes do not replicate yet, so each node of "
-                        + "the 2 asked for would serve its own, unrelated copy of the volume");
-        assertThat(created.json().get("nodeIds").valueStream().map(JsonNode::asString))
-                .containsExactlyInAnyOrder(a, b);
-        assertThat(api.get("/api/v1/tenants/" + tenant + "/volumes").json().get("totalItems").asLong()).isZero();
-
-        Response single = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + a + "\"]");
-        String path = "/api/v1/volumes/" + single.json().get("id").asString();
-        Response added = api.patch(path, "{\"nodeIds\":[\"" + a + "\",\"" + b + "\"]}", single.etag());
-        assertThat(added.status()).as(added.toString()).isEqualTo(409);
-        Response read = api.get(path);
-        assertThat(read.etag()).as("unchanged").isEqualTo(single.etag());
-        assertThat(read.json().get("nodeIds").valueStream().map(JsonNode::asString)).containsExactly(a);
-        assertThat(read.json().get("placementWarning").isNull()).as("one node, one copy").isTrue();
-
-        Response moved = api.patch(path, "{\"nodeIds\":[\"" + b + "\"]}", single.etag());
-        assertThat(moved.status()).as("moving to another single node is fine").isEqualTo(200);
-    }
-
-    @Test
     void aVolumePlacedOnSeveralNodesBeforeTheRefusalIsReportedAndNeverChangedSilently() {
         String a = fx.node(unique("a"));
         String b = fx.node(unique("b"));
@@ -377,16 +348,39 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(read.json().get("nodeIds").valueStream().map(JsonNode::asString))
                 .containsExactlyElementsOf(java.util.stream.Stream.of(a, b).sorted().toList());
         assertThat(read.json().get("placementWarning").asString())
-                .isEqualTo("placed on 2 data nodes, which do not replicate: each serves its own, unrelated copy "
-                        + "of the volume; keep the copy you need and set nodeIds to its node alone");
+                .isEqualTo("placed on 2 data nodes by an earlier release, which did not replicate: each serves its own, "
+                        + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone (replicas "
+                        + "can then be added)");
+        assertThat(read.json().get("replicas").asInt()).isEqualTo(1);
+        assertThat(read.json().get("primaryNodeId").isNull()).as("no copy is the primary").isTrue();
+        assertThat(read.json().get("degraded").asBoolean()).isFalse();
         assertThat(api.get("/api/v1/tenants/" + tenant + "/volumes").json().get("items").get(0)
                 .get("placementWarning").asString()).startsWith("placed on 2 data nodes");
 
         Response grown = api.patch(path, "{\"sizeBytes\":" + (512 * BLOCK) + "}", read.etag());
         assertThat(grown.status()).as("a write that keeps the placement is not refused: " + grown).isEqualTo(200);
         assertThat(grown.json().get("nodeIds")).as("kept as it was").isEqualTo(read.json().get("nodeIds"));
+        assertThat(grown.json().get("replicas").asInt()).as("still one copy: never converted").isEqualTo(1);
 
-        Response kept = api.patch(path, "{\"nodeIds\":[\"" + a + "\"]}", grown.etag());
+        String c = fx.node(unique("c"));
+        Response added = api.patch(path, "{\"nodeIds\":[\"" + a + "\",\"" + b + "\",\"" + c + "\"]}", grown.etag());
+        assertThat(added.status()).as(added.toString()).isEqualTo(409);
+        assertThat(added.json().get("detail").asString()).startsWith("this volume was placed on 2 data nodes by an earlier "
+                + "release, which did not replicate: each node holds its own, unrelated copy, so the placement cannot take "
+                + "another node");
+        Response converted = api.patch(path, "{\"replicas\":2}", grown.etag());
+        assertThat(converted.status()).as(converted.toString()).isEqualTo(409);
+        assertThat(converted.json().get("detail").asString()).contains("cannot become replicated");
+        Response convertedByPut = api.put(path, "{\"name\":\"" + grown.json().get("name").asString() + "\",\"sizeBytes\":"
+                + (512 * BLOCK) + ",\"nodeIds\":" + grown.json().get("nodeIds") + ",\"replicas\":2}", grown.etag());
+        assertThat(convertedByPut.status()).as(convertedByPut.toString()).isEqualTo(409);
+        assertThat(api.get(path).etag()).as("unchanged").isEqualTo(grown.etag());
+        Response asItIs = api.put(path, "{\"name\":\"" + grown.json().get("name").asString() + "\",\"sizeBytes\":"
+                + (512 * BLOCK) + ",\"nodeIds\":" + grown.json().get("nodeIds") + ",\"replicas\":1}", grown.etag());
+        assertThat(asItIs.status()).as("replicas 1 over the same nodes says what it is: " + asItIs).isEqualTo(200);
+        assertThat(asItIs.json().get("placementWarning").isNull()).isFalse();
+
+        Response kept = api.patch(path, "{\"nodeIds\":[\"" + a + "\"]}", asItIs.etag());
         assertThat(kept.status()).isEqualTo(200);
         assertThat(kept.json().get("placementWarning").isNull()).isTrue();
     }

@@ -28,6 +28,9 @@ class SpecTruthTest extends IntegrationTest {
     private String tenant;
     private String policy;
     private String node;
+    /** Two more nodes, so that a valid volume body may ask for the most replicas (three, one per node). */
+    private String node2;
+    private String node3;
     private String volume;
 
     /** A valid body for each create, by path (a fresh name each time). */
@@ -37,7 +40,8 @@ class SpecTruthTest extends IntegrationTest {
         bodies.put("/api/v1/policies", () -> "{\"name\":\"" + unique("sp") + "\",\"description\":\"d\",\"weight\":5}");
         bodies.put("/api/v1/nodes", () -> "{\"name\":\"" + unique("sn") + "\",\"address\":\"h:1\",\"labels\":{\"zone\":\"a\"}}");
         bodies.put("/api/v1/tenants/{tenantId}/volumes", () -> "{\"name\":\"" + unique("sv")
-                + "\",\"sizeBytes\":4096,\"overrides\":{\"weight\":5,\"maxIops\":100},\"nodeIds\":[\"" + node + "\"]}");
+                + "\",\"sizeBytes\":4096,\"overrides\":{\"weight\":5,\"maxIops\":100},\"nodeIds\":[\"" + node + "\",\""
+                + node2 + "\",\"" + node3 + "\"]}");
         bodies.put("/api/v1/tokens", () -> "{\"name\":\"" + unique("sk") + "\",\"role\":\"viewer\"}");
         bodies.put("/api/v1/tenants/{tenantId}/client-certificates", () -> "{\"name\":\"" + unique("sc") + "\"}");
         return bodies;
@@ -48,6 +52,8 @@ class SpecTruthTest extends IntegrationTest {
         tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("st") + "\"}").json().get("id").asString();
         policy = api.post("/api/v1/policies", "{\"name\":\"" + unique("sp") + "\"}").json().get("id").asString();
         node = newNode();
+        node2 = newNode();
+        node3 = newNode();
         volume = api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"" + unique("sv")
                 + "\",\"sizeBytes\":4096,\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}")
                 .json().get("id").asString();
