@@ -83,13 +83,17 @@ fio1() { fio --name=b --ioengine=nbd --uri="$1" --rw="$2" --bs=4k --iodepth=32 -
 iops() { python3 -c 'import json,sys; d=sys.stdin.read(); j=json.loads(d[d.index("{"):])["jobs"][0]; print(j[sys.argv[1]]["iops"])' "$1"; }
 for v in plain repl; do fio1 "$(uri $v)" randwrite >/dev/null; done   # warm-up: JIT, links, page cache
 
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # the process's CPU time, in clock ticks
+TICK=$(getconf CLK_TCK)
 RES=$WORK/results.tsv
 for r in $(seq "$ROUNDS"); do
   order=(plain repl); [ $((r % 2)) = 0 ] && order=(repl plain)
   for v in "${order[@]}"; do
+    a0=$(cpu $PID_a); b0=$(cpu $PID_b)
     w=$(fio1 "$(uri $v)" randwrite | iops write)
+    a1=$(cpu $PID_a); b1=$(cpu $PID_b)
     rd=$(fio1 "$(uri $v)" randread | iops read)
-    printf '%s\t%s\t%s\t%s\n' "$v" "$r" "$w" "$rd" >> "$RES"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$r" "$w" "$rd" "$((a1 - a0))" "$((b1 - b0))" >> "$RES"
   done
 done
 
@@ -105,19 +109,22 @@ wait $f1 $f2
 IN_SYNC=$(wait_log $PID_a "$WORK/a.log" "s/.*volume $BIGV: the copy on node .* is in sync: resync copied \([0-9]*\) bytes in \([0-9]*\) ms.*/\1 \2/p" node-a)
 cmp -s "$WORK/a/$BIGV.img" "$WORK/b/$BIGV.img" && SAME=yes || SAME=no
 
-python3 - "$RES" "$ROUNDS" "$SECS" "$WORKERS" "$WORK/h.json" "$WORK/l.json" "$IN_SYNC" "$SAME" <<'PY'
+python3 - "$RES" "$ROUNDS" "$SECS" "$WORKERS" "$WORK/h.json" "$WORK/l.json" "$IN_SYNC" "$SAME" "$TICK" <<'PY'
 import json, statistics as st, sys
-res, rounds, secs, workers, hj, lj, insync, same = sys.argv[1:]
+res, rounds, secs, workers, hj, lj, insync, same, tick = sys.argv[1:]
 by = {}
 for line in open(res).read().split("\n"):
     if line:
-        v, r, w, rd = line.split("\t")
-        by.setdefault(v, {})[int(r)] = dict(write=float(w), read=float(rd))
+        v, r, w, rd, ca, cb = line.split("\t")
+        ios = float(w) * float(secs)
+        by.setdefault(v, {})[int(r)] = dict(write=float(w), read=float(rd), cpu_a=int(ca) / int(tick) * 1e6 / ios,
+                                            cpu_b=int(cb) / int(tick) * 1e6 / ios)
 rs = sorted(by["plain"])
 print(f"rounds {rounds} x {secs} s, 4 KiB QD32 through node A, workers {workers}; the copy on node B (same machine)")
-print(f"{'':8} {'randwrite IOPS':>15} {'randread IOPS':>14}")
+print(f"{'':8} {'randwrite IOPS':>15} {'randread IOPS':>14} {'write CPU us/IO, node A':>24} {'node B':>7}")
 for v in ("plain", "repl"):
-    print(f"{v:8} {st.median(by[v][r]['write'] for r in rs):15.0f} {st.median(by[v][r]['read'] for r in rs):14.0f}")
+    m = {k: st.median(by[v][r][k] for r in rs) for k in ("write", "read", "cpu_a", "cpu_b")}
+    print(f"{v:8} {m['write']:15.0f} {m['read']:14.0f} {m['cpu_a']:24.1f} {m['cpu_b']:7.1f}")
 for k, goal in (("write", ">= 0.6"), ("read", ">= 0.95")):
     x = sorted(by["repl"][r][k] / by["plain"][r][k] for r in rs)
     print(f"  replicated/unreplicated {k:5} same-round median {st.median(x):.3f} (rounds {x[0]:.3f}-{x[-1]:.3f}; goal {goal})")
