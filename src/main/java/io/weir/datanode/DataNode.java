@@ -228,6 +228,8 @@ public final class DataNode implements AutoCloseable {
                     v.onOpen = () -> opened.add(created);
                     if (!existed) {
                         madeHere.add(v);
+                    } else {
+                        v.fromEarlierRun = true;
                     }
                 } else if (vc.sizeBytes() > v.size()) {
                     v.growFile(vc.sizeBytes());

@@ -37,6 +37,11 @@ import java.util.function.IntConsumer;
  *       stricter).</li>
  *   <li>On promotion (a config of a higher epoch naming this node primary), copies the config
  *       says are out of sync are wholly dirty: what they miss is not known here.</li>
+ *   <li>A primary whose files come from an earlier run of its node (it stopped or crashed, and no
+ *       copy was promoted meanwhile) may hold writes that were in flight when it stopped and that
+ *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
+ *       differ). It copies the whole volume again to the copies in sync, which stay in sync
+ *       meanwhile (every write they lack was unacknowledged), so that they converge.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -144,7 +149,8 @@ final class ReplicatedVolume {
             if (rc.epoch() < epoch) {
                 return answers; // older than an epoch a peer has shown us
             }
-            boolean newEpoch = rc.epoch() > epoch || epoch == 0;
+            boolean firstHere = epoch == 0;
+            boolean newEpoch = rc.epoch() > epoch || firstHere;
             boolean nowPrimary = rc.primaryNodeId().equals(self);
             if (newEpoch || nowPrimary != primary) {
                 epoch = rc.epoch();
@@ -178,6 +184,12 @@ final class ReplicatedVolume {
                     if (!cc.inSync()) {
                         c.dirty.set(0, regions());
                         c.outSince = System.nanoTime();
+                    } else if (firstHere && store.fromEarlierRun) {
+                        c.dirty.set(0, regions()); // rule 6: in sync, and copied again
+                        c.resyncSince = System.nanoTime();
+                        LOG.log(System.Logger.Level.INFO, "volume {0}: its primary restarted; copying it again to the copy"
+                                + " on node {1}, which stays in sync, so that writes in flight at the stop do not leave the"
+                                + " copies different", id, c.node);
                     }
                     copies.put(cc.nodeId(), c);
                 } else {
@@ -227,7 +239,7 @@ final class ReplicatedVolume {
                     }
                     continue;
                 }
-                if (changesData && c.state == State.RESYNCING && onTheWay(c, offset, length)) {
+                if (changesData && onTheWay(c, offset, length)) {
                     markDirty(c, offset, length);
                 }
                 targets.add(c);
@@ -409,7 +421,7 @@ final class ReplicatedVolume {
      * its dirty map and marked on its way; null when there is none now.
      */
     synchronized Step nextStep(Copy c) {
-        if (!serves() || c.state != State.RESYNCING || copies.get(c.node) != c) {
+        if (!serves() || c.state == State.OUT || copies.get(c.node) != c) {
             return null;
         }
         int first = c.dirty.nextSetBit(c.cursor);
@@ -456,6 +468,11 @@ final class ReplicatedVolume {
                 return;
             }
             c.resyncBytes += s.length;
+            if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.dirty.isEmpty() && c.onTheWay.isEmpty()) {
+                LOG.log(System.Logger.Level.INFO, "volume {0}: copied again to the copy on node {1}: {2,number,#} bytes in"
+                        + " {3,number,#} ms", id, c.node, c.resyncBytes, (System.nanoTime() - c.resyncSince) / 1_000_000);
+                c.resyncSince = 0;
+            }
             if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
                     && s.epoch == epoch && serves()) {
                 c.state = State.IN_SYNC;

@@ -70,6 +70,8 @@ final class VolumeStore implements AutoCloseable {
 
     final String id;
     volatile String exportName;
+    /** Whether its files existed before this process took the volume (a restart), not made by it. */
+    volatile boolean fromEarlierRun;
     /** Its replication when the volume has several copies ({@link Replication#configure}), else null. */
     volatile ReplicatedVolume replication;
     private final Path data;

@@ -167,7 +167,8 @@
  * names out of sync (new, or a deposed primary) is wholly dirty. The task's utilization grows with
  * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share
  * turns into urgency. Dirty maps live in memory: a primary that restarts copies its out-of-sync
- * copies whole.
+ * copies whole, and copies the volume again to those in sync (they stay in sync meanwhile), since
+ * a write in flight when it stopped may be in its file and not theirs.
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.

@@ -256,4 +256,30 @@ class ReplicationTest {
         }
         assertThat(onCopy(b, 0, 4096)).isEqualTo(new byte[4096]);
     }
+
+    @Test
+    void aPrimaryThatRestartsCopiesItsVolumeAgainSoAWriteInFlightAtItsStopLeavesNoDifference() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        byte[] acknowledged = NbdServerTest.bytes(65536, 11);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(MiB, acknowledged);
+        }
+        a.close();
+        nodes.remove(a);
+        // what a write in flight at a crash leaves: on the primary's file, never sent to the copy
+        byte[] inFlight = NbdServerTest.bytes(4096, 12);
+        try (var f = java.nio.channels.FileChannel.open(dir.resolve("a").resolve(VOLUME + ".img"),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.wrap(inFlight), 3 * MiB);
+        }
+        DataNode again = start("a");
+        again.apply(configFor(A, 2, rc));
+        await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 3 * MiB, 4096), inFlight));
+        assertThat(onCopy(b, MiB, acknowledged.length)).isEqualTo(acknowledged);
+        assertThat(copyStatus(again, B).state()).as("the copy stayed in sync").isEqualTo(AgentMessage.CopyState.inSync);
+        assertThat(sequence(again)).isZero();
+    }
 }
