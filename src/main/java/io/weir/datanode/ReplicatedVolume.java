@@ -42,6 +42,13 @@ import java.util.function.IntConsumer;
  *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
  *       differ). It copies the whole volume again to the copies in sync, which stay in sync
  *       meanwhile (every write they lack was unacknowledged), so that they converge.</li>
+ *   <li>Such a primary also serves no client until it is sure it still is the primary: its config
+ *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile. An
+ *       in-sync copy that answers its epoch's PING confirms it (one promoted, or told of a
+ *       promotion, answers {@link ReplicationWire#STALE_EPOCH} and deposes it); an in-sync copy it
+ *       cannot reach leaves the in-sync set (rule 2), and the config that echoes that sequence
+ *       confirms it, since the control plane takes a report only from the current primary at the
+ *       current epoch. With no other copy in sync, nobody can have been promoted.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -120,6 +127,9 @@ final class ReplicatedVolume {
     private final List<Pending> waiting = new ArrayList<>();
     /** Copies told of this epoch with a PING that was answered OK. */
     private final Set<UUID> announced = new HashSet<>();
+    /** Rule 7: restarted as the primary, and not yet confirmed; {@link #startSequence} is the sync sequence then. */
+    private boolean unconfirmed;
+    private long startSequence;
 
     ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
         this.id = id;
@@ -129,8 +139,16 @@ final class ReplicatedVolume {
         this.changed = changed;
     }
 
-    /** Whether this node serves the volume's clients now: the primary of the highest epoch it has seen. */
+    /**
+     * Whether this node serves the volume's clients now: the primary of the highest epoch it has
+     * seen, and, after a restart, confirmed as such (rule 7).
+     */
     synchronized boolean serves() {
+        return primary && !fenced && !unconfirmed;
+    }
+
+    /** Whether this node acts as the primary: keeps its copies' links, resyncs them, reports them. */
+    private boolean acting() {
         return primary && !fenced;
     }
 
@@ -156,6 +174,7 @@ final class ReplicatedVolume {
                 epoch = rc.epoch();
                 primary = nowPrimary;
                 fenced = false;
+                unconfirmed = false;
                 copies.clear();
                 announced.clear();
                 failWaiting(answers);
@@ -197,6 +216,15 @@ final class ReplicatedVolume {
                 }
             }
             copies.keySet().retainAll(named);
+            if (firstHere && store.fromEarlierRun && copies.values().stream().anyMatch(c -> c.state == State.IN_SYNC)) {
+                unconfirmed = true; // rule 7
+                startSequence = syncSequence;
+            }
+            if (unconfirmed && confirmedSequence > startSequence) {
+                unconfirmed = false;
+                LOG.log(System.Logger.Level.INFO, "volume {0}: the control plane took this node's report as the primary's"
+                        + " at epoch {1}; serving it", id, epoch);
+            }
             releaseWaiting(answers);
         }
         return answers;
@@ -381,12 +409,19 @@ final class ReplicatedVolume {
 
     /** The copies whose links the driver should keep up: every copy of a primary that serves. */
     synchronized List<Copy> copiesToReach() {
-        return serves() ? new ArrayList<>(copies.values()) : List.of();
+        return acting() ? new ArrayList<>(copies.values()) : List.of();
     }
 
     /** Whether {@code c} still needs this epoch announced to it (a PING answered OK). */
     synchronized boolean needsAnnouncing(Copy c) {
-        return serves() && !announced.contains(c.node) && copies.get(c.node) == c;
+        return acting() && !announced.contains(c.node) && copies.get(c.node) == c;
+    }
+
+    /** The driver could not reach {@code c}: while unconfirmed (rule 7), an in-sync copy leaves the set. */
+    synchronized void unreachable(Copy c) {
+        if (unconfirmed && c.state == State.IN_SYNC && copies.get(c.node) == c) {
+            failed(c);
+        }
     }
 
     /** Sends a PING of this epoch to {@code c}; an OK marks it announced, and lets an out-of-sync copy start its resync. */
@@ -399,8 +434,16 @@ final class ReplicatedVolume {
             synchronized (this) {
                 if (status == ReplicationWire.STALE_EPOCH) {
                     deposed(peerEpoch);
+                } else if (status != ReplicationWire.OK && unconfirmed && c.state == State.IN_SYNC
+                        && copies.get(c.node) == c && e == epoch) {
+                    failed(c); // rule 7: unreachable, so it leaves the set, and the echo will confirm this node
                 } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
                     announced.add(c.node);
+                    if (unconfirmed && c.state == State.IN_SYNC) {
+                        unconfirmed = false;
+                        LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} confirmed epoch {2}; serving it",
+                                id, c.node, epoch);
+                    }
                     if (c.state == State.OUT) {
                         c.state = State.RESYNCING;
                         c.cursor = 0;
@@ -421,7 +464,7 @@ final class ReplicatedVolume {
      * its dirty map and marked on its way; null when there is none now.
      */
     synchronized Step nextStep(Copy c) {
-        if (!serves() || c.state == State.OUT || copies.get(c.node) != c) {
+        if (!acting() || c.state == State.OUT || copies.get(c.node) != c) {
             return null;
         }
         int first = c.dirty.nextSetBit(c.cursor);
@@ -474,7 +517,7 @@ final class ReplicatedVolume {
                 c.resyncSince = 0;
             }
             if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
-                    && s.epoch == epoch && serves()) {
+                    && s.epoch == epoch && acting()) {
                 c.state = State.IN_SYNC;
                 c.outSince = 0;
                 syncSequence++;
@@ -494,7 +537,7 @@ final class ReplicatedVolume {
     /** How long the longest out-of-sync copy has been out (ns), 0 when all are in sync or this node is not the primary. */
     synchronized long underReplicatedNanos(long now) {
         long longest = 0;
-        if (serves()) {
+        if (acting()) {
             for (Copy c : copies.values()) {
                 if (c.state != State.IN_SYNC && c.outSince != 0) {
                     longest = Math.max(longest, now - c.outSince);
@@ -506,7 +549,7 @@ final class ReplicatedVolume {
 
     /** The primary's report of its copies, or null when this node is not the serving primary. */
     synchronized AgentMessage.ReplicationStatus status() {
-        if (!serves()) {
+        if (!acting()) {
             return null;
         }
         List<AgentMessage.CopyStatus> l = new ArrayList<>();

@@ -265,16 +265,14 @@ final class Replication implements AutoCloseable {
             longest = Math.max(longest, rv.underReplicatedNanos(now));
             for (ReplicatedVolume.Copy c : rv.copiesToReach()) {
                 ReplicaLink link = link(c);
-                if (link == null) {
+                if (link != null && !link.isUp()) {
+                    link.connect();
+                }
+                if (link == null || !link.isUp()) {
+                    rv.unreachable(c);
                     continue;
                 }
                 String key = rv.id + "/" + c.node;
-                if (!link.isUp()) {
-                    link.connect();
-                    if (!link.isUp()) {
-                        continue;
-                    }
-                }
                 if (rv.needsAnnouncing(c) && now - lastTry.getOrDefault(key, now - RETRY_NANOS) >= RETRY_NANOS) {
                     lastTry.put(key, now);
                     rv.announce(c, link);

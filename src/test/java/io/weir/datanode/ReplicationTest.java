@@ -282,4 +282,58 @@ class ReplicationTest {
         assertThat(copyStatus(again, B).state()).as("the copy stayed in sync").isEqualTo(AgentMessage.CopyState.inSync);
         assertThat(sequence(again)).isZero();
     }
+
+    @Test
+    void aRestartedPrimaryServesNoClientUntilACopyOrTheControlPlaneConfirmsItIsStillThePrimary() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        byte[] data = NbdServerTest.bytes(4096, 13);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, data);
+        }
+        a.close();
+        b.close();
+        nodes.remove(a);
+        nodes.remove(b);
+
+        // a restarts on the config it kept; its copy is unreachable, so a promotion cannot be ruled out
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, rc));
+        try (NbdTestClient c = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("a read before it is confirmed")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+            await().atMost(PATIENCE).until(() -> sequence(again) == 1); // the unreachable copy left the set
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).isEqualTo(Nbd.ESHUTDOWN);
+            // the control plane takes the report of the primary at the current epoch and echoes it
+            again.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, again, true), copy(B, null, false)))));
+            assertThat(c.read(0, 4096)).as("confirmed: it serves").isEqualTo(data);
+        }
+    }
+
+    @Test
+    void aRestartedPrimaryWhoseCopyWasPromotedMeanwhileIsDeposedBeforeItServesARead() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, NbdServerTest.bytes(4096, 14));
+        }
+        a.close();
+        nodes.remove(a);
+        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, null, false)))));
+        try (NbdTestClient c = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            c.write(0, NbdServerTest.bytes(4096, 15)); // the new primary takes a write
+        }
+
+        DataNode again = start("a"); // on the config it kept: primary at epoch 1
+        again.apply(configFor(A, 1, rc));
+        try (NbdTestClient c = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+        }
+        await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
+    }
 }
