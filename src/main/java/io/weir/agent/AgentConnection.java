@@ -32,6 +32,8 @@ final class AgentConnection implements WebSocket.Listener {
     volatile WebSocket ws;
     /** Event thread: a close frame is queued; the socket is dropped once it is sent. */
     boolean closing;
+    /** Event thread: its hello is sent; other messages may follow it. */
+    boolean greeted;
     /** Event thread: {@link Clock#millis()} when it opened. */
     long openedAtMillis;
     /** Event thread: it had contact {@code QosAgent.backoffResetAfter} after it opened; the backoff was reset. */

@@ -368,8 +368,9 @@ public final class QosAgent implements AutoCloseable {
     public void reportStatus(AgentMessage.NodeStatus status) {
         Objects.requireNonNull(status, "status");
         events.execute(() -> {
-            if (current != null) {
-                current.send(status);
+            AgentConnection c = current;
+            if (c != null && c.greeted) { // before its hello, the connection sends its own status with it
+                c.send(status);
             }
         });
     }
@@ -409,6 +410,7 @@ public final class QosAgent implements AutoCloseable {
         // The digest names the snapshot in force: its revision alone may be another node's or a pre-restore one's.
         c.send(new AgentMessage.Hello(expectedNodeId, appliedRevision, AGENT_VERSION,
                 applied == null ? null : ConfigDigest.of(applied)));
+        c.greeted = true;
         if (statusSupplier != null) {
             AgentMessage.NodeStatus status = statusSupplier.get();
             if (status != null) {
