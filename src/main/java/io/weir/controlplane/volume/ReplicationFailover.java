@@ -34,8 +34,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * still beats ({@code weir.push.replica-timeout}). A primary counts as gone once this replica has
  * seen it without one for longer than {@link ReplicationProperties#lease()} on {@link Clock}:
  * the first time it sees a primary disconnected starts the count, which is never earlier than this
- * replica's start, so a restarted control plane gives agents the lease to reconnect before it
- * promotes anything. (The agent is embedded in its data node: a data node without its agent's
+ * replica's start plus {@link ReplicationProperties#reconnectGrace()}. After an outage of the
+ * control plane, agents come back within their largest reconnect delay (30 s by default), not at
+ * once: a restarted control plane gives them that, and the lease after it, before it promotes
+ * anything. (The agent is embedded in its data node: a data node without its agent's
  * connection is taken for lost. Writes it might still take cannot be acknowledged after the
  * promotion, because the replicas refuse the old epoch.)
  *
@@ -69,6 +71,8 @@ public class ReplicationFailover {
     private final AuditLog audit;
     private final Clock clock;
     private final Duration lease;
+    /** No primary counts as gone from before this: this replica's start plus the reconnect grace. */
+    private final Instant countFrom;
     private final TransactionTemplate tx;
     private final Counter failovers;
 
@@ -87,6 +91,7 @@ public class ReplicationFailover {
         this.audit = audit;
         this.clock = clock;
         this.lease = properties.lease();
+        this.countFrom = clock.instant().plus(properties.reconnectGrace());
         this.tx = new TransactionTemplate(transactions);
         this.failovers = Counter.builder("weir.replication.failovers")
                 .description("Promotions of an in-sync copy after the primary's agent was lost").register(registry);
@@ -126,7 +131,8 @@ public class ReplicationFailover {
                 disconnectedSince.remove(primary);
             } else {
                 // a clock set back (tests do) restarts the count rather than freezing it
-                disconnectedSince.merge(primary, now, (since, at) -> since.isAfter(at) ? at : since);
+                Instant from = now.isBefore(countFrom) ? countFrom : now;
+                disconnectedSince.merge(primary, from, (since, at) -> since.isAfter(at) ? at : since);
             }
         }
         int promoted = 0;

@@ -23,7 +23,8 @@ import tools.jackson.databind.JsonNode;
  * (which share the database) while that test holds its own scan back to decide each step.
  */
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
-@TestPropertySource(properties = {"weir.replication.lease=1s", "weir.replication.check-interval=100ms"})
+@TestPropertySource(properties = {"weir.replication.lease=1s", "weir.replication.check-interval=100ms",
+        "weir.replication.reconnect-grace=0s"})
 class ReplicationFailoverScheduleTest extends IntegrationTest {
 
     private ReplicationFixture fx;

@@ -39,7 +39,7 @@ import tools.jackson.databind.JsonNode;
  * lease of 10 s; each test here decides within moments of its disconnect, well inside that.
  */
 @TestPropertySource(properties = {"weir.replication.lease=" + ReplicationFailoverTest.LEASE_SECONDS + "s",
-        "weir.replication.check-interval=1h"})
+        "weir.replication.check-interval=1h", "weir.replication.reconnect-grace=0s"})
 class ReplicationFailoverTest extends IntegrationTest {
 
     static final int LEASE_SECONDS = 2;
@@ -75,10 +75,14 @@ class ReplicationFailoverTest extends IntegrationTest {
         fx = new ReplicationFixture(api, port, s -> unique(s));
     }
 
-    /** A scanner as another control-plane replica, or this one just restarted, would run it. */
+    /** A scanner as another control-plane replica, or this one just restarted, would run it (no reconnect grace). */
     private ReplicationFailover anotherScanner() {
+        return anotherScanner(Duration.ZERO);
+    }
+
+    private ReplicationFailover anotherScanner(Duration reconnectGrace) {
         return new ReplicationFailover(jdbc, nodes, revisions, audit, clock,
-                new ReplicationProperties(Duration.ofHours(1), Duration.ofSeconds(LEASE_SECONDS)), transactions,
+                new ReplicationProperties(Duration.ofHours(1), Duration.ofSeconds(LEASE_SECONDS), reconnectGrace), transactions,
                 new SimpleMeterRegistry());
     }
 
@@ -162,6 +166,35 @@ class ReplicationFailoverTest extends IntegrationTest {
 
             ReplicationFailover restarted = anotherScanner();
             assertThat(restarted.check()).as("its lease counts from its start").isZero();
+            assertThat(fx.volumeJson(volume).get("epoch").asLong()).isEqualTo(1);
+
+            clock.advance(PAST_LEASE);
+            assertThat(restarted.check()).isEqualTo(1);
+            assertThat(fx.volumeJson(volume).get("primaryNodeId").asString()).isEqualTo(b.id().toString());
+        }
+    }
+
+    /**
+     * After an outage of the control plane, agents come back within their largest reconnect delay
+     * (full jitter up to {@code --backoff-max}, 30 s by default), not within the lease: a scanner
+     * just started that counted only the lease deposed healthy primaries whose agents were still
+     * waiting to reconnect.
+     */
+    @Test
+    void aScannerJustStartedGivesAgentsTheirLongestReconnectDelayBeforeTheLeaseCounts() {
+        Duration grace = Duration.ofSeconds(20);
+        Node a = fx.node();
+        Node b = fx.node();
+        UUID volume = fx.volume(a, b);
+        try (AgentClient agentA = fx.agent(a); AgentClient agentB = fx.agent(b)) {
+            fx.disconnect(agentA, a); // the primary's agent, waiting out its backoff
+
+            ReplicationFailover restarted = anotherScanner(grace);
+            assertThat(restarted.check()).isZero();
+            clock.advance(PAST_LEASE);
+            assertThat(restarted.check()).as("past the lease, within the grace").isZero();
+            clock.advance(grace.minus(PAST_LEASE).plusMillis(500));
+            assertThat(restarted.check()).as("past the grace, within the lease after it").isZero();
             assertThat(fx.volumeJson(volume).get("epoch").asLong()).isEqualTo(1);
 
             clock.advance(PAST_LEASE);
