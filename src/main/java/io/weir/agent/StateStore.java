@@ -161,8 +161,8 @@ final class StateStore {
         }
         try {
             DesiredConfig config = json.readValue(bytes, newline + 1, bodyLength, DesiredConfig.class);
-            if (config == null || config.nodeId() == null || config.revision() <= 0) {
-                throw new CorruptStateException("not a snapshot (no node id or revision)");
+            if (config == null || config.nodeId() == null || config.revision() < 0) {
+                throw new CorruptStateException("not a snapshot (no node id, or a negative revision)");
             }
             return config;
         } catch (JacksonException | IllegalArgumentException | NullPointerException e) {

@@ -56,6 +56,18 @@ class StateStoreTest {
         assertThat(files()).containsExactly(StateStore.FILE_NAME);
     }
 
+    /** A fresh cluster's first snapshot is revision 0 (nothing has bumped it yet): a snapshot like any other. */
+    @Test
+    void theSnapshotOfRevisionZeroLoadsBack() throws IOException {
+        DesiredConfig config = snapshot(0);
+        store().save(config);
+
+        StateStore.Loaded loaded = store().load();
+
+        assertThat(loaded.problem()).isNull();
+        assertThat(loaded.config()).isEqualTo(config);
+    }
+
     @Test
     void aNewSaveReplacesTheOldSnapshotAndLeavesNoTemporaryFile() throws IOException {
         store().save(snapshot(1));
