@@ -207,10 +207,11 @@ public final class QosAgent implements AutoCloseable {
                     throw new IllegalStateException(closed ? "agent is closed" : "agent already started");
                 }
                 started = true;
-                loadCached();
+                // the node's identity first: acting on the cached config may need it (a primary's links to its copies)
                 if (certificates != null && certificates.current() != null) {
                     notifyCertificate(certificates.current());
                 }
+                loadCached();
                 startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,

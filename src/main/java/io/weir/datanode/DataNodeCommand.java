@@ -253,10 +253,7 @@ public final class DataNodeCommand {
         builder.serverCertificates(true);
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
-        agent.start();
-        if (agent.serverCertificate() != null) {
-            node.serverCertificate(agent.serverCertificate()); // the one kept in the state directory
-        }
+        agent.start(); // hands the node the certificate kept in the state directory, then the cached config
         helpers.add(statusReporter(node, agent, err));
         return agent;
     }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.weir.controlplane.pki.PkiCommand;
 import io.weir.controlplane.support.ControlPlaneInstance;
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.io.ByteArrayOutputStream;
@@ -146,6 +147,49 @@ class AgentTlsEndToEndTest {
             // what is stored is the new one: a restarted agent starts from it
             assertThat(ServerCertificates.open(state, java.time.Clock.systemUTC()).current().certificate())
                     .isEqualTo(second.certificate());
+        } finally {
+            closeAll(close);
+        }
+    }
+
+    /**
+     * A data node restarted while the control plane is down starts from what its agent kept: the
+     * certificate must reach it before the cached config does, or the node acts on the config (its
+     * replicated volumes open links to their copies) without its identity, in clear.
+     */
+    @Test
+    void aRestartedAgentHandsOverItsKeptCertificateBeforeItsCachedConfig() throws Exception {
+        JsonNode node = post("/api/v1/nodes", "{\"name\":\"tls-" + UUID.randomUUID().toString().substring(0, 8)
+                + "\",\"address\":\"127.0.0.1:10809\"}");
+        List<AutoCloseable> close = new CopyOnWriteArrayList<>();
+        Path state = dir.resolve("state-" + node.get("id").asString());
+        try {
+            QosAgent first = agent(node.get("token").asString(), state, dir.resolve("pki/ca.crt"), new CopyOnWriteArrayList<>(),
+                    new CopyOnWriteArrayList<>(), close);
+            first.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> first.appliedConfig() != null && first.serverCertificate() != null);
+            first.close();
+
+            List<String> events = new CopyOnWriteArrayList<>();
+            QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(1).build();
+            close.add(executor);
+            QosAgent restarted = QosAgent.builder().controlPlane(URI.create("https://127.0.0.1:1")) // nobody listens there
+                    .controlPlaneCa(dir.resolve("pki/ca.crt")).token(node.get("token").asString()).stateDir(state)
+                    .executor(executor).serverCertificates(true).listener(new AgentListener() {
+                        @Override
+                        public void serverCertificate(ServerCertificate certificate) {
+                            events.add("certificate");
+                        }
+
+                        @Override
+                        public void applying(DesiredConfig config) {
+                            events.add("config");
+                        }
+                    }).build();
+            close.add(restarted);
+            restarted.start();
+            assertThat(events).as("what the restarted agent handed over, in order (%s)", restarted.state().lastError())
+                    .containsExactly("certificate", "config");
         } finally {
             closeAll(close);
         }
