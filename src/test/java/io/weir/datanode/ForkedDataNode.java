@@ -1,16 +1,11 @@
 package io.weir.datanode;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -19,13 +14,16 @@ final class ForkedDataNode implements AutoCloseable {
 
     private static final Pattern SERVING = Pattern.compile("serving NBD on ([0-9.]+):(\\d+)");
 
+    private final ForkedProcess forked;
     final Process process;
     final InetSocketAddress address;
     /** Everything the process has printed (stdout and stderr) so far. */
-    final StringBuffer output = new StringBuffer();
+    final StringBuffer output;
 
-    private ForkedDataNode(Process process, InetSocketAddress address) {
-        this.process = process;
+    private ForkedDataNode(ForkedProcess forked, InetSocketAddress address) {
+        this.forked = forked;
+        this.process = forked.process;
+        this.output = forked.output;
         this.address = address;
     }
 
@@ -62,39 +60,13 @@ final class ForkedDataNode implements AutoCloseable {
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), DataNodeCommand.class.getName(),
                 "--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0", "--workers", "2"));
         cmd.addAll(options);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        StringBuilder seen = new StringBuilder();
-        String line;
-        while ((line = r.readLine()) != null) {
-            seen.append(line).append('\n');
-            Matcher m = SERVING.matcher(line);
-            if (m.find()) {
-                ForkedDataNode started = new ForkedDataNode(p, new InetSocketAddress(m.group(1), Integer.parseInt(m.group(2))));
-                started.output.append(seen);
-                Thread drain = new Thread(() -> {
-                    try {
-                        String more;
-                        while ((more = r.readLine()) != null) {
-                            started.output.append(more).append('\n');
-                        }
-                    } catch (IOException ignored) {
-                        // process gone
-                    }
-                }, "datanode-output");
-                drain.setDaemon(true);
-                drain.start();
-                return started;
-            }
-        }
-        p.destroyForcibly();
-        throw new IOException("data node did not start:\n" + seen);
+        ForkedProcess p = ForkedProcess.start("data node", cmd, SERVING);
+        return new ForkedDataNode(p, new InetSocketAddress(p.ready.group(1), Integer.parseInt(p.ready.group(2))));
     }
 
     /** SIGKILL: no shutdown hook, no flush. */
     void kill() throws InterruptedException {
-        process.destroyForcibly();
-        process.waitFor(30, TimeUnit.SECONDS);
+        forked.kill();
     }
 
     long pid() {
@@ -103,9 +75,6 @@ final class ForkedDataNode implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        process.destroy();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            kill();
-        }
+        forked.stop();
     }
 }

@@ -183,6 +183,21 @@ final class NbdTestClient implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Whether {@code export} at {@code address} ({@code host:port}) is served and accepts a 4 KiB
+     * write of zeroes at {@code offset} now; false when the node refuses the connection, the export
+     * or the write.
+     */
+    static boolean writeAccepted(String address, String export, long offset) {
+        int colon = address.lastIndexOf(':');
+        try (NbdTestClient c = new NbdTestClient(new InetSocketAddress(address.substring(0, colon),
+                Integer.parseInt(address.substring(colon + 1)))).open(export)) {
+            return c.call(Nbd.CMD_WRITE, 0, offset, 4096, new byte[4096]).error() == 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** Simple replies only, then GO. */
     NbdTestClient openSimple(String export) throws IOException {
         handshake();
