@@ -420,16 +420,8 @@ public final class DataNodeCommand {
     }
 
     private static InetSocketAddress address(String hostPort, String option) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0) {
-            throw new IllegalArgumentException(option + " must be host:port: " + hostPort);
-        }
         try {
-            String host = hostPort.substring(0, colon);
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            return new InetSocketAddress(host, Integer.parseInt(hostPort.substring(colon + 1)));
+            return HostPort.parse(hostPort);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(option + " must be host:port: " + hostPort);
         }

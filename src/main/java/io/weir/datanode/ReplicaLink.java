@@ -106,12 +106,7 @@ final class ReplicaLink implements AutoCloseable {
     private void open() {
         SocketChannel raw = null;
         try {
-            int colon = address.lastIndexOf(':');
-            String host = address.substring(0, colon);
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            InetSocketAddress to = new InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1)));
+            InetSocketAddress to = HostPort.parse(address);
             raw = SocketChannel.open();
             raw.socket().connect(to, CONNECT_TIMEOUT_MILLIS);
             raw.socket().setTcpNoDelay(true);

@@ -29,7 +29,8 @@
  *       Replication (see below): {@code Replication}, {@code ReplicatedVolume}, {@code ReplicaLink},
  *       {@code ReplicationServer}, {@code ReplicationWire}, {@code ReplicationTls}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
- *       {@code sync_file_range} through JNA.</li>
+ *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
+ *       (the listen options and the copies' replication addresses).</li>
  * </ul>
  *
  * <h2>Threads</h2>
