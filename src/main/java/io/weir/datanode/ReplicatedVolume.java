@@ -78,6 +78,8 @@ final class ReplicatedVolume {
         /** When its current resync began (System.nanoTime), and the bytes it has copied since. */
         long resyncSince;
         long resyncBytes;
+        /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
+        long lastAnnounce;
 
         Copy(UUID node, String address, State state) {
             this.node = node;
@@ -412,9 +414,18 @@ final class ReplicatedVolume {
         return acting() ? new ArrayList<>(copies.values()) : List.of();
     }
 
-    /** Whether {@code c} still needs this epoch announced to it (a PING answered OK). */
-    synchronized boolean needsAnnouncing(Copy c) {
-        return acting() && !announced.contains(c.node) && copies.get(c.node) == c;
+    /**
+     * Whether to announce this epoch to {@code c} now: it still needs it (no PING answered OK yet)
+     * and was last sent one at least {@link Replication#RETRY_NANOS} before {@code now}. If so,
+     * {@code now} is noted as its last announcement.
+     */
+    synchronized boolean announceDue(Copy c, long now) {
+        if (!acting() || announced.contains(c.node) || copies.get(c.node) != c
+                || c.lastAnnounce != 0 && now - c.lastAnnounce < Replication.RETRY_NANOS) {
+            return false;
+        }
+        c.lastAnnounce = now;
+        return true;
     }
 
     /** The driver could not reach {@code c}: while unconfirmed (rule 7), an in-sync copy leaves the set. */

@@ -59,7 +59,6 @@ final class Replication implements AutoCloseable {
     private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
     /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
     private final Map<UUID, ReplicaLink> links = new ConcurrentHashMap<>();
-    private final Map<String, Long> lastTry = new HashMap<>();
     private final Thread driver;
     private volatile boolean running = true;
 
@@ -272,9 +271,7 @@ final class Replication implements AutoCloseable {
                     rv.unreachable(c);
                     continue;
                 }
-                String key = rv.id + "/" + c.node;
-                if (rv.needsAnnouncing(c) && now - lastTry.getOrDefault(key, now - RETRY_NANOS) >= RETRY_NANOS) {
-                    lastTry.put(key, now);
+                if (rv.announceDue(c, now)) {
                     rv.announce(c, link);
                 }
                 ReplicatedVolume.Step step;
