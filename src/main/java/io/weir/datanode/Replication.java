@@ -59,11 +59,17 @@ final class Replication implements AutoCloseable {
     private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
     /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
     private final Map<UUID, ReplicaLink> links = new ConcurrentHashMap<>();
+    /**
+     * Whether the executor has the {@value #TASK} task, as of the config applied last: read from
+     * the executor when it is built and at each {@link #configure}, not by the driver every tick.
+     */
+    private volatile boolean hasTask;
     private final Thread driver;
     private volatile boolean running = true;
 
     Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen) throws IOException {
         this.executor = executor;
+        this.hasTask = hasTask(executor);
         this.tls = new ReplicationTls(nbdTls);
         this.server = listen == null ? null : new ReplicationServer(listen, this, tls);
         this.driver = new Thread(this::drive, "weir-replication");
@@ -102,9 +108,13 @@ final class Replication implements AutoCloseable {
 
     /**
      * Takes the replicated volumes of an applied config; {@code stores} holds every volume's
-     * storage by id. Volumes no longer replicated here stop (their waiting requests fail).
+     * storage by id. Volumes no longer replicated here stop (their waiting requests fail). Called
+     * for every config the node applies, once the executor runs it (the node or its agent
+     * reconfigured the executor first), so it also notes whether the executor now has the
+     * {@value #TASK} task.
      */
     synchronized void configure(DesiredConfig config, Map<String, VolumeStore> stores) {
+        hasTask = hasTask(executor);
         Map<UUID, ReplicatedVolume> next = new HashMap<>();
         List<Runnable> answers = new ArrayList<>();
         for (VolumeConfig vc : config.volumes()) {
@@ -130,6 +140,10 @@ final class Replication implements AutoCloseable {
         }
         volumes = Map.copyOf(next);
         answers.forEach(Runnable::run);
+    }
+
+    private static boolean hasTask(QosExecutor executor) {
+        return executor.config().tasks().stream().map(TaskSpec::name).anyMatch(TASK::equals);
     }
 
     /** The link to {@code c}'s node at its address, made (down) if new; null without an address. */
@@ -259,7 +273,7 @@ final class Replication implements AutoCloseable {
     private void tick() {
         long now = System.nanoTime();
         long longest = 0;
-        boolean hasTask = executor.config().tasks().stream().map(TaskSpec::name).anyMatch(TASK::equals);
+        boolean hasTask = this.hasTask;
         for (ReplicatedVolume rv : volumes.values()) {
             longest = Math.max(longest, rv.underReplicatedNanos(now));
             for (ReplicatedVolume.Copy c : rv.copiesToReach()) {

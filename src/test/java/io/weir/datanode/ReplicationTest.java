@@ -207,6 +207,28 @@ class ReplicationTest {
     }
 
     @Test
+    void aNewCopyIsStillCopiedWholeAfterAConfigWithoutTheReplicationTaskIsApplied() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        assertThat(a.executor().config().tasks()).as("the default tasks").anyMatch(t -> t.name().equals(Replication.TASK));
+        byte[] data = NbdServerTest.bytes((int) (4 * MiB), 16);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(MiB, data);
+            ReplicationConfig withC = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true),
+                    copy(C, c, false)));
+            push(2, withC, c, C, b, B);
+            a.apply(config().node(A).revision(2).tenant("acme").volume("acme", "db", SIZE).replicated(withC)
+                    .task("foreground", 60).task("flush", 15).task("gc", 10).task("scrub", 5).build());
+            assertThat(a.executor().config().tasks()).noneMatch(t -> t.name().equals(Replication.TASK));
+            await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+            byte[] expected = client.read(0, (int) (8 * MiB));
+            assertThat(onCopy(c, 0, (int) (8 * MiB))).as("copied by the driver, with no task to run it").isEqualTo(expected);
+        }
+    }
+
+    @Test
     void withNodeCertificatesTheCopiesSpeakMutualTlsAndTurnAwayAnyoneElse() throws Exception {
         pki = TestPki.create("weir test CA");
         DataNode a = start("a");
