@@ -252,30 +252,33 @@ final class ReplicatedVolume {
      */
     void forward(byte type, boolean fua, boolean noHole, long offset, long length, ByteBuffer data, IntConsumer done) {
         boolean changesData = type != ReplicationWire.FLUSH;
-        Pending p;
+        Pending tracked = null;
         List<Copy> targets = new ArrayList<>(2);
-        long sendEpoch;
+        long sendEpoch = 0;
         synchronized (this) {
-            if (!primary || fenced) {
-                done.accept(Nbd.ESHUTDOWN);
-                return;
-            }
-            sendEpoch = epoch;
-            p = new Pending(done, offset, length, changesData, lastDropSequence);
-            for (Copy c : copies.values()) {
-                if (c.state == State.OUT) {
-                    if (changesData) {
+            if (primary && !fenced) {
+                sendEpoch = epoch;
+                tracked = new Pending(done, offset, length, changesData, lastDropSequence);
+                for (Copy c : copies.values()) {
+                    if (c.state == State.OUT) {
+                        if (changesData) {
+                            markDirty(c, offset, length);
+                        }
+                        continue;
+                    }
+                    if (changesData && onTheWay(c, offset, length)) {
                         markDirty(c, offset, length);
                     }
-                    continue;
+                    targets.add(c);
                 }
-                if (changesData && onTheWay(c, offset, length)) {
-                    markDirty(c, offset, length);
-                }
-                targets.add(c);
+                tracked.remaining = targets.size();
             }
-            p.remaining = targets.size();
         }
+        if (tracked == null) { // not the primary, or fenced
+            done.accept(Nbd.ESHUTDOWN);
+            return;
+        }
+        Pending p = tracked;
         if (targets.isEmpty()) {
             settle(p);
             return;
