@@ -82,6 +82,22 @@ class ReplicationTest {
         }
     }
 
+    /** Nodes a (the primary) and b (its copy) of {@link #twoNodesInSync}, and the replication config they were pushed. */
+    private record TwoNodes(DataNode a, DataNode b, ReplicationConfig config) {
+    }
+
+    /**
+     * Starts nodes a and b and pushes them revision 1: the volume replicated at epoch 1 and sync
+     * sequence 0, a its primary, both copies in sync.
+     */
+    private TwoNodes twoNodesInSync() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        return new TwoNodes(a, b, rc);
+    }
+
     private static byte[] onCopy(DataNode n, long offset, int length) throws Exception {
         ByteBuffer b = ByteBuffer.allocate(length);
         n.replication().volume(VOLUME).store.read(offset, b);
@@ -99,10 +115,9 @@ class ReplicationTest {
 
     @Test
     void aWriteIsOnTheInSyncCopyWhenItIsAcknowledgedAndOnlyThePrimaryServesTheExport() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
-        push(1, rc, b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
         assertThat(b.exports()).as("a copy that is not the primary serves no export").isEmpty();
 
         byte[] data = NbdServerTest.bytes((int) MiB, 7);
@@ -123,9 +138,9 @@ class ReplicationTest {
 
     @Test
     void aDeposedPrimaryAcknowledgesNoWriteOnceTheNewPrimaryHasAHigherEpoch() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
         byte[] before = NbdServerTest.bytes(4096, 1);
         byte[] after = NbdServerTest.bytes(4096, 2);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -144,9 +159,9 @@ class ReplicationTest {
 
     @Test
     void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
         byte[] first = NbdServerTest.bytes((int) MiB, 3);
         byte[] second = NbdServerTest.bytes(8192, 4);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -184,10 +199,10 @@ class ReplicationTest {
 
     @Test
     void aNewCopyIsCopiedWholeByTheReplicationTaskWhileClientsWrite() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
         DataNode c = start("c");
-        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         byte[] data = NbdServerTest.bytes((int) (4 * MiB), 5);
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             client.write(MiB, data);
@@ -208,10 +223,10 @@ class ReplicationTest {
 
     @Test
     void aNewCopyIsStillCopiedWholeAfterAConfigWithoutTheReplicationTaskIsApplied() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
         DataNode c = start("c");
-        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         assertThat(a.executor().config().tasks()).as("the default tasks").anyMatch(t -> t.name().equals(Replication.TASK));
         byte[] data = NbdServerTest.bytes((int) (4 * MiB), 16);
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -281,10 +296,10 @@ class ReplicationTest {
 
     @Test
     void aPrimaryThatRestartsCopiesItsVolumeAgainSoAWriteInFlightAtItsStopLeavesNoDifference() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
-        push(1, rc, b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        ReplicationConfig rc = n.config();
         byte[] acknowledged = NbdServerTest.bytes(65536, 11);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             c.write(MiB, acknowledged);
@@ -307,10 +322,10 @@ class ReplicationTest {
 
     @Test
     void aRestartedPrimaryServesNoClientUntilACopyOrTheControlPlaneConfirmsItIsStillThePrimary() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
-        push(1, rc, b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        ReplicationConfig rc = n.config();
         byte[] data = NbdServerTest.bytes(4096, 13);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             c.write(0, data);
@@ -336,10 +351,10 @@ class ReplicationTest {
 
     @Test
     void aRestartedPrimaryWhoseCopyWasPromotedMeanwhileIsDeposedBeforeItServesARead() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
-        push(1, rc, b, B, a, A);
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        ReplicationConfig rc = n.config();
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             c.write(0, NbdServerTest.bytes(4096, 14));
         }
