@@ -43,12 +43,15 @@ import java.util.function.IntConsumer;
  *       differ). It copies the whole volume again to the copies in sync, which stay in sync
  *       meanwhile (every write they lack was unacknowledged), so that they converge.</li>
  *   <li>Such a primary also serves no client until it is sure it still is the primary: its config
- *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile. An
- *       in-sync copy that answers its epoch's PING confirms it (one promoted, or told of a
- *       promotion, answers {@link ReplicationWire#STALE_EPOCH} and deposes it); an in-sync copy it
- *       cannot reach leaves the in-sync set (rule 2), and the config that echoes that sequence
- *       confirms it, since the control plane takes a report only from the current primary at the
- *       current epoch. With no other copy in sync, nobody can have been promoted.</li>
+ *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile (only
+ *       a copy in sync can be). Every copy in sync at its start answering its epoch's PING with OK
+ *       confirms it: none of them was promoted (one promoted, or told of a promotion, answers
+ *       {@link ReplicationWire#STALE_EPOCH} and deposes it); one of several does not. An in-sync
+ *       copy it cannot reach leaves the in-sync set (rule 2), and the config that echoes that
+ *       sequence confirms it, since the control plane takes a report only from the current primary
+ *       at the current epoch; the copy still counts if it answers later (with the control plane
+ *       down, that is what confirms it). With no other copy in sync, nobody can have been
+ *       promoted.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -132,6 +135,8 @@ final class ReplicatedVolume {
     /** Rule 7: restarted as the primary, and not yet confirmed; {@link #startSequence} is the sync sequence then. */
     private boolean unconfirmed;
     private long startSequence;
+    /** Rule 7: the copies in sync at the restart that have not yet answered this epoch's PING with OK. */
+    private final Set<UUID> toConfirm = new HashSet<>();
 
     ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
         this.id = id;
@@ -147,6 +152,11 @@ final class ReplicatedVolume {
      */
     synchronized boolean serves() {
         return primary && !fenced && !unconfirmed;
+    }
+
+    /** Whether {@code node}'s copy answered this epoch's PING with OK. */
+    synchronized boolean announcedTo(UUID node) {
+        return announced.contains(node);
     }
 
     /** Whether this node acts as the primary: keeps its copies' links, resyncs them, reports them. */
@@ -177,6 +187,7 @@ final class ReplicatedVolume {
                 primary = nowPrimary;
                 fenced = false;
                 unconfirmed = false;
+                toConfirm.clear();
                 copies.clear();
                 announced.clear();
                 failWaiting(answers);
@@ -221,11 +232,17 @@ final class ReplicatedVolume {
             if (firstHere && store.fromEarlierRun && copies.values().stream().anyMatch(c -> c.state == State.IN_SYNC)) {
                 unconfirmed = true; // rule 7
                 startSequence = syncSequence;
+                copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> toConfirm.add(c.node));
             }
+            toConfirm.retainAll(named); // a copy the control plane took out of the volume cannot be promoted
             if (unconfirmed && confirmedSequence > startSequence) {
                 unconfirmed = false;
                 LOG.log(System.Logger.Level.INFO, "volume {0}: the control plane took this node's report as the primary's"
                         + " at epoch {1}; serving it", id, epoch);
+            } else if (unconfirmed && toConfirm.isEmpty()) {
+                unconfirmed = false;
+                LOG.log(System.Logger.Level.INFO, "volume {0}: no copy left that could have been promoted; serving epoch {1}",
+                        id, epoch);
             }
             releaseWaiting(answers);
         }
@@ -453,10 +470,10 @@ final class ReplicatedVolume {
                     failed(c); // rule 7: unreachable, so it leaves the set, and the echo will confirm this node
                 } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
                     announced.add(c.node);
-                    if (unconfirmed && c.state == State.IN_SYNC) {
+                    if (unconfirmed && toConfirm.remove(c.node) && toConfirm.isEmpty()) {
                         unconfirmed = false;
-                        LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} confirmed epoch {2}; serving it",
-                                id, c.node, epoch);
+                        LOG.log(System.Logger.Level.INFO, "volume {0}: the copies in sync confirmed epoch {1} (the last on"
+                                + " node {2}); serving it", id, epoch, c.node);
                     }
                     if (c.state == State.OUT) {
                         c.state = State.RESYNCING;

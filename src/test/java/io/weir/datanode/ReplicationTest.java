@@ -48,10 +48,20 @@ class ReplicationTest {
     }
 
     private DataNode start(String name) throws Exception {
+        return start(name, new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    /** A node on its files in {@code name}, its replication listener on {@code replication} (a restart keeps its address). */
+    private DataNode start(String name, InetSocketAddress replication) throws Exception {
         DataNode n = DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+                .replicationListen(replication).workers(2).build();
         nodes.add(n);
         return n;
+    }
+
+    private void stop(DataNode n) {
+        n.close();
+        nodes.remove(n);
     }
 
     /** The cluster CA, when the test gives its nodes certificates. */
@@ -372,5 +382,64 @@ class ReplicationTest {
                     .isEqualTo(Nbd.ESHUTDOWN);
         }
         await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
+    }
+
+    /**
+     * With two copies in sync, either may have been promoted while the primary was down: one that
+     * answers the old epoch does not rule out the other. Here b was promoted (c not yet told), took
+     * a write, and was lost; c alone must not confirm the restarted a.
+     */
+    @Test
+    void aRestartedPrimaryWithTwoCopiesInSyncIsNotConfirmedByOneOfThem() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
+        push(1, rc, b, B, c, C, a, A);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 16));
+        }
+        stop(a);
+        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, null, false)))));
+        try (NbdTestClient client = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 17)); // the new primary takes a write
+        }
+        stop(b);
+
+        DataNode again = start("a"); // on the config it kept: primary at epoch 1, b and c in sync
+        again.apply(configFor(A, 1, rc));
+        await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).announcedTo(C)); // c answered epoch 1
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+        }
+    }
+
+    /**
+     * The control plane down: a restarted primary whose copy was not reachable at first drops it
+     * from the in-sync set (for the control plane's echo to confirm it), but the copy answering its
+     * epoch later confirms it as well, since it was in sync and so the only one that could have been
+     * promoted.
+     */
+    @Test
+    void aRestartedPrimaryIsConfirmedByItsCopyAnsweringAfterItWasDroppedAsUnreachable() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        byte[] data = NbdServerTest.bytes(4096, 18);
+        try (NbdTestClient client = new NbdTestClient(n.a().listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        InetSocketAddress copyAt = HostPort.parse(n.b().replicationAddress());
+        stop(n.a());
+        stop(n.b());
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, n.config()));
+        await().atMost(PATIENCE).until(() -> sequence(again) == 1); // the unreachable copy left the set
+        DataNode copyAgain = start("b", copyAt);
+        copyAgain.apply(configFor(B, 1, n.config()));
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            await().atMost(PATIENCE).until(() -> client.call(Nbd.CMD_READ, 0, 0, 4096, null).error() == 0);
+            assertThat(client.read(0, 4096)).as("confirmed by the copy, no control plane needed").isEqualTo(data);
+        }
     }
 }
