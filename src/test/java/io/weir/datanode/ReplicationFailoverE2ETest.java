@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.controlplane.volume.ReplicationProperties;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +17,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.ApplicationContext;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -24,8 +27,9 @@ import tools.jackson.databind.JsonNode;
  * fio with {@code --verify=crc32c --verify_backlog}, and its primary killed with SIGKILL at a
  * random point of each run, {@value #KILLS} times.
  *
- * <p>After each kill the test waits for the control plane to promote the other copy (the default
- * lease, 10 s), measures the failover time (from the kill to the first write the new primary
+ * <p>The first kill comes after the control plane's reconnect grace (30 s from its start). After
+ * each kill the test waits for the control plane to promote the other copy (the default lease,
+ * 10 s), measures the failover time (from the kill to the first write the new primary
  * accepts), and has fio verify, against the new primary, the writes of the run: no write fio saw
  * acknowledged may be missing ({@link FioVerifiedRun}). Then the killed node comes back: a copy
  * now, out of sync, it is copied whole by the new primary; in the third round it is killed again
@@ -49,6 +53,12 @@ class ReplicationFailoverE2ETest extends IntegrationTest {
 
     private ReplicatedPair pair;
 
+    @Autowired
+    private ApplicationContext context;
+
+    @Autowired
+    private ReplicationProperties replication;
+
     /** The fio run under way, stopped after the test whatever happened (a spinning fio takes a core). */
     private FioVerifiedRun fio;
 
@@ -65,6 +75,10 @@ class ReplicationFailoverE2ETest extends IntegrationTest {
     @Test
     void killedPrimariesLoseNoAcknowledgedWriteAndComeBackAsCopies() throws Exception {
         pair = ReplicatedPair.start(api, "http://127.0.0.1:" + port, dir, unique("repl"));
+        // The kills measure the failover of a control plane that is up: one just started first gives
+        // agents its reconnect grace (ReplicationControlPlaneDownE2ETest measures that case).
+        long graceEnds = context.getStartupDate() + replication.reconnectGrace().toMillis();
+        await().atMost(replication.reconnectGrace().plusMinutes(1)).until(() -> System.currentTimeMillis() > graceEnds);
 
         Random random = new Random(22);
         List<Long> failoverMillis = new ArrayList<>();
