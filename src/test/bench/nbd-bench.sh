@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# NBD server benchmark: fio 4 KiB randread and randwrite at iodepth 32 on one volume, against the
-# Weir data node with QoS on (10,000 configured volumes), the Weir data node with QoS off (requests
-# bypass the scheduler), qemu-nbd and nbdkit's file plugin, all serving the same backing file, in
-# one run, alternating server by server each round. Reports IOPS, ratios and CPU per IO (user+sys
-# of the server process over the IOs it served).
+# NBD server benchmark: fio at iodepth 32 on one volume (4 KiB randread and randwrite, 64 KiB and
+# 1 MiB sequential read and write), against the Weir data node with QoS on and 10,000 configured
+# volumes, with QoS on and only that volume, with QoS off (requests bypass the scheduler),
+# qemu-nbd and nbdkit's file plugin, all serving the same backing file, in one run, alternating
+# server by server each round. Reports IOPS, MB/s, same-round ratios (to nbdkit, and QoS on to
+# QoS off) and CPU per IO (user+sys of the server process over the IOs it served).
 #
 #   mvn -o -q package -DskipTests && bash src/test/bench/nbd-bench.sh [rounds] [seconds] [workers]
 #
-# Needs fio (nbd engine), qemu-nbd, nbdkit, python3. JAVA_OPTS adds JVM options to both Weir nodes
-# (a JFR recording, say).
+# Needs fio (nbd engine), qemu-nbd, nbdkit, python3. JAVA_OPTS adds JVM options to the Weir nodes
+# (a JFR recording, say); WORKLOADS=rw:bs,... picks the workloads (default
+# randread:4k,randwrite:4k,read:64k,write:64k,read:1m,write:1m).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
@@ -44,6 +46,7 @@ def cfg(n):
     return {"nodeId": "00000000-0000-0000-0000-000000000001", "revision": 1, "tasks": [], "tenants": tenants, "volumes": vols,
             "usageReportIntervalSeconds": 10}
 json.dump(cfg(10000), open(work + "/qos-on.json", "w"))
+json.dump(cfg(1), open(work + "/qos-on-1.json", "w"))
 json.dump(cfg(1), open(work + "/qos-off.json", "w"))
 PY
 
@@ -95,7 +98,10 @@ JAVA_OPTS=${JAVA_OPTS:-}
 java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \
   --listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/on.log" 2>&1 & pids+=($!); PID_ON=$!
 # A data dir belongs to one node (each sweeps files its config does not name into orphans/):
-# the QoS-off node gets its own, whose volume file is a link to the same backing file.
+# the other nodes get their own, whose volume file is a link to the same backing file.
+DATA_ONE=$WORK/data-one; mkdir -p "$DATA_ONE"; ln -s "$FILE" "$DATA_ONE/$VOL.img"
+java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-on-1.json" --data-dir "$DATA_ONE" \
+  --listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/one.log" 2>&1 & pids+=($!); PID_ONE=$!
 DATA_OFF=$WORK/data-off; mkdir -p "$DATA_OFF"; ln -s "$FILE" "$DATA_OFF/$VOL.img"
 java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-off.json" --data-dir "$DATA_OFF" \
   --listen 127.0.0.1:0 --workers "$WORKERS" --qos off > "$WORK/off.log" 2>&1 & pids+=($!); PID_OFF=$!
@@ -105,12 +111,16 @@ wait_port $P_Q $PID_Q "$WORK/qemu.log" qemu-nbd
 wait_port $P_K $PID_K "$WORK/nbdkit.log" nbdkit
 # the Weir nodes print their port after applying their config file (10,000 volume files to create)
 P_ON=$(weir_port $PID_ON "$WORK/on.log" weir-qos-on)
+P_ONE=$(weir_port $PID_ONE "$WORK/one.log" weir-qos-on-1)
 P_OFF=$(weir_port $PID_OFF "$WORK/off.log" weir-qos-off)
 
-declare -A URI=([weir-qos-on]="nbd://127.0.0.1:$P_ON/bench/bench" [weir-qos-off]="nbd://127.0.0.1:$P_OFF/bench/bench"
+declare -A URI=([weir-qos-on]="nbd://127.0.0.1:$P_ON/bench/bench" [weir-qos-on-1]="nbd://127.0.0.1:$P_ONE/bench/bench"
+                [weir-qos-off]="nbd://127.0.0.1:$P_OFF/bench/bench"
                 [qemu-nbd]="nbd://127.0.0.1:$P_Q/bench" [nbdkit-file]="nbd://127.0.0.1:$P_K/")
-declare -A PID=([weir-qos-on]=$PID_ON [weir-qos-off]=$PID_OFF [qemu-nbd]=$PID_Q [nbdkit-file]=$PID_K)
-SERVERS=(weir-qos-on weir-qos-off qemu-nbd nbdkit-file)
+declare -A PID=([weir-qos-on]=$PID_ON [weir-qos-on-1]=$PID_ONE [weir-qos-off]=$PID_OFF [qemu-nbd]=$PID_Q
+                [nbdkit-file]=$PID_K)
+SERVERS=(weir-qos-on weir-qos-on-1 weir-qos-off qemu-nbd nbdkit-file)
+IFS=, read -r -a LOADS <<< "${WORKLOADS:-randread:4k,randwrite:4k,read:64k,write:64k,read:1m,write:1m}"
 for s in "${SERVERS[@]}"; do
   nbdinfo --size "${URI[$s]}" >/dev/null || { echo "$s does not serve ${URI[$s]}" >&2; exit 1; }
 done
@@ -124,24 +134,26 @@ done
 RESULTS=$WORK/results.tsv
 for r in $(seq "$ROUNDS"); do
   # rotate the order each round so that no server always runs first
-  order=("${SERVERS[@]:$(( (r - 1) % 4 ))}" "${SERVERS[@]:0:$(( (r - 1) % 4 ))}")
+  n=${#SERVERS[@]}
+  order=("${SERVERS[@]:$(( (r - 1) % n ))}" "${SERVERS[@]:0:$(( (r - 1) % n ))}")
   for s in "${order[@]}"; do
-    for rw in randread randwrite; do
+    for load in "${LOADS[@]}"; do
+      rw=${load%%:*}; bs=${load#*:}
       # All servers share the file: write back what the previous run left dirty, so that no
       # server pays for another's writes (the Weir nodes' flush task writes back every dirty page
       # of the file, theirs or not; qemu-nbd and nbdkit leave theirs to the kernel).
       sync "$FILE"
       c0=$(cpu ${PID[$s]})
-      out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=4k --iodepth=32 --size=1g \
+      out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=$bs --iodepth=32 --size=1g \
               --runtime="$SECS" --time_based --output-format=json)
       c1=$(cpu ${PID[$s]})
-      python3 - "$s" "$rw" "$r" "$c0" "$c1" "$HZ" <<PY >> "$RESULTS"
+      python3 - "$s" "$rw:$bs" "$r" "$c0" "$c1" "$HZ" <<PY >> "$RESULTS"
 import json, sys
-s, rw, r, c0, c1, hz = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+s, load, r, c0, c1, hz = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 j = json.loads('''$out'''[ '''$out'''.index('{'):])["jobs"][0]
-side = j["read"] if rw == "randread" else j["write"]
+side = j["read"] if load.split(":")[0] in ("randread", "read") else j["write"]
 ios = side["total_ios"]
-print(f"{s}\t{rw}\t{r}\t{side['iops']:.0f}\t{(c1 - c0) / hz / max(ios, 1) * 1e6:.1f}")
+print(f"{s}\t{load}\t{r}\t{side['iops']:.0f}\t{side['bw_bytes'] / 1e6:.1f}\t{(c1 - c0) / hz / max(ios, 1) * 1e6:.1f}")
 PY
     done
   done
@@ -150,25 +162,26 @@ done
 python3 - "$RESULTS" "$ROUNDS" "$SECS" "$WORKERS" <<'PY'
 import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
-by = {}
-for s, rw, r, iops, cpu in rows:
-    by.setdefault((s, rw), []).append((float(iops), float(cpu)))
-print(f"rounds {sys.argv[2]} x {sys.argv[3]} s, fio 4 KiB iodepth 32, weir workers {sys.argv[4]}; medians")
-print(f"{'server':14} {'rw':10} {'IOPS':>8} {'vs qemu-nbd':>12} {'CPU us/IO':>10}   all rounds (IOPS)")
-for rw in ("randread", "randwrite"):
-    q = statistics.median(i for i, _ in by[("qemu-nbd", rw)])
-    for s in ("weir-qos-on", "weir-qos-off", "qemu-nbd", "nbdkit-file"):
-        v = by[(s, rw)]
-        m = statistics.median(i for i, _ in v)
-        c = statistics.median(c for _, c in v)
-        print(f"{s:14} {rw:10} {m:8.0f} {m / q:12.2f} {c:10.1f}   {' '.join(f'{i:.0f}' for i, _ in v)}")
-    on = statistics.median(i for i, _ in by[("weir-qos-on", rw)])
-    off = statistics.median(i for i, _ in by[("weir-qos-off", rw)])
-    # The machine drifts by tens of percent between rounds: the ratio of two servers measured in
-    # the same round is steadier than the ratio of their medians, so both are printed.
-    def paired(a, b):
-        rs = sorted(x / y for (x, _), (y, _) in zip(by[(a, rw)], by[(b, rw)]))
-        return f"median {statistics.median(rs):.3f}, rounds {rs[0]:.3f}-{rs[-1]:.3f}"
-    print(f"  QoS on / QoS off ({rw}): {on / off:.3f} (medians); per round: {paired('weir-qos-on', 'weir-qos-off')}")
-    print(f"  QoS on / qemu-nbd ({rw}) per round: {paired('weir-qos-on', 'qemu-nbd')}")
+by, loads = {}, []
+for s, load, r, iops, mbs, cpu in rows:
+    by.setdefault((s, load), []).append((float(iops), float(mbs), float(cpu)))
+    if load not in loads:
+        loads.append(load)
+servers = ("weir-qos-on", "weir-qos-on-1", "weir-qos-off", "qemu-nbd", "nbdkit-file")
+print(f"rounds {sys.argv[2]} x {sys.argv[3]} s, fio iodepth 32, weir workers {sys.argv[4]}; medians;"
+      " weir-qos-on has 10,000 volumes configured, weir-qos-on-1 only the one it serves")
+print(f"{'server':14} {'rw:bs':14} {'IOPS':>8} {'MB/s':>8} {'CPU us/IO':>10}   all rounds (IOPS)")
+# The machine drifts by tens of percent between rounds: the ratio of two servers measured in the
+# same round is steadier than the ratio of their medians, so the ratios are same-round ones.
+def paired(a, b, load):
+    rs = sorted(x[0] / y[0] for x, y in zip(by[(a, load)], by[(b, load)]))
+    return f"{statistics.median(rs):.3f} (rounds {rs[0]:.3f}-{rs[-1]:.3f})"
+for load in loads:
+    for s in servers:
+        v = by[(s, load)]
+        print(f"{s:14} {load:14} {statistics.median(i for i, _, _ in v):8.0f} {statistics.median(m for _, m, _ in v):8.1f}"
+              f" {statistics.median(c for _, _, c in v):10.1f}   {' '.join(f'{i:.0f}' for i, _, _ in v)}")
+    print(f"  {load}: QoS on / nbdkit {paired('weir-qos-on', 'nbdkit-file', load)};"
+          f" QoS on / QoS off {paired('weir-qos-on', 'weir-qos-off', load)} (10,000 volumes),"
+          f" {paired('weir-qos-on-1', 'weir-qos-off', load)} (1 volume); QoS on / qemu-nbd {paired('weir-qos-on', 'qemu-nbd', load)}")
 PY
