@@ -51,9 +51,10 @@ public interface AgentListener {
 
     /**
      * The node's server certificate is in force: the one kept in the state directory, at
-     * {@link QosAgent#start()} (before the cached config), and each new one the control plane signed (first issue and every
-     * renewal). Only for an agent built with {@link QosAgent.Builder#serverCertificates}. A TLS
-     * server uses it for its next handshakes; connections made with the previous one go on.
+     * {@link QosAgent#start()} (before the cached config), and each new one the control plane
+     * signed (first issue and every renewal). Only for an agent built with
+     * {@link QosAgent.Builder#serverCertificates}. A TLS server uses it for its next handshakes;
+     * connections made with the previous one go on.
      */
     default void serverCertificate(ServerCertificate certificate) {
     }
