@@ -11,6 +11,8 @@
 # A's log), and the foreground's weight ratio during it.
 #
 #   mvn -o -q package -DskipTests && bash src/test/bench/replication-bench.sh [rounds] [seconds] [workers]
+#
+# JAVA_OPTS adds JVM options to both nodes (a JFR recording, say).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
@@ -68,7 +70,7 @@ wait_log() {  # wait_log PID LOG SED-PATTERN NAME: the first capture of the patt
   echo "$4: nothing after 120 s" >&2; exit 1
 }
 start() {  # start NAME
-  java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/$1.json" --data-dir "$WORK/$1" \
+  java -Xms512m -Xmx512m ${JAVA_OPTS:-} -jar "$JAR" datanode --config-file "$WORK/$1.json" --data-dir "$WORK/$1" \
     --listen 127.0.0.1:0 --replication-listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/$1.log" 2>&1 & pids+=($!)
 }
 config $B 1 none no > "$WORK/b.json"
