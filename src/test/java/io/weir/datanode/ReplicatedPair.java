@@ -39,6 +39,8 @@ final class ReplicatedPair implements AutoCloseable {
     /** Nodes killed, with the node they ran for: their output explains a failure. */
     private final List<Map.Entry<String, ForkedDataNode>> killed = new ArrayList<>();
     private final Map<String, String> tokens = new HashMap<>();
+    /** The volume's IOPS cap: about 4,000 writes a second and as many verify reads. */
+    static final int MAX_IOPS = 8000;
     /** The two nodes, the first placed as the primary. */
     final List<String> nodeIds = new ArrayList<>();
     final String volumeId;
@@ -49,7 +51,11 @@ final class ReplicatedPair implements AutoCloseable {
         this.controlPlane = controlPlane;
         this.dir = dir;
         String tenant = id(api.post("/api/v1/tenants", "{\"name\":\"" + tenantName + "\"}"));
-        String policy = id(api.post("/api/v1/policies", "{\"name\":\"" + tenantName + "-p\",\"weight\":100}"));
+        // the volume's own cap paces the kill tests' fio runs (writes and their verify reads), so a
+        // kill lands mid-run: fio's --rate_iops would quiesce, and fio 3.33 spins for ever in that
+        // wait once its connection is dead (its nbd engine never retires the aborted commands)
+        String policy = id(api.post("/api/v1/policies", "{\"name\":\"" + tenantName + "-p\",\"weight\":100,\"maxIops\":"
+                + MAX_IOPS + "}"));
         for (int i = 1; i <= 2; i++) {
             HttpApi.Response created = api.post("/api/v1/nodes", "{\"name\":\"" + tenantName + "-dn" + i + "\"}");
             nodeIds.add(id(created));
