@@ -99,6 +99,14 @@ public class ReplicationFailover {
                 .description("Replicated volumes with fewer copies in sync than replicas").register(registry);
     }
 
+    /**
+     * When this replica starts counting leases: its start plus the reconnect grace. A primary lost
+     * before it is counted as gone from then on.
+     */
+    public Instant leasesCountFrom() {
+        return countFrom;
+    }
+
     @Scheduled(initialDelayString = "${weir.replication.check-interval:1s}",
             fixedDelayString = "${weir.replication.check-interval:1s}")
     void scheduledCheck() {
