@@ -136,7 +136,7 @@ final class NbdConnection {
     /** Replies in {@link #out}: written under its lock, read without it. */
     private volatile int queuedReplies;
     private boolean writeInterest;
-    /** Replies that batches queued in {@link #out}, to be written by the first of their {@link #flushBatch}es. */
+    /** Replies a worker's batch queued in {@link #out}, to be written by its {@link #flushBatch}. */
     private boolean batchFlushDue;
     private long lastWriteProgress;
     private volatile boolean closed;
@@ -660,8 +660,8 @@ final class NbdConnection {
      * Writes {@code b} (position to limit) and returns it to the pool once written: at once if
      * nothing is queued and the socket takes it, else after the queued replies, from the selector
      * thread. A worker running a batch of requests queues it and writes it, with the other
-     * replies queued meanwhile, once the batch has run ({@link #flushBatch}): one system call
-     * (and over TLS one record) for several replies. Never blocks.
+     * replies the batch gives this connection, once the batch has run ({@link #flushBatch}): one
+     * system call (and over TLS one record) for several replies. Never blocks.
      */
     void send(ByteBuffer b) {
         boolean wake = false;
@@ -678,9 +678,7 @@ final class NbdConnection {
                 out.add(b);
                 queuedReplies = out.size();
                 buffered.addAndGet(b.remaining());
-                // every batch that queues a reply flushes: whichever ends first writes them all, so
-                // no reply waits for another thread's batch (one slow request in it, say)
-                defer = true;
+                defer = !batchFlushDue;
                 batchFlushDue = true;
             } else {
                 if (out.isEmpty()) {
@@ -722,8 +720,8 @@ final class NbdConnection {
     }
 
     /**
-     * Worker, once its batch has run: writes the replies batches queued ({@link #send}), its own
-     * and any another batch queued meanwhile, in one gathering write; what the socket does not take is left to the selector thread, as in
+     * Worker, once its batch has run: writes the replies the batch queued ({@link #send}) in one
+     * gathering write; what the socket does not take is left to the selector thread, as in
      * {@link #send}. Then lets the selector look again at a connection that stopped reading, or
      * drains, since the replies it waited for are gone.
      */
@@ -732,8 +730,8 @@ final class NbdConnection {
         boolean empty;
         synchronized (out) {
             batchFlushDue = false;
-            if (closed || writeInterest || out.isEmpty()) {
-                return; // the selector thread writes the queue now, or another batch's flush wrote it
+            if (closed || writeInterest) {
+                return; // the selector thread writes the queue now
             }
             ByteBuffer[] queued = out.toArray(new ByteBuffer[0]);
             long before = 0;

@@ -41,8 +41,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *       or the lowest-counter tenant and volume that is within its limits.</li>
  *   <li>The worker runs the work outside the lock and completes the future with the result or
  *       the exception thrown. When the backlog is deep it takes up to {@value #MAX_BATCH}
- *       decisions per lock acquisition and runs them in order, which amortises the lock; what
- *       its requests deferred with {@link #afterBatch} runs after the last of them. If
+ *       decisions per lock acquisition and runs them in order, which amortises the lock. If
  *       everything queued is throttled, workers sleep until the earliest eligible time or the
  *       next submission.</li>
  * </ol>
@@ -134,7 +133,7 @@ public final class QosExecutor implements AutoCloseable {
     private final AtomicInteger idleWorkers = new AtomicInteger();
     private volatile boolean closed;
 
-    /** The batch the current thread runs: set on this executor's workers, and on a thread once it calls {@link #asBatch}. */
+    /** The batch the current thread runs, if it is one of this executor's workers. */
     private final ThreadLocal<Batch> running = new ThreadLocal<>();
 
     /**
@@ -466,8 +465,8 @@ public final class QosExecutor implements AutoCloseable {
      * they completed to a socket in one system call: under load a worker runs up to
      * {@value #MAX_BATCH} requests a batch, so the work waits at most for the batch's later
      * requests; while workers are idle, batches hold one request and nothing waits. The deferred
-     * work's time is charged to the batch's last request. What it throws is logged and stops
-     * neither the worker nor the batch's other deferred work.
+     * work's time is charged to the batch's last request. An exception it throws is logged and
+     * does not stop the worker.
      */
     public void afterBatch(Runnable work) {
         Batch b = running.get();
@@ -504,19 +503,14 @@ public final class QosExecutor implements AutoCloseable {
 
     private static void runDeferred(Batch b) {
         b.open = false;
-        if (b.deferred.isEmpty()) {
-            return;
-        }
-        // taken out first: deferred work that itself runs a batch (asBatch) runs only its own
-        List<Runnable> work = List.copyOf(b.deferred);
-        b.deferred.clear();
-        for (Runnable r : work) {
+        for (int i = 0; i < b.deferred.size(); i++) {
             try {
-                r.run();
-            } catch (Throwable e) { // as a request's own failure: the worker and the rest go on
+                b.deferred.get(i).run();
+            } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "work deferred to the end of a batch failed", e);
             }
         }
+        b.deferred.clear();
     }
 
     /** True once {@link #close()} has been called. */

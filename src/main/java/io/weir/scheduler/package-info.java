@@ -242,8 +242,7 @@
  *       every property above holds as stated.</li>
  *   <li><b>Batched dispatch</b> ({@link io.weir.scheduler.QosExecutor}): a worker may take up to 8
  *       decisions per lock acquisition while no other worker is idle, so the root sees CPU charges
- *       up to 8 requests per worker late; work the batch's requests defer to its end
- *       ({@code afterBatch}, such as writing their replies together) is charged to its last.</li>
+ *       up to 8 requests per worker late.</li>
  *   <li><b>Latency recording</b>: per-node log-linear buckets (1/32 of an octave, 128 ns floor)
  *       on the hot path, turned into HdrHistograms when a snapshot is taken; percentiles are
  *       within about 3%. A volume's samples are buffered and counted 1024 at a time (and before
