@@ -22,10 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * which answers the handshake itself and turns each transmission request into a {@link NbdRequest}
  * submitted to the scheduler as the foreground flow of the connection's volume. A worker runs the
  * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
- * the non-blocking socket if nothing is queued before it: once the worker's batch of requests has
- * run, together with the batch's other replies to this client, in one gathering write. What the
- * socket does not take is queued and written by the selector thread when the socket is writable
- * again. Replies go out
+ * the non-blocking socket at once if nothing is queued before it; what the socket does not take
+ * is queued and written by the selector thread when the socket is writable again. Replies go out
  * in completion order, not request order (NBD matches them by cookie).
  *
  * <h2>Bounded buffering</h2>
@@ -45,9 +43,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * session over the same socket, still non-blocking on the same selector: a read that needs the
  * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
- * counts as written only once its last record is on the socket. Replies are wrapped in the order
- * they are written, under the output lock (a batch's replies together, into as few records as
- * they fit).
+ * counts as written only once its last record is on the socket. Replies are wrapped one at a
+ * time, in the order they are written, under the output lock.
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
@@ -136,8 +133,6 @@ final class NbdConnection {
     /** Replies in {@link #out}: written under its lock, read without it. */
     private volatile int queuedReplies;
     private boolean writeInterest;
-    /** Replies a worker's batch queued in {@link #out}, to be written by its {@link #flushBatch}. */
-    private boolean batchFlushDue;
     private long lastWriteProgress;
     private volatile boolean closed;
     private volatile boolean resumeQueued;
@@ -659,138 +654,47 @@ final class NbdConnection {
     /**
      * Writes {@code b} (position to limit) and returns it to the pool once written: at once if
      * nothing is queued and the socket takes it, else after the queued replies, from the selector
-     * thread. A worker running a batch of requests queues it and writes it, with the other
-     * replies the batch gives this connection, once the batch has run ({@link #flushBatch}): one
-     * system call (and over TLS one record) for several replies. Never blocks.
+     * thread. Never blocks.
      */
     void send(ByteBuffer b) {
         boolean wake = false;
-        boolean defer = false;
         synchronized (out) {
             if (closed) {
                 pool.release(b);
                 return;
             }
-            if ((out.isEmpty() || batchFlushDue) && server.executor.inBatch()) {
-                if (out.isEmpty()) {
-                    lastWriteProgress = System.nanoTime(); // the stall clock starts with the queue
+            if (out.isEmpty()) {
+                boolean flushed;
+                try {
+                    flushed = write(b);
+                } catch (IOException e) {
+                    pool.release(b);
+                    closeFromAnyThread("write failed: " + e.getMessage());
+                    return;
                 }
-                out.add(b);
-                queuedReplies = out.size();
-                buffered.addAndGet(b.remaining());
-                defer = !batchFlushDue;
-                batchFlushDue = true;
-            } else {
-                if (out.isEmpty()) {
-                    boolean flushed;
-                    try {
-                        flushed = write(b);
-                    } catch (IOException e) {
-                        pool.release(b);
-                        closeFromAnyThread("write failed: " + e.getMessage());
-                        return;
-                    }
-                    if (flushed) {
-                        pool.release(b);
-                        return;
-                    }
-                    // queued, even when all of it was taken: over TLS its last record may still be
-                    // waiting in the session for the socket, and only a later write pushes it out
-                    lastWriteProgress = System.nanoTime();
+                if (flushed) {
+                    pool.release(b);
+                    return;
                 }
-                out.add(b);
-                queuedReplies = out.size();
-                server.noteQueuedReplies(queuedReplies);
-                buffered.addAndGet(b.remaining());
-                if (!writeInterest) {
-                    writeInterest = true;
-                    wake = true;
-                }
+                // queued, even when all of it was taken: over TLS its last record may still be
+                // waiting in the session for the socket, and only a later write pushes it out
+                lastWriteProgress = System.nanoTime();
             }
-        }
-        if (defer) {
-            server.executor.afterBatch(this::flushBatch);
-        } else if (wake) {
-            if (server.inSelectorThread()) {
-                enableWrite();
-            } else {
-                server.execute(this, this::enableWrite);
-            }
-        }
-    }
-
-    /**
-     * Worker, once its batch has run: writes the replies the batch queued ({@link #send}) in one
-     * gathering write; what the socket does not take is left to the selector thread, as in
-     * {@link #send}. Then lets the selector look again at a connection that stopped reading, or
-     * drains, since the replies it waited for are gone.
-     */
-    private void flushBatch() {
-        boolean wake = false;
-        boolean empty;
-        synchronized (out) {
-            batchFlushDue = false;
-            if (closed || writeInterest) {
-                return; // the selector thread writes the queue now
-            }
-            ByteBuffer[] queued = out.toArray(new ByteBuffer[0]);
-            long before = 0;
-            for (ByteBuffer q : queued) {
-                before += q.remaining();
-            }
-            boolean all;
-            try {
-                all = writeAll(queued);
-            } catch (IOException e) {
-                closeFromAnyThread("write failed: " + e.getMessage());
-                return;
-            }
-            long after = 0;
-            for (ByteBuffer q : queued) {
-                after += q.remaining();
-            }
-            buffered.addAndGet(after - before);
-            lastWriteProgress = System.nanoTime();
-            int taken = 0;
-            while (taken < queued.length && !queued[taken].hasRemaining()) {
-                taken++;
-            }
-            // over TLS the last buffer taken may still wait in the session for the socket: it
-            // stays queued (empty) unless all went, and the selector's next write pushes it out
-            for (int i = tls != null && !all ? taken - 1 : taken; i > 0; i--) {
-                pool.release(out.poll());
-            }
+            out.add(b);
             queuedReplies = out.size();
-            empty = out.isEmpty();
-            if (!empty) {
-                server.noteQueuedReplies(queuedReplies);
+            server.noteQueuedReplies(queuedReplies);
+            buffered.addAndGet(b.remaining());
+            if (!writeInterest) {
                 writeInterest = true;
                 wake = true;
             }
         }
         if (wake) {
-            server.execute(this, this::enableWrite);
-        } else if (empty && (readPaused || state == State.DRAINING) && !resumeQueued) {
-            resumeQueued = true;
-            server.execute(this, this::resumeReading);
-        }
-    }
-
-    /**
-     * Writes {@code bs} in order, to the socket or through the TLS session; answers whether all of
-     * them went (over TLS: are on the socket). Caller holds {@link #out}.
-     */
-    private boolean writeAll(ByteBuffer[] bs) throws IOException {
-        tlschannel.TlsChannel t = tls;
-        if (t == null) {
-            channel.write(bs);
-            return !bs[bs.length - 1].hasRemaining();
-        }
-        try {
-            t.write(bs);
-            return true;
-        } catch (tlschannel.WouldBlockException e) {
-            return false;
+            if (server.inSelectorThread()) {
+                enableWrite();
+            } else {
+                server.execute(this, this::enableWrite);
+            }
         }
     }
 

@@ -17,7 +17,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 /**
  * A primary's connection to one peer node's {@link ReplicationServer}, shared by every volume
@@ -63,8 +62,6 @@ final class ReplicaLink implements AutoCloseable {
     final UUID peer;
     final String address;
     private final ReplicationTls tls;
-    /** Runs the answers of one read as a batch of the node's executor ({@code QosExecutor.asBatch}). */
-    private final Consumer<Runnable> asBatch;
     private final Map<Long, Callback> outstanding = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     private final Queue<Frame> queue = new ConcurrentLinkedQueue<>();
@@ -79,11 +76,10 @@ final class ReplicaLink implements AutoCloseable {
     private boolean attempted;
     private final Object connectLock = new Object();
 
-    ReplicaLink(UUID peer, String address, ReplicationTls tls, Consumer<Runnable> asBatch) {
+    ReplicaLink(UUID peer, String address, ReplicationTls tls) {
         this.peer = peer;
         this.address = address;
         this.tls = tls;
-        this.asBatch = asBatch;
     }
 
     boolean isUp() {
@@ -230,24 +226,18 @@ final class ReplicaLink implements AutoCloseable {
                     throw new java.io.EOFException("the copy closed the replication connection");
                 }
                 in.flip();
-                // one batch: the client replies the answers complete leave in one write per client
-                asBatch.accept(() -> answerAll(in));
+                while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
+                    if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
+                        throw new IOException("not a replication reply (bad magic)");
+                    }
+                    int status = in.getInt();
+                    long handle = in.getLong();
+                    answer(handle, status, in.getLong());
+                }
                 in.compact();
             }
         } catch (IOException | RuntimeException e) {
             fail(e instanceof IOException io ? io : new IOException(e));
-        }
-    }
-
-    /** Answers every whole reply {@code in} holds. */
-    private void answerAll(ByteBuffer in) {
-        while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
-            if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
-                throw new IllegalStateException("not a replication reply (bad magic)");
-            }
-            int status = in.getInt();
-            long handle = in.getLong();
-            answer(handle, status, in.getLong());
         }
     }
 

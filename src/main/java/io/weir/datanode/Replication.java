@@ -162,7 +162,7 @@ final class Replication implements AutoCloseable {
                 return old;
             }
             replaced[0] = old;
-            return new ReplicaLink(node, address, tls, executor::asBatch);
+            return new ReplicaLink(node, address, tls);
         });
         if (replaced[0] != null) {
             replaced[0].close(); // the node moved: its requests on the old address fail and are retried as a resync

@@ -61,11 +61,8 @@
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
  * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB
  * of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
- * socket themselves, once the batch of requests the worker took has run: a batch's replies to one
- * client leave in one gathering write (over TLS, in as few records as they fit), and so do the
- * replies that one read of a replication link's acknowledgements completes
- * ({@code QosExecutor.afterBatch}, {@code asBatch}). What the socket does not take waits in the
- * connection's reply queue for the selector thread. A client that takes no reply bytes for
+ * socket themselves; what the socket does not take waits in the connection's reply queue for the
+ * selector thread. A client that takes no reply bytes for
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_WRITE_STALL_SECONDS} s (settable, as every
  * default here) is disconnected, and so is one that has not finished its handshake
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_HANDSHAKE_SECONDS} s after connecting, and one

@@ -91,8 +91,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class QosExecutor implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(QosExecutor.class.getName());
-
     /**
      * Most requests a worker takes per lock acquisition. A worker takes a full batch only while no
      * other worker is idle, and otherwise a fair share of the backlog, so batching does not leave
@@ -132,18 +130,6 @@ public final class QosExecutor implements AutoCloseable {
     /** Workers asleep or about to sleep; submitters wake one when this is non-zero. */
     private final AtomicInteger idleWorkers = new AtomicInteger();
     private volatile boolean closed;
-
-    /** The batch the current thread runs, if it is one of this executor's workers. */
-    private final ThreadLocal<Batch> running = new ThreadLocal<>();
-
-    /**
-     * What a worker defers to the end of the batch it runs ({@link #afterBatch}): {@code open}
-     * while the batch's requests run; the deferred work runs once, after the last of them.
-     */
-    private static final class Batch {
-        boolean open;
-        final List<Runnable> deferred = new ArrayList<>();
-    }
 
     private QosExecutor(Builder b) {
         this.clock = b.timeSource;
@@ -452,67 +438,6 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
-    /** Whether the calling thread runs a batch: a worker's requests, or {@link #asBatch}; {@link #afterBatch} defers then. */
-    public boolean inBatch() {
-        Batch b = running.get();
-        return b != null && b.open;
-    }
-
-    /**
-     * Runs {@code work} once the calling worker has run the rest of the batch it is running, or at
-     * once when the caller is not running a request of this executor (or runs deferred work).
-     * For what several requests of a batch each need done once, such as writing the replies
-     * they completed to a socket in one system call: under load a worker runs up to
-     * {@value #MAX_BATCH} requests a batch, so the work waits at most for the batch's later
-     * requests; while workers are idle, batches hold one request and nothing waits. The deferred
-     * work's time is charged to the batch's last request. An exception it throws is logged and
-     * does not stop the worker.
-     */
-    public void afterBatch(Runnable work) {
-        Batch b = running.get();
-        if (b == null || !b.open) {
-            work.run();
-        } else {
-            b.deferred.add(work);
-        }
-    }
-
-    /**
-     * Runs {@code body} on the calling thread as a batch: what it defers with {@link #afterBatch}
-     * runs once it has returned (or thrown). For a thread that completes several requests at once
-     * outside the workers, such as one reading many acknowledgements in one system call. Within a
-     * batch already, it just runs {@code body}.
-     */
-    public void asBatch(Runnable body) {
-        Batch b = running.get();
-        if (b != null && b.open) {
-            body.run();
-            return;
-        }
-        if (b == null) {
-            b = new Batch();
-            running.set(b);
-        }
-        b.open = true;
-        try {
-            body.run();
-        } finally {
-            runDeferred(b);
-        }
-    }
-
-    private static void runDeferred(Batch b) {
-        b.open = false;
-        for (int i = 0; i < b.deferred.size(); i++) {
-            try {
-                b.deferred.get(i).run();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "work deferred to the end of a batch failed", e);
-            }
-        }
-        b.deferred.clear();
-    }
-
     /** True once {@link #close()} has been called. */
     public boolean isClosed() {
         return closed;
@@ -552,8 +477,6 @@ public final class QosExecutor implements AutoCloseable {
         int batchSize = 0;
         int workerCount = workers.size();
         CpuSampler cpu = new CpuSampler(cpuClock, cpuSampleInterval, System.nanoTime());
-        Batch running = new Batch();
-        this.running.set(running);
         for (;;) {
             boolean exiting = false;
             lock.lock();
@@ -625,12 +548,8 @@ public final class QosExecutor implements AutoCloseable {
             // One wall-clock read per request (reads cost 30-60 ns on some VMs): a request's wall
             // time runs from the previous one's end, so it includes the bookkeeping in between.
             long start = System.nanoTime();
-            running.open = true;
             for (int i = 0; i < batchSize; i++) {
                 batch[i].request().run();
-                if (i == batchSize - 1) {
-                    runDeferred(running);
-                }
                 long end = System.nanoTime();
                 batchCpu[i] = cpu.charge(start, end);
                 start = end;

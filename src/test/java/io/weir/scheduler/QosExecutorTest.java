@@ -379,39 +379,4 @@ class QosExecutorTest {
             assertThat(runs.get(i)).as("runs of request %d", i).isEqualTo(1);
         }
     }
-
-    @Test
-    void workDeferredToTheEndOfABatchRunsOnceTheBatchHasRunAndAtOnceElsewhere() throws Exception {
-        List<String> log = java.util.Collections.synchronizedList(new ArrayList<>());
-        try (QosExecutor ex = QosExecutor.builder(config(1, 64)).workers(1).build()) {
-            assertThat(ex.inBatch()).isFalse();
-            ex.afterBatch(() -> log.add("outside a worker"));
-            assertThat(log).containsExactly("outside a worker");
-            log.clear();
-
-            List<CompletableFuture<Integer>> done = new ArrayList<>();
-            try (AutoCloseable held = holdTheWorker(ex, "v0")) {
-                // queued behind the held request, the next four are one batch of the lone worker
-                for (int i = 0; i < 4; i++) {
-                    int n = i;
-                    done.add(ex.submit("v0", IoKind.WRITE, 4096, () -> {
-                        assertThat(ex.inBatch()).isTrue();
-                        log.add("request " + n);
-                        ex.afterBatch(() -> {
-                            log.add("deferred " + n);
-                            if (n == 1) {
-                                throw new IllegalStateException("a failing deferral stops nothing");
-                            }
-                        });
-                        return n;
-                    }));
-                }
-            }
-            CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(10)).until(() -> log.size() == 8);
-            assertThat(log).containsExactly("request 0", "request 1", "request 2", "request 3",
-                    "deferred 0", "deferred 1", "deferred 2", "deferred 3");
-            assertThat(ex.submit("v0", IoKind.READ, 4096, () -> 7).get(10, TimeUnit.SECONDS)).as("the worker goes on").isEqualTo(7);
-        }
-    }
 }
