@@ -1,5 +1,7 @@
 package io.weir.datanode;
 
+import static org.awaitility.Awaitility.await;
+
 import io.weir.controlplane.ControlPlaneApplication;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
@@ -10,6 +12,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -52,7 +55,13 @@ final class ForkedControlPlane implements AutoCloseable {
                 "--weir.security.bootstrap-token=" + IntegrationTest.ADMIN_TOKEN, "--weir.data-dir=" + dataDir,
                 "--server.port=" + port));
         ForkedProcess p = ForkedProcess.start("control plane", cmd, STARTED);
-        return new ForkedControlPlane(p, Integer.parseInt(p.ready.group(1)));
+        ForkedControlPlane cp = new ForkedControlPlane(p, Integer.parseInt(p.ready.group(1)));
+        // Tomcat serves before the application runners have run: the bootstrap admin token is
+        // stored by one of them, so a request sent at once could be refused (401)
+        HttpApi admin = cp.adminApi();
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50))
+                .until(() -> admin.get("/api/v1/tenants").status() == 200);
+        return cp;
     }
 
     /** Its URL, for a data node's {@code --control-plane}. */
