@@ -507,6 +507,20 @@ final class NbdConnection {
         }
         inFlight.incrementAndGet();
         buffered.addAndGet(r.bufferedBytes());
+        ReplicatedVolume replicated = volume.replication;
+        if (replicated == null || !replicated.holdUntilConfirmed(() -> start(r))) {
+            start(r);
+        }
+        if (atBounds()) {
+            pauseReading();
+        }
+    }
+
+    /**
+     * Submits a request counted in flight (or runs it, with QoS off), or answers it at once if it
+     * cannot be. The selector thread, or whichever confirms a restarted primary that held it.
+     */
+    private void start(NbdRequest r) {
         try {
             if (server.bypass != null) {
                 server.bypass.execute(r::call);
@@ -521,9 +535,6 @@ final class NbdConnection {
             r.release();
             r.replyError(Nbd.ESHUTDOWN, "volume is being removed");
             r.done();
-        }
-        if (atBounds()) {
-            pauseReading();
         }
     }
 

@@ -42,7 +42,8 @@ import java.util.function.IntConsumer;
  *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
  *       differ). It copies the whole volume again to the copies in sync, which stay in sync
  *       meanwhile (every write they lack was unacknowledged), so that they converge.</li>
- *   <li>Such a primary also serves no client until it is sure it still is the primary: its config
+ *   <li>Such a primary also serves no client until it is sure it still is the primary (it holds
+ *       their requests, {@link #holdUntilConfirmed}, and starts them once that is decided): its config
  *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile (only
  *       a copy in sync can be). Every copy in sync at its start answering its epoch's PING with OK
  *       confirms it: none of them was promoted (one promoted, or told of a promotion, answers
@@ -137,6 +138,9 @@ final class ReplicatedVolume {
     private long startSequence;
     /** Rule 7: the copies in sync at the restart that have not yet answered this epoch's PING with OK. */
     private final Set<UUID> toConfirm = new HashSet<>();
+    /** Rule 7: client requests held while unconfirmed, each to start once that is decided; {@link #heldCount} counts them. */
+    private final List<Runnable> held = new ArrayList<>();
+    private volatile int heldCount;
 
     ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
         this.id = id;
@@ -152,6 +156,53 @@ final class ReplicatedVolume {
      */
     synchronized boolean serves() {
         return primary && !fenced && !unconfirmed;
+    }
+
+    /**
+     * Rule 7: holds a client request while this node is a restarted primary not yet confirmed, and
+     * answers true; {@code start} then runs once that is decided, on the thread that decides it:
+     * confirmed, the request is served; no longer the primary, it is answered {@code ESHUTDOWN}
+     * (since {@link #serves} is false). A client waits as for a slow disk: milliseconds when its
+     * copies answer, the control plane's echo when they are down, for as long as neither can
+     * decide. Answers false, holding nothing, when the request may start now.
+     */
+    synchronized boolean holdUntilConfirmed(Runnable start) {
+        if (!awaitingConfirmation()) {
+            return false;
+        }
+        held.add(start);
+        heldCount = held.size();
+        return true;
+    }
+
+    /** Client requests held until this node is confirmed as the primary or deposed (rule 7). */
+    int heldRequests() {
+        return heldCount;
+    }
+
+    private boolean awaitingConfirmation() {
+        return primary && !fenced && unconfirmed;
+    }
+
+    /** Caller holds this: once confirmation is decided, moves the held requests to {@code start}. */
+    private void releaseHeld(List<Runnable> start) {
+        if (!held.isEmpty() && !awaitingConfirmation()) {
+            start.addAll(held);
+            held.clear();
+            heldCount = 0;
+        }
+    }
+
+    /** Starts the held requests if confirmation was decided; called outside the lock after what can decide it. */
+    private void startHeld() {
+        if (heldCount == 0) {
+            return;
+        }
+        List<Runnable> start = new ArrayList<>();
+        synchronized (this) {
+            releaseHeld(start);
+        }
+        start.forEach(Runnable::run);
     }
 
     /** Whether {@code node}'s copy answered this epoch's PING with OK. */
@@ -198,6 +249,7 @@ final class ReplicatedVolume {
             if (!primary) {
                 copies.clear();
                 failWaiting(answers); // deposed by a peer before this config said so
+                releaseHeld(answers);
                 return answers;
             }
             confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
@@ -245,6 +297,7 @@ final class ReplicatedVolume {
                         id, epoch);
             }
             releaseWaiting(answers);
+            releaseHeld(answers);
         }
         return answers;
     }
@@ -253,13 +306,16 @@ final class ReplicatedVolume {
      * A peer's request for this volume arrived with {@code peerEpoch}: the status to answer. A
      * higher epoch than this node has seen is learned, and fences this node if it was the primary.
      */
-    synchronized int admit(long peerEpoch) {
-        if (peerEpoch < epoch || peerEpoch == epoch && primary) {
-            return ReplicationWire.STALE_EPOCH;
+    int admit(long peerEpoch) {
+        synchronized (this) {
+            if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+                return ReplicationWire.STALE_EPOCH;
+            }
+            if (peerEpoch > epoch) {
+                deposed(peerEpoch);
+            }
         }
-        if (peerEpoch > epoch) {
-            deposed(peerEpoch);
-        }
+        startHeld();
         return ReplicationWire.OK;
     }
 
@@ -400,6 +456,7 @@ final class ReplicatedVolume {
             primary = false;
             fenced = true;
             failWaiting(answers);
+            releaseHeld(answers);
         }
         return answers;
     }
@@ -483,6 +540,7 @@ final class ReplicatedVolume {
                     }
                 }
             }
+            startHeld();
         });
     }
 
@@ -526,37 +584,40 @@ final class ReplicatedVolume {
 
     /** A step's copy was answered: on failure its regions are dirty again; with nothing left, the copy joins. */
     void stepDone(Step s, int status, long peerEpoch) {
-        synchronized (this) {
-            Copy c = s.copy;
-            c.steps--;
-            for (int r = s.firstRegion; r < s.firstRegion + s.regions; r++) {
-                c.onTheWay.remove(r);
-            }
-            if (status == ReplicationWire.STALE_EPOCH) {
-                deposed(peerEpoch);
-                return;
-            }
-            if (status != ReplicationWire.OK) {
-                c.dirty.set(s.firstRegion, s.firstRegion + s.regions);
-                failed(c);
-                return;
-            }
-            c.resyncBytes += s.length;
-            if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.dirty.isEmpty() && c.onTheWay.isEmpty()) {
-                LOG.log(System.Logger.Level.INFO, "volume {0}: copied again to the copy on node {1}: {2,number,#} bytes in"
-                        + " {3,number,#} ms", id, c.node, c.resyncBytes, (System.nanoTime() - c.resyncSince) / 1_000_000);
-                c.resyncSince = 0;
-            }
-            if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
-                    && s.epoch == epoch && acting()) {
-                c.state = State.IN_SYNC;
-                c.outSince = 0;
-                syncSequence++;
-                changed.run();
-                long nanos = System.nanoTime() - c.resyncSince;
-                LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"
-                        + " bytes in {3,number,#} ms", id, c.node, c.resyncBytes, nanos / 1_000_000);
-            }
+        stepAnswered(s, status, peerEpoch);
+        startHeld(); // a deposition decides confirmation
+    }
+
+    private synchronized void stepAnswered(Step s, int status, long peerEpoch) {
+        Copy c = s.copy;
+        c.steps--;
+        for (int r = s.firstRegion; r < s.firstRegion + s.regions; r++) {
+            c.onTheWay.remove(r);
+        }
+        if (status == ReplicationWire.STALE_EPOCH) {
+            deposed(peerEpoch);
+            return;
+        }
+        if (status != ReplicationWire.OK) {
+            c.dirty.set(s.firstRegion, s.firstRegion + s.regions);
+            failed(c);
+            return;
+        }
+        c.resyncBytes += s.length;
+        if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.dirty.isEmpty() && c.onTheWay.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "volume {0}: copied again to the copy on node {1}: {2,number,#} bytes in"
+                    + " {3,number,#} ms", id, c.node, c.resyncBytes, (System.nanoTime() - c.resyncSince) / 1_000_000);
+            c.resyncSince = 0;
+        }
+        if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
+                && s.epoch == epoch && acting()) {
+            c.state = State.IN_SYNC;
+            c.outSince = 0;
+            syncSequence++;
+            changed.run();
+            long nanos = System.nanoTime() - c.resyncSince;
+            LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"
+                    + " bytes in {3,number,#} ms", id, c.node, c.resyncBytes, nanos / 1_000_000);
         }
     }
 

@@ -169,7 +169,9 @@
  * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share
  * turns into urgency. Dirty maps live in memory: a primary that restarts copies its out-of-sync
  * copies whole, and copies the volume again to those in sync (they stay in sync meanwhile), since
- * a write in flight when it stopped may be in its file and not theirs.
+ * a write in flight when it stopped may be in its file and not theirs. Until its copies in sync
+ * (or the control plane's echo) confirm that no copy was promoted meanwhile, it holds its
+ * clients' requests, counted in flight, and starts them once that is decided.
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.
