@@ -312,12 +312,16 @@ public final class DataNode implements AutoCloseable {
         }
     }
 
-    /** The volume id of a volume file name ({@code <uuid>.img} or {@code <uuid>.crc}), else null. */
+    /** The suffixes of a volume's files after its id: data, checksums, kept in-sync set. */
+    private static final List<String> VOLUME_FILE_SUFFIXES = List.of(".img", ".crc", SyncState.SUFFIX);
+
+    /** The volume id of a volume file name ({@code <uuid>} and one of {@link #VOLUME_FILE_SUFFIXES}), else null. */
     private static String volumeIdOf(String fileName) {
-        if (!fileName.endsWith(".img") && !fileName.endsWith(".crc")) {
+        String suffix = VOLUME_FILE_SUFFIXES.stream().filter(fileName::endsWith).findFirst().orElse(null);
+        if (suffix == null) {
             return null;
         }
-        String id = fileName.substring(0, fileName.length() - 4);
+        String id = fileName.substring(0, fileName.length() - suffix.length());
         try {
             return UUID.fromString(id).toString().equals(id) ? id : null;
         } catch (IllegalArgumentException e) {
@@ -338,7 +342,7 @@ public final class DataNode implements AutoCloseable {
         if (!Files.exists(quarantine.resolve(id + ".img"))) {
             return false;
         }
-        for (String ext : new String[] {".img", ".crc"}) {
+        for (String ext : VOLUME_FILE_SUFFIXES) {
             Path q = quarantine.resolve(id + ext);
             if (Files.exists(q)) {
                 Files.move(q, dataDir.resolve(id + ext));

@@ -2,6 +2,7 @@ package io.weir.datanode;
 
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -52,7 +53,11 @@ import java.util.function.IntConsumer;
  *       sequence confirms it, since the control plane takes a report only from the current primary
  *       at the current epoch; the copy still counts if it answers later (with the control plane
  *       down, that is what confirms it). With no other copy in sync, nobody can have been
- *       promoted.</li>
+ *       promoted. "In sync" here also takes in the copies it reported in sync after the config
+ *       it kept, which the control plane may have taken without the echo reaching this node
+ *       ({@link SyncState}, written at every change of the in-sync set before it is reported); a
+ *       restart also raises the sequence to the last one reported, and an unreachable copy out of
+ *       the set already raises it once more, so that the echo can confirm.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -281,10 +286,12 @@ final class ReplicatedVolume {
                 }
             }
             copies.keySet().retainAll(named);
-            if (firstHere && store.fromEarlierRun && copies.values().stream().anyMatch(c -> c.state == State.IN_SYNC)) {
-                unconfirmed = true; // rule 7
+            if (firstHere && store.fromEarlierRun) { // rule 7
+                Set<UUID> reported = reportedInSync(rc.epoch());
+                copies.values().stream().filter(c -> c.state == State.IN_SYNC || reported.contains(c.node))
+                        .forEach(c -> toConfirm.add(c.node));
+                unconfirmed = !toConfirm.isEmpty();
                 startSequence = syncSequence;
-                copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> toConfirm.add(c.node));
             }
             toConfirm.retainAll(named); // a copy the control plane took out of the volume cannot be promoted
             if (unconfirmed && confirmedSequence > startSequence) {
@@ -409,14 +416,77 @@ final class ReplicatedVolume {
         if (copies.get(c.node) != c) {
             return; // no longer a copy
         }
-        if (c.state == State.IN_SYNC) {
+        boolean left = c.state == State.IN_SYNC;
+        c.state = State.OUT;
+        announced.remove(c.node);
+        if (left) {
             syncSequence++;
             lastDropSequence = syncSequence;
             c.outSince = System.nanoTime();
+            keepSyncState();
             changed.run();
         }
-        c.state = State.OUT;
-        announced.remove(c.node);
+    }
+
+    /**
+     * Caller holds this: rule 7, an unconfirmed primary cannot reach {@code c}, which could have
+     * been promoted: it leaves the in-sync set, or, out of it already (reported in sync after the
+     * config this node kept), the sequence rises all the same, so that the control plane's echo of
+     * the next report confirms this node.
+     */
+    private void unreachableWhileUnconfirmed(Copy c) {
+        if (!unconfirmed || !toConfirm.contains(c.node) || copies.get(c.node) != c) {
+            return;
+        }
+        if (c.state == State.IN_SYNC) {
+            failed(c);
+        } else if (syncSequence == startSequence) {
+            syncSequence++;
+            keepSyncState();
+            changed.run();
+        }
+    }
+
+    /**
+     * Caller holds this: keeps what the next report says of the in-sync set ({@link SyncState}),
+     * before it goes out. A failure is logged: a restart would then know only the config it kept.
+     */
+    private void keepSyncState() {
+        Set<UUID> inSync = new HashSet<>();
+        copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> inSync.add(c.node));
+        try {
+            new SyncState(epoch, syncSequence, inSync).write(store.syncStateFile());
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "volume {0}: could not keep its in-sync set (sequence {1}): {2}; a"
+                    + " restart will know only the config it kept", id, syncSequence, e.toString());
+        }
+    }
+
+    /**
+     * Caller holds this, at a restart as the primary of {@code configEpoch}: the copies this node
+     * reported in sync at that epoch, kept in its {@link SyncState}, with the sync sequence raised
+     * to the last one it reported. Unreadable, or of a later epoch than the config (kept before
+     * the config was), it answers every copy: any could have been promoted.
+     */
+    private Set<UUID> reportedInSync(long configEpoch) {
+        SyncState kept;
+        try {
+            kept = SyncState.read(store.syncStateFile());
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1}); asking every copy"
+                    + " before serving", id, e.toString());
+            syncSequence++; // above whatever it reported, for the echo
+            return new HashSet<>(copies.keySet());
+        }
+        if (kept == null || kept.epoch() < configEpoch) {
+            return Set.of();
+        }
+        if (kept.epoch() > configEpoch) {
+            syncSequence = Math.max(syncSequence, kept.sequence());
+            return new HashSet<>(copies.keySet());
+        }
+        syncSequence = Math.max(syncSequence, kept.sequence());
+        return kept.inSync();
     }
 
     /**
@@ -507,9 +577,7 @@ final class ReplicatedVolume {
 
     /** The driver could not reach {@code c}: while unconfirmed (rule 7), an in-sync copy leaves the set. */
     synchronized void unreachable(Copy c) {
-        if (unconfirmed && c.state == State.IN_SYNC && copies.get(c.node) == c) {
-            failed(c);
-        }
+        unreachableWhileUnconfirmed(c);
     }
 
     /** Sends a PING of this epoch to {@code c}; an OK marks it announced, and lets an out-of-sync copy start its resync. */
@@ -522,9 +590,8 @@ final class ReplicatedVolume {
             synchronized (this) {
                 if (status == ReplicationWire.STALE_EPOCH) {
                     deposed(peerEpoch);
-                } else if (status != ReplicationWire.OK && unconfirmed && c.state == State.IN_SYNC
-                        && copies.get(c.node) == c && e == epoch) {
-                    failed(c); // rule 7: unreachable, so it leaves the set, and the echo will confirm this node
+                } else if (status != ReplicationWire.OK && e == epoch) {
+                    unreachableWhileUnconfirmed(c);
                 } else if (status == ReplicationWire.OK && copies.get(c.node) == c && e == epoch) {
                     announced.add(c.node);
                     if (unconfirmed && toConfirm.remove(c.node) && toConfirm.isEmpty()) {
@@ -614,6 +681,7 @@ final class ReplicatedVolume {
             c.state = State.IN_SYNC;
             c.outSince = 0;
             syncSequence++;
+            keepSyncState();
             changed.run();
             long nanos = System.nanoTime() - c.resyncSince;
             LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"

@@ -28,6 +28,8 @@ import java.util.zip.CRC32C;
  *       {@code lseek(SEEK_DATA/SEEK_HOLE)}.</li>
  *   <li>{@code <id>.crc}: one CRC32C per {@value #BLOCK}-byte block ({@link ChecksumFile}).
  *       Written with the data; {@link #scrub} verifies it.</li>
+ *   <li>{@code <id>.rep}, on the primary of a replicated volume: the in-sync set it last reported
+ *       ({@link SyncState}).</li>
  * </ul>
  * Files are created by {@link #create} and opened lazily on first use, so that a node can hold
  * many thousands of configured volumes without as many open descriptors.
@@ -143,6 +145,11 @@ final class VolumeStore implements AutoCloseable {
 
     Path dataFile() {
         return data;
+    }
+
+    /** Where a replicated volume's primary keeps the in-sync set it last reported ({@link SyncState}). */
+    Path syncStateFile() {
+        return data.resolveSibling(id + SyncState.SUFFIX);
     }
 
     /** Grows the volume; growing keeps the data. Shrinking is refused. */
@@ -789,6 +796,7 @@ final class VolumeStore implements AutoCloseable {
         try {
             Files.deleteIfExists(data);
             Files.deleteIfExists(checksums);
+            Files.deleteIfExists(syncStateFile());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -27,7 +27,7 @@
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       Replication (see below): {@code Replication}, {@code ReplicatedVolume}, {@code ReplicaLink},
- *       {@code ReplicationServer}, {@code ReplicationWire}, {@code ReplicationTls}.
+ *       {@code ReplicationServer}, {@code ReplicationWire}, {@code ReplicationTls}, {@code SyncState}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
  *       (the listen options and the copies' replication addresses).</li>
@@ -171,7 +171,9 @@
  * copies whole, and copies the volume again to those in sync (they stay in sync meanwhile), since
  * a write in flight when it stopped may be in its file and not theirs. Until its copies in sync
  * (or the control plane's echo) confirm that no copy was promoted meanwhile, it holds its
- * clients' requests, counted in flight, and starts them once that is decided.
+ * clients' requests, counted in flight, and starts them once that is decided. The in-sync set it
+ * last reported is kept on disk ({@code SyncState}, {@code <id>.rep}), since the config it kept
+ * may predate a copy's joining, which the control plane may have taken (and promoted).
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.

@@ -433,6 +433,66 @@ class ReplicationTest {
     }
 
     /**
+     * A copy that joined the in-sync set after the last config its primary kept: the control
+     * plane took the primary's report of it (so could promote it) but the echo never reached the
+     * primary before it stopped. The restarted primary must ask that copy too before it serves.
+     */
+    @Test
+    void aRestartedPrimaryAlsoAsksTheCopiesItReportedInSyncAfterTheConfigItKept() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
+        push(1, kept, b, B, a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync); // copied whole
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 19));
+        }
+        stop(a);
+        // the control plane took a's report (sequence 1: b in sync) and promoted b once a's lease ran out
+        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 2, List.of(copy(B, b, true), copy(A, null, false)))));
+        try (NbdTestClient client = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 20)); // the new primary takes a write
+        }
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, kept)); // the config it kept: b out of sync
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+        }
+        await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
+    }
+
+    /**
+     * A restarted primary whose last report the control plane took, at a sync sequence above the
+     * config it kept, and whose copy is unreachable: its report must rise above the control
+     * plane's sequence, or the echo that confirms it never comes.
+     */
+    @Test
+    void aRestartedPrimaryReportsASequenceAboveTheOnesItReportedBeforeItStopped() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
+        push(1, kept, b, B, a, A);
+        await().atMost(PATIENCE).until(() -> sequence(a) == 1); // b copied whole, in sync: reported, not echoed
+        stop(a);
+        stop(b);
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, kept));
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_READ, 0, 1, 0, 4096, null);
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> held(again) == 1); // b may have been promoted
+            await().atMost(PATIENCE).until(() -> sequence(again) > 1); // b unreachable: it leaves the set again
+            long reported = sequence(again);
+            again.apply(configFor(A, 2, new ReplicationConfig(1, A, reported, List.of(copy(A, again, true),
+                    copy(B, null, false)))));
+            assertThat(client.readReply().error()).as("the echo confirmed it").isZero();
+        }
+    }
+
+    /**
      * The control plane down: a restarted primary whose copy was not reachable at first drops it
      * from the in-sync set (for the control plane's echo to confirm it), but the copy answering its
      * epoch later confirms it as well, since it was in sync and so the only one that could have been

@@ -1,0 +1,82 @@
+package io.weir.datanode;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.StringWriter;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/**
+ * What a primary last reported of a replicated volume's in-sync set, kept beside the volume's
+ * files ({@code <id>.rep}) so that a restart does not forget it: the epoch, the sync sequence and
+ * the copies in sync. The config a node keeps can be older than its last report, since the
+ * control plane echoes a report only with its next push. So a restarted primary (rule 7 of
+ * {@link ReplicatedVolume}) also asks the copies it reported in sync after that config, any of
+ * which the control plane may have promoted meanwhile, and raises its sequence above the last one
+ * it reported, or the echo that confirms it would never come.
+ *
+ * <p>Written when the sequence changes (a copy joins or leaves the in-sync set): to a temporary
+ * file, forced, then renamed over the old one with the directory forced, so a crash leaves the
+ * old state or the new, never a mix. A {@link java.util.Properties} text file:
+ * {@code epoch}, {@code sequence}, {@code inSync} (node ids, comma-separated).
+ */
+record SyncState(long epoch, long sequence, Set<UUID> inSync) {
+
+    /** The file's name after the volume id. */
+    static final String SUFFIX = ".rep";
+
+    SyncState {
+        inSync = Set.copyOf(inSync);
+    }
+
+    /**
+     * The state kept in {@code file}, or null if there is none.
+     *
+     * @throws IOException if it cannot be read or does not parse
+     */
+    static SyncState read(Path file) throws IOException {
+        Properties p = new Properties();
+        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            p.load(r);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+        try {
+            String copies = p.getProperty("inSync", "");
+            return new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
+                    copies.isEmpty() ? Set.of()
+                            : Arrays.stream(copies.split(",")).map(UUID::fromString).collect(Collectors.toSet()));
+        } catch (RuntimeException e) { // a missing key, a number or an id that does not parse
+            throw new IOException(file + " does not parse: " + e, e);
+        }
+    }
+
+    /** Replaces {@code file} with this state, durably. */
+    void write(Path file) throws IOException {
+        Properties p = new Properties();
+        p.setProperty("epoch", Long.toString(epoch));
+        p.setProperty("sequence", Long.toString(sequence));
+        p.setProperty("inSync", inSync.stream().map(UUID::toString).sorted().collect(Collectors.joining(",")));
+        StringWriter text = new StringWriter();
+        p.store(text, "the in-sync set this node last reported as the volume's primary");
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, text.toString(), StandardCharsets.UTF_8);
+        try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            c.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
+            dir.force(true);
+        }
+    }
+}
