@@ -53,7 +53,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <h2>Files no config names</h2>
  * After the first config a node applies (cached, from a file or pushed), and only then, the data
- * dir is swept once: files named {@code <uuid>.img} or {@code <uuid>.crc} of volumes that this
+ * dir is swept once: files named {@code <uuid>.img}, {@code <uuid>.crc} or {@code <uuid>.rep} of volumes that this
  * config does not name (a volume deleted while the node was down, or a crash while one drained)
  * are moved to {@value #QUARANTINE_DIR}/ beside them, with a warning each; nothing else in the
  * directory is touched. They are never deleted by the node: if a later config names the volume

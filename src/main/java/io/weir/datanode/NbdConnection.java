@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <h2>Threads</h2>
  * Everything the client sends is decoded on the server's selector thread ({@link #onSelected}),
  * which answers the handshake itself and turns each transmission request into a {@link NbdRequest}
- * submitted to the scheduler as the foreground flow of the connection's volume. A worker runs the
+ * submitted to the scheduler as the foreground flow of the connection's volume (a restarted primary
+ * not yet confirmed holds it first, and whichever thread confirms it submits it). A worker runs the
  * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
  * the non-blocking socket at once if nothing is queued before it; what the socket does not take
  * is queued and written by the selector thread when the socket is writable again. Replies go out
@@ -508,7 +509,15 @@ final class NbdConnection {
         inFlight.incrementAndGet();
         buffered.addAndGet(r.bufferedBytes());
         ReplicatedVolume replicated = volume.replication;
-        if (replicated == null || !replicated.holdUntilConfirmed(() -> start(r))) {
+        if (replicated == null || !replicated.holdUntilConfirmed(this, serving -> {
+            if (serving) {
+                start(r);
+            } else {
+                r.release();
+                r.replyError(Nbd.ESHUTDOWN, NbdRequest.NOT_PRIMARY);
+                r.done();
+            }
+        })) {
             start(r);
         }
         if (atBounds()) {
@@ -518,7 +527,8 @@ final class NbdConnection {
 
     /**
      * Submits a request counted in flight (or runs it, with QoS off), or answers it at once if it
-     * cannot be. The selector thread, or whichever confirms a restarted primary that held it.
+     * cannot be. The selector thread, or whichever confirms a restarted primary that held it
+     * ({@link ReplicatedVolume#holdUntilConfirmed}).
      */
     private void start(NbdRequest r) {
         try {
@@ -929,6 +939,19 @@ final class NbdConnection {
     }
 
     /**
+     * Requests a restarted primary holds for this connection ({@link ReplicatedVolume#letGo}) are
+     * refused now that it drains or closes: they would keep it, and their buffers, for as long as
+     * the node is unconfirmed.
+     */
+    private void letGoHeld() {
+        VolumeStore v = volume;
+        ReplicatedVolume replicated = v == null ? null : v.replication;
+        if (replicated != null) {
+            replicated.letGo(this);
+        }
+    }
+
+    /**
      * Selector thread: reads nothing more; closes once every in-flight request is answered and
      * written. Read interest goes too: a client's end of stream (or bytes it still sends) would
      * otherwise keep the key ready, and the selector would spin until the drain ends.
@@ -938,6 +961,7 @@ final class NbdConnection {
         if (key != null && key.isValid()) {
             key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
         }
+        letGoHeld();
         maybeFinishDrain();
     }
 
@@ -991,6 +1015,7 @@ final class NbdConnection {
         } catch (IOException ignored) {
             // closed anyway
         }
+        letGoHeld();
         VolumeStore v = volume;
         if (v != null) {
             v.detach(this);

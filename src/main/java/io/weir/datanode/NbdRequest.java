@@ -27,6 +27,10 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
 
     private static final System.Logger LOG = System.getLogger(NbdRequest.class.getName());
 
+    /** The error message of a request refused by a node that is not the volume's primary (ESHUTDOWN). */
+    static final String NOT_PRIMARY = "this node is not the volume's primary at its newest epoch; reconnect to the"
+            + " primary the control plane names";
+
     /**
      * The most a request moves through the volume's file in one run of a worker (1 MiB): larger
      * requests run as pieces. About half a millisecond of a worker's time for a read from the
@@ -116,8 +120,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
             }
             ReplicatedVolume replicated = v.replication;
             if (replicated != null && !replicated.serves()) {
-                replyError(Nbd.ESHUTDOWN, "this node is not the volume's primary at its newest epoch; reconnect to the"
-                        + " primary the control plane names");
+                replyError(Nbd.ESHUTDOWN, NOT_PRIMARY);
                 return null;
             }
             if (cost() > 0) { // moves data: READ, WRITE, CACHE, WRITE_ZEROES with NO_HOLE

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 /**
@@ -42,7 +43,12 @@ import java.util.function.IntConsumer;
  *       copy was promoted meanwhile) may hold writes that were in flight when it stopped and that
  *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
  *       differ). It copies the whole volume again to the copies in sync, which stay in sync
- *       meanwhile (every write they lack was unacknowledged), so that they converge.</li>
+ *       meanwhile (every write they lack was unacknowledged), so that they converge. Which copies
+ *       are in sync, and its sequence, it takes from its {@link SyncState}, written at every new
+ *       epoch and before every report of a change: the config it kept may predate its last
+ *       reports, which the control plane may have taken without the echo reaching this node. With
+ *       no such state (lost, or never written), it goes by the config, raises the sequence past
+ *       it, and acknowledges no write until the control plane has echoed its report.</li>
  *   <li>Such a primary also serves no client until it is sure it still is the primary (it holds
  *       their requests, {@link #holdUntilConfirmed}, and starts them once that is decided): its config
  *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile (only
@@ -53,11 +59,12 @@ import java.util.function.IntConsumer;
  *       sequence confirms it, since the control plane takes a report only from the current primary
  *       at the current epoch; the copy still counts if it answers later (with the control plane
  *       down, that is what confirms it). With no other copy in sync, nobody can have been
- *       promoted. "In sync" here also takes in the copies it reported in sync after the config
- *       it kept, which the control plane may have taken without the echo reaching this node
- *       ({@link SyncState}, written at every change of the in-sync set before it is reported); a
- *       restart also raises the sequence to the last one reported, and an unreachable copy out of
- *       the set already raises it once more, so that the echo can confirm.</li>
+ *       promoted. Asked are the copies the control plane may hold in sync: those in sync in the
+ *       config it kept or in its last report (every copy, with no {@link SyncState}); one of them
+ *       unreachable and out of the set already raises the sequence once all the same, so that an
+ *       echo can confirm. A config of its epoch whose sequence is above its own (the control plane
+ *       took a report it no longer remembers) makes it report its set again above that, and hold
+ *       writes until that is echoed.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -138,14 +145,21 @@ final class ReplicatedVolume {
     private final List<Pending> waiting = new ArrayList<>();
     /** Copies told of this epoch with a PING that was answered OK. */
     private final Set<UUID> announced = new HashSet<>();
-    /** Rule 7: restarted as the primary, and not yet confirmed; {@link #startSequence} is the sync sequence then. */
-    private boolean unconfirmed;
+    /**
+     * Rule 7: restarted as the primary, and not yet confirmed; {@link #startSequence} is the sync
+     * sequence then. Volatile so that {@link #holdUntilConfirmed} takes no lock while it is false.
+     */
+    private volatile boolean unconfirmed;
     private long startSequence;
     /** Rule 7: the copies in sync at the restart that have not yet answered this epoch's PING with OK. */
     private final Set<UUID> toConfirm = new HashSet<>();
-    /** Rule 7: client requests held while unconfirmed, each to start once that is decided; {@link #heldCount} counts them. */
-    private final List<Runnable> held = new ArrayList<>();
+    /** Rule 7: client requests held while unconfirmed; {@link #heldCount} counts them. */
+    private final List<Held> held = new ArrayList<>();
     private volatile int heldCount;
+
+    /** A client request held by {@link #holdUntilConfirmed}: whose it is, and what to tell it once decided. */
+    private record Held(Object owner, Consumer<Boolean> resume) {
+    }
 
     ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
         this.id = id;
@@ -164,20 +178,50 @@ final class ReplicatedVolume {
     }
 
     /**
-     * Rule 7: holds a client request while this node is a restarted primary not yet confirmed, and
-     * answers true; {@code start} then runs once that is decided, on the thread that decides it:
-     * confirmed, the request is served; no longer the primary, it is answered {@code ESHUTDOWN}
-     * (since {@link #serves} is false). A client waits as for a slow disk: milliseconds when its
-     * copies answer, the control plane's echo when they are down, for as long as neither can
-     * decide. Answers false, holding nothing, when the request may start now.
+     * Rule 7: holds a client request of {@code owner} (its connection) while this node is a
+     * restarted primary not yet confirmed, and answers true. Once that is decided, on the thread
+     * that decides it, {@code resume} gets whether this node serves the volume: true, the request
+     * runs; false (no longer the primary, or the volume's replication ended here), it is refused.
+     * A client waits as for a slow disk: milliseconds when its copies answer, the control plane's
+     * echo when they are down, for as long as neither can decide, or until its connection closes
+     * ({@link #letGo}). Answers false, holding nothing, when the request may start now.
      */
-    synchronized boolean holdUntilConfirmed(Runnable start) {
-        if (!awaitingConfirmation()) {
-            return false;
+    boolean holdUntilConfirmed(Object owner, Consumer<Boolean> resume) {
+        if (!unconfirmed) {
+            return false; // the common case: no lock on the selector thread
         }
-        held.add(start);
-        heldCount = held.size();
-        return true;
+        synchronized (this) {
+            if (!awaitingConfirmation()) {
+                return false;
+            }
+            held.add(new Held(owner, resume));
+            heldCount = held.size();
+            return true;
+        }
+    }
+
+    /** The requests {@code owner} has held are given up (its connection closed): each is told false. */
+    void letGo(Object owner) {
+        if (heldCount == 0) {
+            return;
+        }
+        List<Held> gone = new ArrayList<>();
+        synchronized (this) {
+            for (var it = held.iterator(); it.hasNext();) {
+                Held h = it.next();
+                if (h.owner() == owner) {
+                    it.remove();
+                    gone.add(h);
+                }
+            }
+            heldCount = held.size();
+        }
+        gone.forEach(h -> h.resume().accept(false));
+    }
+
+    /** Requests done here and on the copies that wait for a config to echo a sequence (rule 2). */
+    synchronized int waitingWrites() {
+        return waiting.size();
     }
 
     /** Client requests held until this node is confirmed as the primary or deposed (rule 7). */
@@ -189,10 +233,13 @@ final class ReplicatedVolume {
         return primary && !fenced && unconfirmed;
     }
 
-    /** Caller holds this: once confirmation is decided, moves the held requests to {@code start}. */
+    /** Caller holds this: once confirmation is decided, moves the held requests, told the decision, to {@code start}. */
     private void releaseHeld(List<Runnable> start) {
         if (!held.isEmpty() && !awaitingConfirmation()) {
-            start.addAll(held);
+            boolean serving = primary && !fenced && !unconfirmed;
+            for (Held h : held) {
+                start.add(() -> h.resume().accept(serving));
+            }
             held.clear();
             heldCount = 0;
         }
@@ -257,9 +304,16 @@ final class ReplicatedVolume {
                 releaseHeld(answers);
                 return answers;
             }
+            boolean restarted = firstHere && store.fromEarlierRun;
+            LastReport last = restarted ? lastReport(rc) : null;
             confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
-            if (rc.syncSequence() > syncSequence) {
-                syncSequence = rc.syncSequence(); // a restart forgot ours; the control plane's is the truth
+            if (!restarted && rc.syncSequence() > syncSequence) {
+                // the control plane holds a report this node does not remember (its state could not be
+                // kept): report the present set above it, and acknowledge no write until it is echoed
+                syncSequence = rc.syncSequence() + 1;
+                lastDropSequence = syncSequence;
+                keepSyncState();
+                changed.run();
             }
             Set<UUID> named = new HashSet<>();
             for (ReplicationConfig.Copy cc : rc.copies()) {
@@ -269,11 +323,12 @@ final class ReplicatedVolume {
                 named.add(cc.nodeId());
                 Copy c = copies.get(cc.nodeId());
                 if (c == null) {
-                    c = new Copy(cc.nodeId(), cc.address(), cc.inSync() ? State.IN_SYNC : State.OUT);
-                    if (!cc.inSync()) {
+                    boolean inSync = last == null ? cc.inSync() : last.inSync(cc);
+                    c = new Copy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
+                    if (!inSync) {
                         c.dirty.set(0, regions());
                         c.outSince = System.nanoTime();
-                    } else if (firstHere && store.fromEarlierRun) {
+                    } else if (restarted) {
                         c.dirty.set(0, regions()); // rule 6: in sync, and copied again
                         c.resyncSince = System.nanoTime();
                         LOG.log(System.Logger.Level.INFO, "volume {0}: its primary restarted; copying it again to the copy"
@@ -286,12 +341,22 @@ final class ReplicatedVolume {
                 }
             }
             copies.keySet().retainAll(named);
-            if (firstHere && store.fromEarlierRun) { // rule 7
-                Set<UUID> reported = reportedInSync(rc.epoch());
-                copies.values().stream().filter(c -> c.state == State.IN_SYNC || reported.contains(c.node))
-                        .forEach(c -> toConfirm.add(c.node));
+            if (restarted) { // rule 7
+                syncSequence = last.sequence();
+                for (ReplicationConfig.Copy cc : rc.copies()) {
+                    if (named.contains(cc.nodeId()) && (cc.inSync() || last.inSync(cc) || last.inSync() == null)) {
+                        toConfirm.add(cc.nodeId()); // in sync as the control plane may know it
+                    }
+                }
+                if (last.mustEcho()) {
+                    lastDropSequence = syncSequence; // no write without a copy it may hold in sync, until it knows
+                    changed.run();
+                }
                 unconfirmed = !toConfirm.isEmpty();
                 startSequence = syncSequence;
+            }
+            if (newEpoch) {
+                keepSyncState(); // a restart finds it; missing, the restart asks every copy
             }
             toConfirm.retainAll(named); // a copy the control plane took out of the volume cannot be promoted
             if (unconfirmed && confirmedSequence > startSequence) {
@@ -452,41 +517,56 @@ final class ReplicatedVolume {
      * before it goes out. A failure is logged: a restart would then know only the config it kept.
      */
     private void keepSyncState() {
+        if (!acting()) {
+            return; // deposed: what it reports is no one's concern
+        }
         Set<UUID> inSync = new HashSet<>();
         copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> inSync.add(c.node));
         try {
             new SyncState(epoch, syncSequence, inSync).write(store.syncStateFile());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "volume {0}: could not keep its in-sync set (sequence {1}): {2}; a"
-                    + " restart will know only the config it kept", id, syncSequence, e.toString());
+                    + " restart would then ask every copy and wait for the control plane''s echo", id, syncSequence,
+                    e.toString());
         }
     }
 
     /**
-     * Caller holds this, at a restart as the primary of {@code configEpoch}: the copies this node
-     * reported in sync at that epoch, kept in its {@link SyncState}, with the sync sequence raised
-     * to the last one it reported. Unreadable, or of a later epoch than the config (kept before
-     * the config was), it answers every copy: any could have been promoted.
+     * What a restarted primary knows of the in-sync set it last reported (rule 7): the set itself
+     * ({@code null}: unknown, so the config's, with every copy asked) at {@code sequence}, and
+     * whether it must hold writes until the control plane echoes it ({@code mustEcho}: a copy the
+     * config has in sync may have left since, or nothing is known).
      */
-    private Set<UUID> reportedInSync(long configEpoch) {
+    private record LastReport(Set<UUID> inSync, long sequence, boolean mustEcho) {
+        boolean inSync(ReplicationConfig.Copy cc) {
+            return inSync == null ? cc.inSync() : inSync.contains(cc.nodeId());
+        }
+    }
+
+    /**
+     * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
+     * every change of the in-sync set and every new epoch, is at least as new as the config it
+     * kept. Missing, unreadable, of another epoch or older than the config (the state could not be
+     * written, or the config was kept before the state was), nothing is known: every copy is asked,
+     * and the sequence rises past the config's so that the echo of the next report settles it.
+     */
+    private LastReport lastReport(ReplicationConfig rc) {
         SyncState kept;
         try {
             kept = SyncState.read(store.syncStateFile());
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1}); asking every copy"
-                    + " before serving", id, e.toString());
-            syncSequence++; // above whatever it reported, for the echo
-            return new HashSet<>(copies.keySet());
+            LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1})", id, e.toString());
+            kept = null;
         }
-        if (kept == null || kept.epoch() < configEpoch) {
-            return Set.of();
+        if (kept == null || kept.epoch() != rc.epoch() || kept.sequence() < rc.syncSequence()) {
+            LOG.log(System.Logger.Level.WARNING, "volume {0}: no in-sync set kept at epoch {1}; asking every copy before"
+                    + " serving, and acknowledging writes once the control plane has echoed this node''s report", id, rc.epoch());
+            return new LastReport(null, rc.syncSequence() + 1, true);
         }
-        if (kept.epoch() > configEpoch) {
-            syncSequence = Math.max(syncSequence, kept.sequence());
-            return new HashSet<>(copies.keySet());
-        }
-        syncSequence = Math.max(syncSequence, kept.sequence());
-        return kept.inSync();
+        Set<UUID> configInSync = new HashSet<>();
+        rc.copies().stream().filter(ReplicationConfig.Copy::inSync).forEach(cc -> configInSync.add(cc.nodeId()));
+        configInSync.remove(self);
+        return new LastReport(kept.inSync(), kept.sequence(), !kept.inSync().containsAll(configInSync));
     }
 
     /**

@@ -20,14 +20,14 @@ import java.util.stream.Collectors;
  * What a primary last reported of a replicated volume's in-sync set, kept beside the volume's
  * files ({@code <id>.rep}) so that a restart does not forget it: the epoch, the sync sequence and
  * the copies in sync. The config a node keeps can be older than its last report, since the
- * control plane echoes a report only with its next push. So a restarted primary (rule 7 of
- * {@link ReplicatedVolume}) also asks the copies it reported in sync after that config, any of
- * which the control plane may have promoted meanwhile, and raises its sequence above the last one
- * it reported, or the echo that confirms it would never come.
+ * control plane echoes a report only with its next push. So a restarted primary (rules 6 and 7
+ * of {@link ReplicatedVolume}) takes the copies in sync from here, asks those the control plane
+ * may hold in sync (any could have been promoted meanwhile), and goes on from the last sequence it
+ * reported, so that its next report rises above it and the echo can confirm it.
  *
- * <p>Written when the sequence changes (a copy joins or leaves the in-sync set): to a temporary
- * file, forced, then renamed over the old one with the directory forced, so a crash leaves the
- * old state or the new, never a mix. A {@link java.util.Properties} text file:
+ * <p>Written at every new epoch of the primary and before every report of a new sequence: to a
+ * temporary file, forced, then renamed over the old one with the directory forced, so a crash
+ * leaves the old state or the new, never a mix. A {@link java.util.Properties} text file:
  * {@code epoch}, {@code sequence}, {@code inSync} (node ids, comma-separated).
  */
 record SyncState(long epoch, long sequence, Set<UUID> inSync) {
@@ -50,12 +50,18 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync) {
             p.load(r);
         } catch (NoSuchFileException e) {
             return null;
+        } catch (IllegalArgumentException e) { // a malformed unicode escape
+            throw new IOException(file + " does not parse: " + e, e);
         }
         try {
             String copies = p.getProperty("inSync", "");
-            return new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
+            SyncState s = new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
                     copies.isEmpty() ? Set.of()
                             : Arrays.stream(copies.split(",")).map(UUID::fromString).collect(Collectors.toSet()));
+            if (s.epoch() < 1 || s.sequence() < 0) {
+                throw new IllegalArgumentException("epoch " + s.epoch() + ", sequence " + s.sequence());
+            }
+            return s;
         } catch (RuntimeException e) { // a missing key, a number or an id that does not parse
             throw new IOException(file + " does not parse: " + e, e);
         }

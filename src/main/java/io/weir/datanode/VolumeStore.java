@@ -797,6 +797,7 @@ final class VolumeStore implements AutoCloseable {
             Files.deleteIfExists(data);
             Files.deleteIfExists(checksums);
             Files.deleteIfExists(syncStateFile());
+            Files.deleteIfExists(syncStateFile().resolveSibling(id + SyncState.SUFFIX + ".tmp"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

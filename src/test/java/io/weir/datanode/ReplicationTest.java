@@ -16,6 +16,7 @@ import io.weir.support.TestConfigs;
 import io.weir.support.TestPki;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,6 +118,21 @@ class ReplicationTest {
     private static AgentMessage.CopyStatus copyStatus(DataNode primary, UUID node) {
         return primary.replicationStatus().stream().flatMap(s -> s.copies().stream()).filter(c -> c.nodeId().equals(node))
                 .findFirst().orElseThrow();
+    }
+
+    /**
+     * The primary a takes a write and stops; the control plane promotes b (epoch 2, sync sequence
+     * {@code sequence}, a out of sync), and b takes a write that a never sees.
+     */
+    private void bPromotedWhileAIsDown(DataNode a, DataNode b, long sequence) throws Exception {
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 14));
+        }
+        stop(a);
+        b.apply(configFor(B, 2, new ReplicationConfig(2, B, sequence, List.of(copy(B, b, true), copy(A, null, false)))));
+        try (NbdTestClient client = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 15)); // the new primary takes a write
+        }
     }
 
     /** Client requests the node holds until it is confirmed as the volume's primary (or deposed). */
@@ -378,15 +394,7 @@ class ReplicationTest {
         DataNode a = n.a();
         DataNode b = n.b();
         ReplicationConfig rc = n.config();
-        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            c.write(0, NbdServerTest.bytes(4096, 14));
-        }
-        a.close();
-        nodes.remove(a);
-        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, null, false)))));
-        try (NbdTestClient c = new NbdTestClient(b.listenAddress()).open("acme/db")) {
-            c.write(0, NbdServerTest.bytes(4096, 15)); // the new primary takes a write
-        }
+        bPromotedWhileAIsDown(a, b, 1);
 
         DataNode again = start("a"); // on the config it kept: primary at epoch 1
         again.apply(configFor(A, 1, rc));
@@ -409,14 +417,7 @@ class ReplicationTest {
         DataNode c = start("c");
         ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
         push(1, rc, b, B, c, C, a, A);
-        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            client.write(0, NbdServerTest.bytes(4096, 16));
-        }
-        stop(a);
-        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, null, false)))));
-        try (NbdTestClient client = new NbdTestClient(b.listenAddress()).open("acme/db")) {
-            client.write(0, NbdServerTest.bytes(4096, 17)); // the new primary takes a write
-        }
+        bPromotedWhileAIsDown(a, b, 1); // c not yet told
         stop(b);
 
         DataNode again = start("a"); // on the config it kept: primary at epoch 1, b and c in sync
@@ -444,15 +445,8 @@ class ReplicationTest {
         ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
         push(1, kept, b, B, a, A);
         await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync); // copied whole
-        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            client.write(0, NbdServerTest.bytes(4096, 19));
-        }
-        stop(a);
-        // the control plane took a's report (sequence 1: b in sync) and promoted b once a's lease ran out
-        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 2, List.of(copy(B, b, true), copy(A, null, false)))));
-        try (NbdTestClient client = new NbdTestClient(b.listenAddress()).open("acme/db")) {
-            client.write(0, NbdServerTest.bytes(4096, 20)); // the new primary takes a write
-        }
+        // the control plane took a's report (sequence 1: b in sync), and b is promoted
+        bPromotedWhileAIsDown(a, b, 2);
 
         DataNode again = start("a");
         again.apply(configFor(A, 1, kept)); // the config it kept: b out of sync
@@ -461,6 +455,80 @@ class ReplicationTest {
                     .isEqualTo(Nbd.ESHUTDOWN);
         }
         await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
+    }
+
+    /**
+     * The copy it reported in sync after the config it kept is in sync again after a restart, as
+     * the control plane may hold it: not copied as if out of sync, which would let a write it
+     * misses be acknowledged without first taking it out of the set.
+     */
+    @Test
+    void aRestartedPrimaryKeepsInSyncTheCopiesItReportedInSyncAfterTheConfigItKept() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
+        push(1, kept, b, B, a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync); // not echoed
+        byte[] data = NbdServerTest.bytes(4096, 23);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        stop(a);
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, kept)); // the config it kept: b out of sync
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(client.read(0, 4096)).as("confirmed by b").isEqualTo(data);
+        }
+        assertThat(copyStatus(again, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
+        assertThat(sequence(again)).isEqualTo(1);
+    }
+
+    /** A client that gives up on a held request gets its buffers back at once, not when the node is confirmed. */
+    @Test
+    void theRequestsAConnectionHadHeldAreLetGoWhenItCloses() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        stop(n.a());
+        stop(n.b());
+        BufferPool pool = new BufferPool(BufferPool.defaultBudget());
+        DataNode again = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).bufferPool(pool).build();
+        nodes.add(again);
+        again.apply(configFor(A, 1, n.config())); // its copy unreachable: unconfirmed
+        NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db");
+        long before = pool.held();
+        client.request(Nbd.CMD_WRITE, 0, 1, 0, 65536, new byte[65536]);
+        client.flushOut();
+        await().atMost(PATIENCE).until(() -> held(again) == 1);
+        assertThat(pool.held()).as("its payload").isGreaterThan(before);
+        client.close();
+        await().atMost(PATIENCE).until(() -> held(again) == 0);
+        assertThat(pool.held()).isEqualTo(before);
+    }
+
+    /**
+     * Without its kept in-sync set (lost, or from a version that kept none), a restarted primary
+     * cannot tell which copies the control plane holds in sync: it asks every copy, and
+     * acknowledges a write only once the control plane has echoed its report.
+     */
+    @Test
+    void aRestartedPrimaryThatKeptNoInSyncSetAcknowledgesWritesOnlyOnceTheControlPlaneEchoesItsReport() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        stop(n.a());
+        Files.delete(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX));
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, n.config()));
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("confirmed by b").isZero();
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 24));
+            client.flushOut();
+            long reported = sequence(again);
+            assertThat(reported).as("above the config's").isEqualTo(1);
+            await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).waitingWrites() == 1);
+            again.apply(configFor(A, 2, new ReplicationConfig(1, A, reported, List.of(copy(A, again, true),
+                    copy(B, n.b(), true)))));
+            assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
+        }
     }
 
     /**

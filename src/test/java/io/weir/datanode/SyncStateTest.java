@@ -39,5 +39,9 @@ class SyncStateTest {
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class).hasMessageContaining("does not parse");
         Files.writeString(file, "epoch=3\nsequence=1\ninSync=not-a-node\n");
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
+        Files.writeString(file, "epoch=3\nsequence=-1\n");
+        assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
+        Files.writeString(file, "epoch=3\nsequence=1\ninSync=\\u12\n");
+        assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
     }
 }
