@@ -109,6 +109,21 @@ class ReplicationTest {
         return new TwoNodes(a, b, rc);
     }
 
+    /**
+     * Starts nodes a and b, pushes them revision 1 with b a new copy (out of sync) of a, and waits
+     * until b has been copied whole and joined the in-sync set (sequence 1): a reported it, and no
+     * config echoed it. The config returned is the one pushed, the one a keeps.
+     */
+    private TwoNodes copyJoinedUnechoed() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
+        push(1, rc, b, B, a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
+        assertThat(sequence(a)).isEqualTo(1);
+        return new TwoNodes(a, b, rc);
+    }
+
     private static byte[] onCopy(DataNode n, long offset, int length) throws Exception {
         ByteBuffer b = ByteBuffer.allocate(length);
         n.replication().volume(VOLUME).store.read(offset, b);
@@ -440,11 +455,10 @@ class ReplicationTest {
      */
     @Test
     void aRestartedPrimaryAlsoAsksTheCopiesItReportedInSyncAfterTheConfigItKept() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
-        push(1, kept, b, B, a, A);
-        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync); // copied whole
+        TwoNodes n = copyJoinedUnechoed();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        ReplicationConfig kept = n.config();
         // the control plane took a's report (sequence 1: b in sync), and b is promoted
         bPromotedWhileAIsDown(a, b, 2);
 
@@ -464,11 +478,9 @@ class ReplicationTest {
      */
     @Test
     void aRestartedPrimaryKeepsInSyncTheCopiesItReportedInSyncAfterTheConfigItKept() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
-        push(1, kept, b, B, a, A);
-        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync); // not echoed
+        TwoNodes n = copyJoinedUnechoed();
+        DataNode a = n.a();
+        ReplicationConfig kept = n.config();
         byte[] data = NbdServerTest.bytes(4096, 23);
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             client.write(0, data);
@@ -538,13 +550,10 @@ class ReplicationTest {
      */
     @Test
     void aRestartedPrimaryReportsASequenceAboveTheOnesItReportedBeforeItStopped() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        ReplicationConfig kept = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, false)));
-        push(1, kept, b, B, a, A);
-        await().atMost(PATIENCE).until(() -> sequence(a) == 1); // b copied whole, in sync: reported, not echoed
-        stop(a);
-        stop(b);
+        TwoNodes n = copyJoinedUnechoed();
+        stop(n.a());
+        stop(n.b());
+        ReplicationConfig kept = n.config();
 
         DataNode again = start("a");
         again.apply(configFor(A, 1, kept));
