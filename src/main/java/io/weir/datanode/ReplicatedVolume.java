@@ -546,9 +546,11 @@ final class ReplicatedVolume {
     /**
      * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
      * every change of the in-sync set and every new epoch, is at least as new as the config it
-     * kept. Missing, unreadable, of another epoch or older than the config (the state could not be
+     * kept. Unreadable, of another epoch or older than the config (the state could not be
      * written, or the config was kept before the state was), nothing is known: every copy is asked,
      * and the sequence rises past the config's so that the echo of the next report settles it.
+     * Missing (files from a version that kept none, or made by hand for the config-file mode, which
+     * has no control plane to echo anything), every copy is asked and the config's set taken.
      */
     private LastReport lastReport(ReplicationConfig rc) {
         SyncState kept;
@@ -556,17 +558,28 @@ final class ReplicatedVolume {
             kept = SyncState.read(store.syncStateFile());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1})", id, e.toString());
-            kept = null;
+            return unknownReport(rc);
         }
-        if (kept == null || kept.epoch() != rc.epoch() || kept.sequence() < rc.syncSequence()) {
-            LOG.log(System.Logger.Level.WARNING, "volume {0}: no in-sync set kept at epoch {1}; asking every copy before"
-                    + " serving, and acknowledging writes once the control plane has echoed this node''s report", id, rc.epoch());
-            return new LastReport(null, rc.syncSequence() + 1, true);
+        if (kept == null) {
+            // files from before this node kept the set (an upgrade, or a data dir made by hand, as in
+            // the config-file mode): every copy is asked, the config's set taken
+            LOG.log(System.Logger.Level.INFO, "volume {0}: no in-sync set kept; asking every copy before serving", id);
+            return new LastReport(null, rc.syncSequence(), false);
+        }
+        if (kept.epoch() != rc.epoch() || kept.sequence() < rc.syncSequence()) {
+            return unknownReport(rc);
         }
         Set<UUID> configInSync = new HashSet<>();
         rc.copies().stream().filter(ReplicationConfig.Copy::inSync).forEach(cc -> configInSync.add(cc.nodeId()));
         configInSync.remove(self);
         return new LastReport(kept.inSync(), kept.sequence(), !kept.inSync().containsAll(configInSync));
+    }
+
+    /** The kept set is unreadable or disagrees with the config: every copy asked, and writes wait for an echo. */
+    private LastReport unknownReport(ReplicationConfig rc) {
+        LOG.log(System.Logger.Level.WARNING, "volume {0}: no usable in-sync set kept at epoch {1}; asking every copy before"
+                + " serving, and acknowledging writes once the control plane has echoed this node''s report", id, rc.epoch());
+        return new LastReport(null, rc.syncSequence() + 1, true);
     }
 
     /**

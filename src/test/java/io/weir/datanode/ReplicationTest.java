@@ -519,15 +519,15 @@ class ReplicationTest {
     }
 
     /**
-     * Without its kept in-sync set (lost, or from a version that kept none), a restarted primary
-     * cannot tell which copies the control plane holds in sync: it asks every copy, and
-     * acknowledges a write only once the control plane has echoed its report.
+     * With its kept in-sync set unreadable, a restarted primary cannot tell which copies the
+     * control plane holds in sync: it asks every copy, and acknowledges a write only once the
+     * control plane has echoed its report.
      */
     @Test
-    void aRestartedPrimaryThatKeptNoInSyncSetAcknowledgesWritesOnlyOnceTheControlPlaneEchoesItsReport() throws Exception {
+    void aRestartedPrimaryWhoseKeptInSyncSetIsUnreadableAcknowledgesWritesOnlyOnceTheControlPlaneEchoesItsReport() throws Exception {
         TwoNodes n = twoNodesInSync();
         stop(n.a());
-        Files.delete(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX));
+        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\n"); // unreadable
         DataNode again = start("a");
         again.apply(configFor(A, 1, n.config()));
         try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
