@@ -47,8 +47,10 @@ import java.util.function.IntConsumer;
  *       are in sync, and its sequence, it takes from its {@link SyncState}, written at every new
  *       epoch and before every report of a change: the config it kept may predate its last
  *       reports, which the control plane may have taken without the echo reaching this node. With
- *       no such state (lost, or never written), it goes by the config, raises the sequence past
- *       it, and acknowledges no write until the control plane has echoed its report.</li>
+ *       that state unreadable or at odds with the config, it goes by the config, raises the
+ *       sequence past it, and acknowledges no write until the control plane has echoed its
+ *       report; with none at all (files from before this version, or made by hand for the
+ *       config-file mode), it goes by the config.</li>
  *   <li>Such a primary also serves no client until it is sure it still is the primary (it holds
  *       their requests, {@link #holdUntilConfirmed}, and starts them once that is decided): its config
  *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile (only
@@ -60,7 +62,7 @@ import java.util.function.IntConsumer;
  *       at the current epoch; the copy still counts if it answers later (with the control plane
  *       down, that is what confirms it). With no other copy in sync, nobody can have been
  *       promoted. Asked are the copies the control plane may hold in sync: those in sync in the
- *       config it kept or in its last report (every copy, with no {@link SyncState}); one of them
+ *       config it kept or in its last report (every copy, with no usable {@link SyncState}); one of them
  *       unreachable and out of the set already raises the sequence once all the same, so that an
  *       echo can confirm. A config of its epoch whose sequence is above its own (the control plane
  *       took a report it no longer remembers) makes it report its set again above that, and hold
