@@ -516,7 +516,8 @@ final class ReplicatedVolume {
 
     /**
      * Caller holds this: keeps what the next report says of the in-sync set ({@link SyncState}),
-     * before it goes out. A failure is logged: a restart would then know only the config it kept.
+     * before it goes out. A failure is logged, and the report still goes out: a restart then finds
+     * the state kept before, and the control plane's higher sequence makes it report again.
      */
     private void keepSyncState() {
         if (!acting()) {
@@ -528,8 +529,7 @@ final class ReplicatedVolume {
             new SyncState(epoch, syncSequence, inSync).write(store.syncStateFile());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "volume {0}: could not keep its in-sync set (sequence {1}): {2}; a"
-                    + " restart would then ask every copy and wait for the control plane''s echo", id, syncSequence,
-                    e.toString());
+                    + " restart would find the one kept before", id, syncSequence, e.toString());
         }
     }
 
