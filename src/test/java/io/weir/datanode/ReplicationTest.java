@@ -508,14 +508,14 @@ class ReplicationTest {
         nodes.add(again);
         again.apply(configFor(A, 1, n.config())); // its copy unreachable: unconfirmed
         NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db");
-        long before = pool.held();
         client.request(Nbd.CMD_WRITE, 0, 1, 0, 65536, new byte[65536]);
         client.flushOut();
         await().atMost(PATIENCE).until(() -> held(again) == 1);
-        assertThat(pool.held()).as("its payload").isGreaterThan(before);
+        assertThat(pool.held()).as("its payload").isGreaterThanOrEqualTo(65536);
         client.close();
-        await().atMost(PATIENCE).until(() -> held(again) == 0);
-        assertThat(pool.held()).isEqualTo(before);
+        // its only client gone, the node holds no buffer (an option reply may still be on its way
+        // back to the pool when the payload is taken, so nothing less is compared)
+        await().atMost(PATIENCE).until(() -> held(again) == 0 && pool.held() == 0);
     }
 
     /**
