@@ -43,14 +43,18 @@ import java.util.function.IntConsumer;
  *       copy was promoted meanwhile) may hold writes that were in flight when it stopped and that
  *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
  *       differ). It copies the whole volume again to the copies in sync, which stay in sync
- *       meanwhile (every write they lack was unacknowledged), so that they converge. Which copies
- *       are in sync, and its sequence, it takes from its {@link SyncState}, written at every new
- *       epoch and before every report of a change: the config it kept may predate its last
- *       reports, which the control plane may have taken without the echo reaching this node. With
- *       that state unreadable or at odds with the config, it goes by the config, raises the
- *       sequence past it, and acknowledges no write until the control plane has echoed its
- *       report; with none at all (files from before this version, or made by hand for the
- *       config-file mode), it goes by the config.</li>
+ *       meanwhile (every write they lack was unacknowledged), so that they converge, once it is
+ *       confirmed (rule 7; before, a copy not yet told of a promotion would take old data). Which
+ *       copies are in sync, its sequence, and which copies the control plane may hold in sync (any
+ *       reported in sync since it last echoed this node's set) it takes from its
+ *       {@link SyncState}, kept at every new epoch and before every report of a change (a change
+ *       not kept is not reported): the config it kept may predate its last reports, which the
+ *       control plane may have taken without the echo reaching this node. With a copy it may hold
+ *       in sync out of sync here, it acknowledges no write until the control plane has echoed its
+ *       report. With that state unreadable or at odds with the config, it goes by the config,
+ *       raises the sequence past it, and takes every copy as perhaps in sync; with none at all
+ *       (files from before this version, or made by hand for the config-file mode), it goes by
+ *       the config.</li>
  *   <li>Such a primary also serves no client until it is sure it still is the primary (it holds
  *       their requests, {@link #holdUntilConfirmed}, and starts them once that is decided): its config
  *       may be the one it kept before it stopped, and a copy may have been promoted meanwhile (only
@@ -61,12 +65,15 @@ import java.util.function.IntConsumer;
  *       sequence confirms it, since the control plane takes a report only from the current primary
  *       at the current epoch; the copy still counts if it answers later (with the control plane
  *       down, that is what confirms it). With no other copy in sync, nobody can have been
- *       promoted. Asked are the copies the control plane may hold in sync: those in sync in the
- *       config it kept or in its last report (every copy, with no usable {@link SyncState}); one of them
- *       unreachable and out of the set already raises the sequence once all the same, so that an
- *       echo can confirm. A config of its epoch whose sequence is above its own (the control plane
- *       took a report it no longer remembers) makes it report its set again above that, and hold
- *       writes until that is echoed.</li>
+ *       promoted. Asked are the copies the control plane may hold in sync (every copy, with no
+ *       usable {@link SyncState}), also one the config it kept does not name, once a config does;
+ *       one of them unreachable and out of the set already raises the sequence once all the same,
+ *       so that an echo can confirm.</li>
+ *   <li>A config of its epoch whose set is not this node's, at its sequence or above (the control
+ *       plane took a report this node no longer knows), or that names in sync a copy new here
+ *       (which missed the writes so far): the copies that config holds out of sync leave the set
+ *       and are copied whole, and the node reports its set above that sequence and acknowledges no
+ *       write, trim or flush, in flight or new, until that is echoed.</li>
  * </ol>
  * All state is guarded by {@code this}; callbacks and replies run outside it.
  */
@@ -143,6 +150,14 @@ final class ReplicatedVolume {
     private long syncSequence;
     private long confirmedSequence;
     private long lastDropSequence;
+    /** Every forwarded request waits for a config to echo at least this sequence: rule 8's report above a set it did not know. */
+    private long echoFloor;
+    /** The copies the control plane may hold in sync: in any set kept since it last echoed this node's set. */
+    private Set<UUID> maybeInSync = new HashSet<>();
+    /** The state last kept ({@link #keepSyncState}) at this epoch, what {@link #status} reports; null before. */
+    private SyncState kept;
+    /** The last sequence whose state could not be kept, so that a failure that lasts is logged once. */
+    private long unkeptLogged = -1;
     private final Map<UUID, Copy> copies = new LinkedHashMap<>();
     private final List<Pending> waiting = new ArrayList<>();
     /** Copies told of this epoch with a PING that was answered OK. */
@@ -285,9 +300,9 @@ final class ReplicatedVolume {
                 return answers; // older than an epoch a peer has shown us
             }
             boolean firstHere = epoch == 0;
-            boolean newEpoch = rc.epoch() > epoch || firstHere;
             boolean nowPrimary = rc.primaryNodeId().equals(self);
-            if (newEpoch || nowPrimary != primary) {
+            boolean reset = rc.epoch() > epoch || firstHere || nowPrimary != primary;
+            if (reset) {
                 epoch = rc.epoch();
                 primary = nowPrimary;
                 fenced = false;
@@ -299,6 +314,9 @@ final class ReplicatedVolume {
                 syncSequence = rc.syncSequence();
                 confirmedSequence = rc.syncSequence();
                 lastDropSequence = 0;
+                echoFloor = 0;
+                maybeInSync = new HashSet<>();
+                kept = null;
             }
             if (!primary) {
                 copies.clear();
@@ -308,15 +326,8 @@ final class ReplicatedVolume {
             }
             boolean restarted = firstHere && store.fromEarlierRun;
             LastReport last = restarted ? lastReport(rc) : null;
-            confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
-            if (!restarted && rc.syncSequence() > syncSequence) {
-                // the control plane holds a report this node does not remember (its state could not be
-                // kept): report the present set above it, and acknowledge no write until it is echoed
-                syncSequence = rc.syncSequence() + 1;
-                lastDropSequence = syncSequence;
-                keepSyncState();
-                changed.run();
-            }
+            Set<UUID> theirs = inSyncIn(rc);
+            boolean addedOut = false;
             Set<UUID> named = new HashSet<>();
             for (ReplicationConfig.Copy cc : rc.copies()) {
                 if (cc.nodeId().equals(self)) {
@@ -325,7 +336,9 @@ final class ReplicatedVolume {
                 named.add(cc.nodeId());
                 Copy c = copies.get(cc.nodeId());
                 if (c == null) {
-                    boolean inSync = last == null ? cc.inSync() : last.inSync(cc);
+                    // a copy new at this epoch missed the writes so far: it starts out of sync
+                    boolean inSync = last != null ? last.inSync(cc) : reset && cc.inSync();
+                    addedOut |= !inSync && cc.inSync();
                     c = new Copy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
                     if (!inSync) {
                         c.dirty.set(0, regions());
@@ -345,25 +358,50 @@ final class ReplicatedVolume {
             copies.keySet().retainAll(named);
             if (restarted) { // rule 7
                 syncSequence = last.sequence();
-                for (ReplicationConfig.Copy cc : rc.copies()) {
-                    if (named.contains(cc.nodeId()) && (cc.inSync() || last.inSync(cc) || last.inSync() == null)) {
-                        toConfirm.add(cc.nodeId()); // in sync as the control plane may know it
-                    }
-                }
-                if (last.mustEcho()) {
+                maybeInSync = new HashSet<>(last.maybeInSync());
+                toConfirm.addAll(last.ask()); // a copy the config does not name is asked once a config does
+                if (!inSync().containsAll(maybeInSync)) {
                     lastDropSequence = syncSequence; // no write without a copy it may hold in sync, until it knows
-                    changed.run();
                 }
                 unconfirmed = !toConfirm.isEmpty();
                 startSequence = syncSequence;
+                changed.run();
+            } else {
+                toConfirm.retainAll(named); // a copy the control plane took out of the volume cannot be promoted
             }
-            if (newEpoch) {
+            // the control plane holds a set at this node's sequence or above that is not this node's (reported
+            // before a restart that could not tell): copies it holds out of sync may lack acknowledged writes
+            boolean theirsNewer = rc.syncSequence() > syncSequence
+                    || rc.syncSequence() == syncSequence && !theirs.equals(inSync());
+            if (theirsNewer) {
+                for (Copy c : copies.values()) {
+                    if (c.state == State.IN_SYNC && !theirs.contains(c.node)) {
+                        leave(c);
+                        c.dirty.set(0, regions());
+                    }
+                }
+            }
+            if (theirsNewer || addedOut) {
+                // report this node's set above the control plane's; no write is acknowledged before it is echoed
+                maybeInSync.addAll(theirs);
+                syncSequence = Math.max(syncSequence, rc.syncSequence()) + 1;
+                lastDropSequence = syncSequence;
+                echoFloor = syncSequence;
+                keepSyncState();
+                changed.run();
+            } else {
+                confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
+                if (!restarted && confirmedSequence >= syncSequence && !maybeInSync.equals(inSync())) {
+                    maybeInSync = new HashSet<>(inSync()); // the control plane holds exactly this node's set
+                    keepSyncState();
+                }
+            }
+            if (reset) {
                 keepSyncState(); // a restart finds it; missing, the restart asks every copy
             }
-            toConfirm.retainAll(named); // a copy the control plane took out of the volume cannot be promoted
             if (unconfirmed && confirmedSequence > startSequence) {
                 unconfirmed = false;
-                LOG.log(System.Logger.Level.INFO, "volume {0}: the control plane took this node's report as the primary's"
+                LOG.log(System.Logger.Level.INFO, "volume {0}: the control plane took this node''s report as the primary''s"
                         + " at epoch {1}; serving it", id, epoch);
             } else if (unconfirmed && toConfirm.isEmpty()) {
                 unconfirmed = false;
@@ -374,6 +412,21 @@ final class ReplicatedVolume {
             releaseHeld(answers);
         }
         return answers;
+    }
+
+    /** The copies {@code rc} has in sync, this node left out. */
+    private Set<UUID> inSyncIn(ReplicationConfig rc) {
+        Set<UUID> in = new HashSet<>();
+        rc.copies().stream().filter(ReplicationConfig.Copy::inSync).forEach(cc -> in.add(cc.nodeId()));
+        in.remove(self);
+        return in;
+    }
+
+    /** Caller holds this: the copies in sync now. */
+    private Set<UUID> inSync() {
+        Set<UUID> in = new HashSet<>();
+        copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> in.add(c.node));
+        return in;
     }
 
     /**
@@ -468,7 +521,7 @@ final class ReplicatedVolume {
         synchronized (this) {
             if (p.stale || fenced) {
                 answer = Nbd.ESHUTDOWN;
-            } else if (p.requiredSequence > confirmedSequence) {
+            } else if (Math.max(p.requiredSequence, echoFloor) > confirmedSequence) {
                 waiting.add(p);
                 return;
             } else {
@@ -484,15 +537,22 @@ final class ReplicatedVolume {
             return; // no longer a copy
         }
         boolean left = c.state == State.IN_SYNC;
-        c.state = State.OUT;
-        announced.remove(c.node);
+        leave(c);
         if (left) {
             syncSequence++;
             lastDropSequence = syncSequence;
-            c.outSince = System.nanoTime();
             keepSyncState();
             changed.run();
         }
+    }
+
+    /** Caller holds this: {@code c} is out of sync, and is to be told this epoch again before it resyncs. */
+    private void leave(Copy c) {
+        if (c.state == State.IN_SYNC) {
+            c.outSince = System.nanoTime();
+        }
+        c.state = State.OUT;
+        announced.remove(c.node);
     }
 
     /**
@@ -516,30 +576,42 @@ final class ReplicatedVolume {
 
     /**
      * Caller holds this: keeps what the next report says of the in-sync set ({@link SyncState}),
-     * before it goes out. A failure is logged, and the report still goes out: a restart then finds
-     * the state kept before, and the control plane's higher sequence makes it report again.
+     * before it goes out: {@link #status} reports only what was kept, so a restart never finds a
+     * state older than a report the control plane may have taken. A failure is logged, the report
+     * keeps the state kept before, and {@link #status} tries again; requests that wait for the
+     * new sequence wait meanwhile.
      */
     private void keepSyncState() {
         if (!acting()) {
             return; // deposed: what it reports is no one's concern
         }
-        Set<UUID> inSync = new HashSet<>();
-        copies.values().stream().filter(c -> c.state == State.IN_SYNC).forEach(c -> inSync.add(c.node));
+        Set<UUID> in = inSync();
+        Set<UUID> may = new HashSet<>(maybeInSync);
+        may.addAll(in);
+        SyncState state = new SyncState(epoch, syncSequence, in, may);
+        if (state.equals(kept)) {
+            return;
+        }
         try {
-            new SyncState(epoch, syncSequence, inSync).write(store.syncStateFile());
+            state.write(store.syncStateFile());
+            kept = state;
+            maybeInSync = may;
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "volume {0}: could not keep its in-sync set (sequence {1}): {2}; a"
-                    + " restart would find the one kept before", id, syncSequence, e.toString());
+            if (unkeptLogged != syncSequence) {
+                unkeptLogged = syncSequence;
+                LOG.log(System.Logger.Level.WARNING, "volume {0}: could not keep its in-sync set (sequence {1}): {2}; it"
+                        + " reports sequence {3} until it can", id, syncSequence, e.toString(), kept == null ? "none" : kept.sequence());
+            }
         }
     }
 
     /**
-     * What a restarted primary knows of the in-sync set it last reported (rule 7): the set itself
-     * ({@code null}: unknown, so the config's, with every copy asked) at {@code sequence}, and
-     * whether it must hold writes until the control plane echoes it ({@code mustEcho}: a copy the
-     * config has in sync may have left since, or nothing is known).
+     * What a restarted primary knows of the in-sync sets it reported (rule 7): the set it last
+     * reported ({@code null}: unknown, so the config's) at {@code sequence}, the copies to ask
+     * whether they were promoted, and those the control plane may hold in sync (writes wait for
+     * an echo while one of them is out of sync here).
      */
-    private record LastReport(Set<UUID> inSync, long sequence, boolean mustEcho) {
+    private record LastReport(Set<UUID> inSync, long sequence, Set<UUID> ask, Set<UUID> maybeInSync) {
         boolean inSync(ReplicationConfig.Copy cc) {
             return inSync == null ? cc.inSync() : inSync.contains(cc.nodeId());
         }
@@ -548,40 +620,43 @@ final class ReplicatedVolume {
     /**
      * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
      * every change of the in-sync set and every new epoch, is at least as new as the config it
-     * kept. Unreadable, of another epoch or older than the config (the state could not be
-     * written, or the config was kept before the state was), nothing is known: every copy is asked,
-     * and the sequence rises past the config's so that the echo of the next report settles it.
-     * Missing (files from a version that kept none, or made by hand for the config-file mode, which
-     * has no control plane to echo anything), every copy is asked and the config's set taken.
+     * kept, and names every copy the control plane may hold in sync. Unreadable, of another epoch
+     * or older than the config (the config was kept before the state was), nothing is known: every
+     * copy is asked, any may be held in sync, and the sequence rises past the config's. Missing
+     * (files from a version that kept none, or made by hand for the config-file mode, which has no
+     * control plane to echo anything), every copy is asked and the config's set taken as the
+     * control plane's.
      */
     private LastReport lastReport(ReplicationConfig rc) {
-        SyncState kept;
+        Set<UUID> named = new HashSet<>();
+        rc.copies().forEach(cc -> named.add(cc.nodeId()));
+        named.remove(self);
+        Set<UUID> configInSync = inSyncIn(rc);
+        SyncState state;
         try {
-            kept = SyncState.read(store.syncStateFile());
+            state = SyncState.read(store.syncStateFile());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1})", id, e.toString());
-            return unknownReport(rc);
+            return unknownReport(rc, named);
         }
-        if (kept == null) {
-            // files from before this node kept the set (an upgrade, or a data dir made by hand, as in
-            // the config-file mode): every copy is asked, the config's set taken
+        if (state == null) {
             LOG.log(System.Logger.Level.INFO, "volume {0}: no in-sync set kept; asking every copy before serving", id);
-            return new LastReport(null, rc.syncSequence(), false);
+            return new LastReport(null, rc.syncSequence(), named, configInSync);
         }
-        if (kept.epoch() != rc.epoch() || kept.sequence() < rc.syncSequence()) {
-            return unknownReport(rc);
+        if (state.epoch() != rc.epoch() || state.sequence() < rc.syncSequence()) {
+            return unknownReport(rc, named);
         }
-        Set<UUID> configInSync = new HashSet<>();
-        rc.copies().stream().filter(ReplicationConfig.Copy::inSync).forEach(cc -> configInSync.add(cc.nodeId()));
-        configInSync.remove(self);
-        return new LastReport(kept.inSync(), kept.sequence(), !kept.inSync().containsAll(configInSync));
+        Set<UUID> may = new HashSet<>(state.maybeInSync());
+        may.addAll(configInSync);
+        return new LastReport(state.inSync(), state.sequence(), may, may);
     }
 
-    /** The kept set is unreadable or disagrees with the config: every copy asked, and writes wait for an echo. */
-    private LastReport unknownReport(ReplicationConfig rc) {
+    /** The kept set is unreadable or disagrees with the config: every copy asked, and any may be held in sync. */
+    private LastReport unknownReport(ReplicationConfig rc, Set<UUID> named) {
         LOG.log(System.Logger.Level.WARNING, "volume {0}: no usable in-sync set kept at epoch {1}; asking every copy before"
-                + " serving, and acknowledging writes once the control plane has echoed this node''s report", id, rc.epoch());
-        return new LastReport(null, rc.syncSequence() + 1, true);
+                + " serving, and acknowledging writes once the control plane has echoed this node''s report if one is out"
+                + " of sync", id, rc.epoch());
+        return new LastReport(null, rc.syncSequence() + 1, named, named);
     }
 
     /**
@@ -600,7 +675,7 @@ final class ReplicatedVolume {
     private void releaseWaiting(List<Runnable> answers) {
         for (var it = waiting.iterator(); it.hasNext();) {
             Pending p = it.next();
-            if (p.requiredSequence <= confirmedSequence) {
+            if (Math.max(p.requiredSequence, echoFloor) <= confirmedSequence) {
                 it.remove();
                 answers.add(() -> p.done.accept(0));
             }
@@ -715,8 +790,8 @@ final class ReplicatedVolume {
      * its dirty map and marked on its way; null when there is none now.
      */
     synchronized Step nextStep(Copy c) {
-        if (!acting() || c.state == State.OUT || copies.get(c.node) != c) {
-            return null;
+        if (!acting() || unconfirmed || c.state == State.OUT || copies.get(c.node) != c) {
+            return null; // unconfirmed (rule 7): a copy not yet told of a promotion would take old data
         }
         int first = c.dirty.nextSetBit(c.cursor);
         if (first < 0 && c.cursor > 0) {
@@ -802,22 +877,27 @@ final class ReplicatedVolume {
         return longest;
     }
 
-    /** The primary's report of its copies, or null when this node is not the serving primary. */
+    /**
+     * The primary's report of its copies, or null when this node is not the serving primary or has
+     * kept no state at this epoch yet. It reports the state last kept ({@link #keepSyncState},
+     * tried again here): a copy in that set is reported in sync even if it left since.
+     */
     synchronized AgentMessage.ReplicationStatus status() {
         if (!acting()) {
             return null;
         }
+        keepSyncState();
+        if (kept == null) {
+            return null;
+        }
         List<AgentMessage.CopyStatus> l = new ArrayList<>();
         for (Copy c : copies.values()) {
-            AgentMessage.CopyState s = switch (c.state) {
-                case IN_SYNC -> AgentMessage.CopyState.inSync;
-                case RESYNCING -> AgentMessage.CopyState.resyncing;
-                case OUT -> AgentMessage.CopyState.outOfSync;
-            };
-            long remaining = c.state == State.IN_SYNC ? 0
+            AgentMessage.CopyState s = kept.inSync().contains(c.node) ? AgentMessage.CopyState.inSync
+                    : c.state == State.OUT ? AgentMessage.CopyState.outOfSync : AgentMessage.CopyState.resyncing;
+            long remaining = s == AgentMessage.CopyState.inSync ? 0
                     : Math.min(store.size(), (long) (c.dirty.cardinality() + c.onTheWay.size()) * REGION_BYTES);
             l.add(new AgentMessage.CopyStatus(c.node, s, remaining));
         }
-        return new AgentMessage.ReplicationStatus(id, epoch, syncSequence, l);
+        return new AgentMessage.ReplicationStatus(id, epoch, kept.sequence(), l);
     }
 }

@@ -18,25 +18,35 @@ import java.util.stream.Collectors;
 
 /**
  * What a primary last reported of a replicated volume's in-sync set, kept beside the volume's
- * files ({@code <id>.rep}) so that a restart does not forget it: the epoch, the sync sequence and
- * the copies in sync. The config a node keeps can be older than its last report, since the
- * control plane echoes a report only with its next push. So a restarted primary (rules 6 and 7
- * of {@link ReplicatedVolume}) takes the copies in sync from here, asks those the control plane
- * may hold in sync (any could have been promoted meanwhile), and goes on from the last sequence it
+ * files ({@code <id>.rep}) so that a restart does not forget it: the epoch, the sync sequence, the
+ * copies in sync, and the copies the control plane may hold in sync. The config a node keeps can
+ * be older than its last report, since the control plane echoes a report only with its next push;
+ * it may hold any set reported since the last one echoed. So a restarted primary (rules 6 and 7 of
+ * {@link ReplicatedVolume}) takes the copies in sync from here, asks every copy the control plane
+ * may hold in sync (any of them could have been promoted meanwhile), acknowledges writes only once
+ * its report is echoed if one of those is out of sync here, and goes on from the last sequence it
  * reported, so that its next report rises above it and the echo can confirm it.
  *
- * <p>Written at every new epoch of the primary and before every report of a new sequence: to a
- * temporary file, forced, then renamed over the old one with the directory forced, so a crash
- * leaves the old state or the new, never a mix. A {@link java.util.Properties} text file:
- * {@code epoch}, {@code sequence}, {@code inSync} (node ids, comma-separated).
+ * <p>Written at every new epoch of the primary and before every report of a new sequence (a
+ * sequence whose state could not be written is not reported): to a temporary file, forced, then
+ * renamed over the old one with the directory forced, so a crash leaves the old state or the new,
+ * never a mix. A {@link java.util.Properties} text file: {@code epoch}, {@code sequence},
+ * {@code inSync} and {@code maybeInSync} (node ids, comma-separated).
+ *
+ * @param maybeInSync the copies in sync in any set reported since the control plane last echoed
+ *     this node's current set; it holds {@code inSync}
  */
-record SyncState(long epoch, long sequence, Set<UUID> inSync) {
+record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInSync) {
 
     /** The file's name after the volume id. */
     static final String SUFFIX = ".rep";
 
     SyncState {
         inSync = Set.copyOf(inSync);
+        maybeInSync = Set.copyOf(maybeInSync);
+        if (!maybeInSync.containsAll(inSync)) {
+            throw new IllegalArgumentException("the copies maybe in sync " + maybeInSync + " leave out some in sync " + inSync);
+        }
     }
 
     /**
@@ -54,10 +64,8 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync) {
             throw new IOException(file + " does not parse: " + e, e);
         }
         try {
-            String copies = p.getProperty("inSync", "");
             SyncState s = new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
-                    copies.isEmpty() ? Set.of()
-                            : Arrays.stream(copies.split(",")).map(UUID::fromString).collect(Collectors.toSet()));
+                    nodes(p, "inSync"), nodes(p, "maybeInSync"));
             if (s.epoch() < 1 || s.sequence() < 0) {
                 throw new IllegalArgumentException("epoch " + s.epoch() + ", sequence " + s.sequence());
             }
@@ -67,12 +75,22 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync) {
         }
     }
 
+    /** The node ids of {@code key}: an empty value is none, a missing key an error. */
+    private static Set<UUID> nodes(Properties p, String key) {
+        String ids = p.getProperty(key);
+        if (ids == null) {
+            throw new IllegalArgumentException("no " + key);
+        }
+        return ids.isEmpty() ? Set.of() : Arrays.stream(ids.split(",")).map(UUID::fromString).collect(Collectors.toSet());
+    }
+
     /** Replaces {@code file} with this state, durably. */
     void write(Path file) throws IOException {
         Properties p = new Properties();
         p.setProperty("epoch", Long.toString(epoch));
         p.setProperty("sequence", Long.toString(sequence));
-        p.setProperty("inSync", inSync.stream().map(UUID::toString).sorted().collect(Collectors.joining(",")));
+        p.setProperty("inSync", ids(inSync));
+        p.setProperty("maybeInSync", ids(maybeInSync));
         StringWriter text = new StringWriter();
         p.store(text, "the in-sync set this node last reported as the volume's primary");
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
@@ -84,5 +102,9 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync) {
         try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
             dir.force(true);
         }
+    }
+
+    private static String ids(Set<UUID> nodes) {
+        return nodes.stream().map(UUID::toString).sorted().collect(Collectors.joining(","));
     }
 }

@@ -172,8 +172,10 @@
  * a write in flight when it stopped may be in its file and not theirs. Until its copies in sync
  * (or the control plane's echo) confirm that no copy was promoted meanwhile, it holds its
  * clients' requests, counted in flight, and starts them once that is decided. The in-sync set it
- * last reported is kept on disk ({@code SyncState}, {@code <id>.rep}), since the config it kept
- * may predate a copy's joining, which the control plane may have taken (and promoted).
+ * last reported, and every copy it reported in sync since the control plane last echoed its set,
+ * are kept on disk ({@code SyncState}, {@code <id>.rep}) before the report goes out, since the
+ * config it kept may predate a copy's joining, which the control plane may have taken (and
+ * promoted); with such a copy out of sync after the restart, writes wait for the echo.
  *
  * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.

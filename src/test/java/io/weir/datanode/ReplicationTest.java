@@ -520,27 +520,35 @@ class ReplicationTest {
 
     /**
      * With its kept in-sync set unreadable, a restarted primary cannot tell which copies the
-     * control plane holds in sync: it asks every copy, and acknowledges a write only once the
+     * control plane holds in sync: it asks every copy, and, with one out of sync in its config
+     * (so perhaps held in sync, and missing writes here), acknowledges a write only once the
      * control plane has echoed its report.
      */
     @Test
     void aRestartedPrimaryWhoseKeptInSyncSetIsUnreadableAcknowledgesWritesOnlyOnceTheControlPlaneEchoesItsReport() throws Exception {
-        TwoNodes n = twoNodesInSync();
-        stop(n.a());
-        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\n"); // unreadable
-        DataNode again = start("a");
-        again.apply(configFor(A, 1, n.config()));
+        TwoNodes n = copyJoinedUnechoed();
+        DataNode again = restartWithTheKeptSetUnreadable(n.a(), n.config());
         try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
             assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("confirmed by b").isZero();
-            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 24));
-            client.flushOut();
+            writeWaitingForTheEcho(again, client, 24);
             long reported = sequence(again);
-            assertThat(reported).as("above the config's").isEqualTo(1);
-            await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).waitingWrites() == 1);
+            assertThat(reported).as("above the config's").isPositive();
             again.apply(configFor(A, 2, new ReplicationConfig(1, A, reported, List.of(copy(A, again, true),
-                    copy(B, n.b(), true)))));
+                    copy(B, n.b(), copyStatus(again, B).state() == AgentMessage.CopyState.inSync)))));
             assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
         }
+    }
+
+    /** With every copy in sync in its config, it acknowledges writes at once: each goes to them all. */
+    @Test
+    void aRestartedPrimaryWhoseKeptInSyncSetIsUnreadableAndEveryCopyInSyncAcknowledgesWritesAtOnce() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode again = restartWithTheKeptSetUnreadable(n.a(), n.config());
+        byte[] data = NbdServerTest.bytes(4096, 31);
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        assertThat(onCopy(n.b(), 0, 4096)).isEqualTo(data);
     }
 
     /**
@@ -594,6 +602,206 @@ class ReplicationTest {
         try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
             await().atMost(PATIENCE).until(() -> client.call(Nbd.CMD_READ, 0, 0, 4096, null).error() == 0);
             assertThat(client.read(0, 4096)).as("confirmed by the copy, no control plane needed").isEqualTo(data);
+        }
+    }
+
+    /**
+     * b joined the in-sync set after the config a kept (a reported it, unechoed) and then left it
+     * (a reported that too): the control plane may hold either report, so b could have been
+     * promoted, and the restarted a must ask b although neither its config nor its last report
+     * has b in sync.
+     */
+    @Test
+    void aRestartedPrimaryAsksACopyItReportedInSyncSinceTheConfigItKeptEvenIfTheCopyLeftAgain() throws Exception {
+        TwoNodes n = copyJoinedUnechoed();
+        DataNode a = n.a();
+        InetSocketAddress copyAt = HostPort.parse(n.b().replicationAddress());
+        stop(n.b());
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 25));
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> sequence(a) == 2); // b left the set; the write waits for the echo
+        }
+        stop(a);
+        // the control plane took the report of sequence 1 (b in sync) and promotes b
+        DataNode b = start("b", copyAt);
+        b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, null, false)))));
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, n.config())); // the config it kept: b out of sync
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+        }
+    }
+
+    /**
+     * Restarts a on {@code kept} with its kept in-sync set unreadable: it cannot tell which copies
+     * the control plane holds in sync.
+     */
+    private DataNode restartWithTheKeptSetUnreadable(DataNode a, ReplicationConfig kept) throws Exception {
+        stop(a);
+        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\n");
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, kept));
+        return again;
+    }
+
+    /** Sends a write to {@code node} and waits until it is done here and waits for an echo. */
+    private static void writeWaitingForTheEcho(DataNode node, NbdTestClient client, int seed) throws Exception {
+        client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, seed));
+        client.flushOut();
+        await().atMost(PATIENCE).until(() -> node.replication().volume(VOLUME).waitingWrites() == 1);
+    }
+
+    /**
+     * Restarted with its kept set unreadable, and b out of sync in the config it kept (and
+     * unreachable), a cannot tell whether the control plane holds b in sync. Restarted again before
+     * any echo, it still cannot: what it kept at the first restart says so, and it serves only once
+     * the control plane has echoed its report.
+     */
+    @Test
+    void aRestartedPrimaryThatCouldNotTellTheInSyncSetStillWaitsForTheEchoAfterASecondRestart() throws Exception {
+        TwoNodes n = copyJoinedUnechoed();
+        stop(n.b());
+        DataNode once = restartWithTheKeptSetUnreadable(n.a(), n.config());
+        await().atMost(PATIENCE).until(() -> sequence(once) == 2); // b unreachable: left the set it was not in
+        stop(once);
+        DataNode twice = start("a");
+        twice.apply(configFor(A, 1, n.config()));
+        try (NbdTestClient client = new NbdTestClient(twice.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 27));
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> held(twice) == 1);
+            await().atMost(PATIENCE).until(() -> sequence(twice) == 3);
+            twice.apply(configFor(A, 2, new ReplicationConfig(1, A, 3, List.of(copy(A, twice, true), copy(B, null, false)))));
+            assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
+        }
+    }
+
+    /**
+     * Before a stopped, the control plane took its report of sequence 2 with b in sync (b left and
+     * joined again after the config a kept). Restarted with its kept set unreadable on a config of
+     * sequence 0 (b out of sync), b unreachable, a reports b out of sync at sequence 2 too; the
+     * control plane keeps what it holds and echoes sequence 2 with b in sync. That echo is not of
+     * a's report: a write b lacks must wait until a's own set is echoed.
+     */
+    @Test
+    void anEchoOfAnotherInSyncSetAtTheNodesSequenceReleasesNoWrite() throws Exception {
+        TwoNodes n = copyJoinedUnechoed();
+        stop(n.b());
+        DataNode again = restartWithTheKeptSetUnreadable(n.a(), n.config());
+        await().atMost(PATIENCE).until(() -> sequence(again) == 2); // b unreachable: only an echo confirms a
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 28));
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> held(again) == 1);
+            again.apply(configFor(A, 2, new ReplicationConfig(1, A, 2, List.of(copy(A, again, true), copy(B, null, true)))));
+            assertThat(sequence(again)).as("its set, reported above the control plane's").isEqualTo(3);
+            await().atMost(PATIENCE).until(() -> held(again) + again.replication().volume(VOLUME).waitingWrites() == 1);
+            again.apply(configFor(A, 3, new ReplicationConfig(1, A, 3, List.of(copy(A, again, true), copy(B, null, false)))));
+            assertThat(client.readReply().error()).as("acknowledged once its own set is echoed").isZero();
+        }
+    }
+
+    /**
+     * Before it stopped, a reported b out of sync at sequence 1 (b lacks acknowledged writes), and
+     * the control plane took it. Restarted with its kept set unreadable on a config of sequence 0
+     * (b in sync), a takes b in sync; the echo of sequence 1 with b out of sync must take b out of
+     * the set before a reports it in sync above: b has to be copied again first.
+     */
+    @Test
+    void aCopyTheControlPlaneHoldsOutOfSyncIsTakenOutOfTheSetBeforeTheNodeReportsAbove() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode again = restartWithTheKeptSetUnreadable(n.a(), n.config());
+        await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).serves()); // b confirmed it
+        assertThat(copyStatus(again, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
+        assertThat(sequence(again)).isOne();
+        again.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, again, true), copy(B, n.b(), false)))));
+        assertThat(sequence(again)).isEqualTo(2);
+        assertThat(copyStatus(again, B).state()).as("reported out of sync at sequence 2")
+                .isNotEqualTo(AgentMessage.CopyState.inSync);
+        await().atMost(PATIENCE).until(() -> copyStatus(again, B).state() == AgentMessage.CopyState.inSync);
+        assertThat(sequence(again)).as("copied again, it rejoins").isEqualTo(3);
+    }
+
+    /**
+     * A failed write of the kept in-sync set: the node reports the sequence it kept, not the new
+     * one (a restart would not know of a report it made), and tries again at the next report.
+     */
+    @Test
+    void aSequenceWhoseInSyncSetCouldNotBeKeptIsNotReportedUntilItIs() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        Path blocker = dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX + ".tmp");
+        Files.createDirectory(blocker); // the temporary file cannot be written
+        stop(n.b());
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            writeWaitingForTheEcho(a, client, 29); // b failed it and left the in-sync set
+            assertThat(sequence(a)).as("the sequence it kept").isZero();
+            assertThat(copyStatus(a, B).state()).as("in sync as last kept").isEqualTo(AgentMessage.CopyState.inSync);
+            Files.delete(blocker);
+            assertThat(sequence(a)).as("kept at the next report").isOne();
+            assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.outOfSync);
+            assertThat(SyncState.read(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX)).sequence()).isOne();
+        }
+    }
+
+    /**
+     * A restarted primary copies nothing to its copies before it is confirmed: a copy not yet told
+     * that another was promoted would take the old data, and the new primary holds it in sync.
+     */
+    @Test
+    void aRestartedPrimaryCopiesNothingToItsCopiesUntilConfirmed() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
+        push(1, rc, b, B, c, C, a, A);
+        stop(a);
+        stop(b); // unreachable: a cannot be confirmed
+        byte[] inFlight = NbdServerTest.bytes(4096, 30); // a write in flight at a's stop, never sent
+        try (var f = java.nio.channels.FileChannel.open(dir.resolve("a").resolve(VOLUME + ".img"),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.wrap(inFlight), 3 * MiB);
+        }
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, rc));
+        await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).announcedTo(C));
+        await().atMost(PATIENCE).until(() -> sequence(again) == 1); // b unreachable: only an echo can confirm
+        again.apply(configFor(A, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, null, true), copy(A, again, false),
+                copy(C, c, true)))));
+        assertThat(again.replication().volume(VOLUME).serves()).isFalse();
+        assertThat(onCopy(c, 3 * MiB, 4096)).as("c never got the unconfirmed primary's data").isEqualTo(new byte[4096]);
+    }
+
+    /**
+     * c was added and joined the in-sync set after the config a kept, which does not name it; the
+     * control plane may have promoted c. The restarted a cannot ask c (it has no address for it),
+     * so only the control plane can confirm or depose it.
+     */
+    @Test
+    void aRestartedPrimaryWaitsForACopyItReportedInSyncThatTheConfigItKeptDoesNotName() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode c = start("c");
+        ReplicationConfig withC = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, n.b(), true),
+                copy(C, c, false)));
+        push(2, withC, c, C, n.b(), B, a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+        stop(a);
+
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, n.config())); // the config it kept: no c
+        await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).announcedTo(B));
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_READ, 0, 1, 0, 4096, null);
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> held(again) == 1); // b alone does not confirm it
+            // the control plane, back, tells it of the epoch it promoted c at
+            again.apply(configFor(A, 3, new ReplicationConfig(2, C, 2, List.of(copy(C, c, true), copy(A, again, false),
+                    copy(B, n.b(), true)))));
+            assertThat(client.readReply().error()).as("the old data is never served").isEqualTo(Nbd.ESHUTDOWN);
         }
     }
 }

@@ -21,11 +21,11 @@ class SyncStateTest {
         Path file = dir.resolve("v" + SyncState.SUFFIX);
         UUID b = UUID.randomUUID();
         UUID c = UUID.randomUUID();
-        new SyncState(3, 7, Set.of(b)).write(file);
-        new SyncState(3, 8, Set.of(b, c)).write(file);
-        assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 8, Set.of(b, c)));
-        new SyncState(4, 9, Set.of()).write(file);
-        assertThat(SyncState.read(file)).isEqualTo(new SyncState(4, 9, Set.of()));
+        new SyncState(3, 7, Set.of(b), Set.of(b)).write(file);
+        new SyncState(3, 8, Set.of(c), Set.of(b, c)).write(file);
+        assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 8, Set.of(c), Set.of(b, c)));
+        new SyncState(4, 9, Set.of(), Set.of()).write(file);
+        assertThat(SyncState.read(file)).isEqualTo(new SyncState(4, 9, Set.of(), Set.of()));
         try (var files = Files.list(dir)) {
             assertThat(files).as("no temporary file left").containsExactly(file);
         }
@@ -43,5 +43,11 @@ class SyncStateTest {
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
         Files.writeString(file, "epoch=3\nsequence=1\ninSync=\\u12\n");
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
+        Files.writeString(file, "epoch=3\nsequence=1\ninSync=\n");
+        assertThatThrownBy(() -> SyncState.read(file)).as("no maybeInSync (an earlier version's file)")
+                .isInstanceOf(IOException.class);
+        Files.writeString(file, "epoch=3\nsequence=1\ninSync=" + UUID.randomUUID() + "\nmaybeInSync=\n");
+        assertThatThrownBy(() -> SyncState.read(file)).as("a copy in sync left out of maybeInSync")
+                .isInstanceOf(IOException.class);
     }
 }
