@@ -513,9 +513,7 @@ final class NbdConnection {
             if (serving) {
                 start(r);
             } else {
-                r.release();
-                r.replyError(Nbd.ESHUTDOWN, NbdRequest.NOT_PRIMARY);
-                r.done();
+                r.refuse(Nbd.ESHUTDOWN, NbdRequest.NOT_PRIMARY);
             }
         })) {
             start(r);
@@ -538,13 +536,9 @@ final class NbdConnection {
                 submit(r, true);
             }
         } catch (QueueFullException e) {
-            r.release();
-            r.replyError(Nbd.ENOMEM, "volume queue full; retry later");
-            r.done();
+            r.refuse(Nbd.ENOMEM, "volume queue full; retry later");
         } catch (IllegalArgumentException | RejectedExecutionException e) {
-            r.release();
-            r.replyError(Nbd.ESHUTDOWN, "volume is being removed");
-            r.done();
+            r.refuse(Nbd.ESHUTDOWN, NbdRequest.REMOVED);
         }
     }
 

@@ -31,6 +31,9 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
     static final String NOT_PRIMARY = "this node is not the volume's primary at its newest epoch; reconnect to the"
             + " primary the control plane names";
 
+    /** The error message of a request to a volume being removed (ESHUTDOWN). */
+    static final String REMOVED = "volume is being removed";
+
     /**
      * The most a request moves through the volume's file in one run of a worker (1 MiB): larger
      * requests run as pieces. About half a millisecond of a worker's time for a read from the
@@ -131,7 +134,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
                     ran = false;
                     finished = conn.submitNextPiece(this) != null;
                     if (finished) {
-                        replyError(Nbd.ESHUTDOWN, "volume is being removed");
+                        replyError(Nbd.ESHUTDOWN, REMOVED);
                     }
                     return null;
                 }
@@ -161,7 +164,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
                 default -> replyError(Nbd.EINVAL, "unknown command");
             }
         } catch (VolumeClosedException e) {
-            replyError(Nbd.ESHUTDOWN, "volume is being removed");
+            replyError(Nbd.ESHUTDOWN, REMOVED);
         } catch (IOException | RuntimeException e) {
             replyError(Nbd.EIO, "IO error: " + e.getMessage());
         } catch (OutOfMemoryError e) {
@@ -252,10 +255,15 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
     @Override
     public void accept(Void ignored, Throwable failure) {
         if (failure != null && !ran) {
-            replyError(Nbd.ESHUTDOWN, "volume is being removed");
-            release();
-            done();
+            refuse(Nbd.ESHUTDOWN, REMOVED);
         }
+    }
+
+    /** Answers a request counted in flight that will not run with {@code error}, and finishes it. */
+    void refuse(int error, String message) {
+        release();
+        replyError(error, message);
+        done();
     }
 
     void done() {
