@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * while it is down. Requests queued when it failed are dropped with it, never written on a later
  * connection. {@link Replication}'s driver connects it again; so does a forwarding thread that
  * finds it down (at most every {@link #RETRY_NANOS}).
+ *
+ * <p>A copy that hangs (its node stalled, its socket open) must not stall the primary's writes,
+ * nor a restarted primary's confirmation: a watchdog thread of {@link Replication} calls
+ * {@link #expire} every {@value Replication#WATCHDOG_MILLIS} ms, and a link
+ * whose oldest request has gone unanswered for longer than its timeout
+ * ({@link #REQUEST_TIMEOUT}) is taken down. Its socket is closed under any thread blocked writing
+ * to it (a copy that stops reading fills the socket's buffer), which then fails too.
  */
 final class ReplicaLink implements AutoCloseable {
 
@@ -49,6 +57,12 @@ final class ReplicaLink implements AutoCloseable {
     static final int MAX_BATCH = 64;
     /** Least time between two connection attempts. */
     static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /**
+     * Longest a request may go unanswered before the link is taken down: far above what a copy
+     * under load takes (its scheduler answers within seconds), short enough that writes go on
+     * without a hung copy well before a client's own timeout (30 s for the Linux NBD client).
+     */
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
     /** Answers one request: a {@link ReplicationWire} status and the epoch the copy has seen. */
     interface Callback {
@@ -62,6 +76,7 @@ final class ReplicaLink implements AutoCloseable {
     final UUID peer;
     final String address;
     private final ReplicationTls tls;
+    private final long timeoutNanos;
     private final Map<Long, Callback> outstanding = new ConcurrentHashMap<>();
     private final AtomicLong handles = new AtomicLong();
     private final Queue<Frame> queue = new ConcurrentLinkedQueue<>();
@@ -69,6 +84,11 @@ final class ReplicaLink implements AutoCloseable {
     private final ReentrantLock writeLock = new ReentrantLock();
     /** Changed under writeLock; null while down. */
     private volatile ByteChannel channel;
+    /** The socket under {@link #channel}, closed by {@link #expire} without the write lock. */
+    private volatile SocketChannel socket;
+    /** The oldest request outstanding at the last {@link #expire}, and since when it was; its caller's only. */
+    private long oldest;
+    private long oldestSince;
     private volatile boolean up;
     private volatile boolean closed;
     /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
@@ -77,9 +97,14 @@ final class ReplicaLink implements AutoCloseable {
     private final Object connectLock = new Object();
 
     ReplicaLink(UUID peer, String address, ReplicationTls tls) {
+        this(peer, address, tls, REQUEST_TIMEOUT);
+    }
+
+    ReplicaLink(UUID peer, String address, ReplicationTls tls, Duration requestTimeout) {
         this.peer = peer;
         this.address = address;
         this.tls = tls;
+        this.timeoutNanos = requestTimeout.toNanos();
     }
 
     boolean isUp() {
@@ -116,6 +141,7 @@ final class ReplicaLink implements AutoCloseable {
             try {
                 queue.clear(); // nothing queued while down may go out now: its callbacks have run
                 channel = c;
+                socket = raw;
                 up = true;
             } finally {
                 writeLock.unlock();
@@ -263,6 +289,7 @@ final class ReplicaLink implements AutoCloseable {
                     // going down anyway
                 }
                 channel = null;
+                socket = null;
                 if (up && !closed) {
                     LOG.log(Level.WARNING, "replication link to node {0} at {1} failed: {2}", peer, address, why.toString());
                 }
@@ -276,9 +303,49 @@ final class ReplicaLink implements AutoCloseable {
         }
     }
 
+    /**
+     * Takes the link down if its oldest outstanding request has gone unanswered for longer than
+     * the timeout, as seen by the calls so far ({@code now}: System.nanoTime); one thread calls
+     * it, periodically. Closing the socket wakes the reader (and a writer blocked on a
+     * full socket buffer), which takes the link down and answers every request
+     * {@link ReplicationWire#LINK_DOWN}.
+     */
+    void expire(long now) {
+        long first = Long.MAX_VALUE;
+        for (Long h : outstanding.keySet()) {
+            first = Math.min(first, h);
+        }
+        if (first != oldest) {
+            oldest = first;
+            oldestSince = now;
+            return;
+        }
+        SocketChannel s = socket;
+        if (first == Long.MAX_VALUE || s == null || now - oldestSince <= timeoutNanos) {
+            return;
+        }
+        LOG.log(Level.WARNING, "the copy on node {0} at {1} has not answered a request for {2} ms; taking the link down",
+                peer, address, TimeUnit.NANOSECONDS.toMillis(now - oldestSince));
+        oldestSince = now; // once per request
+        try {
+            s.close();
+        } catch (IOException e) {
+            fail(e);
+        }
+    }
+
+    /** Takes the link down for good; its socket first, so that a writer blocked on a copy that stopped reading lets go. */
     @Override
     public void close() {
         closed = true;
+        SocketChannel s = socket;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // going down anyway
+            }
+        }
         fail(new IOException("closed"));
     }
 }

@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,6 +50,8 @@ final class Replication implements AutoCloseable {
     static final int STEPS_PER_COPY = 2;
     /** Driver period. */
     static final long TICK_MILLIS = 10;
+    /** Period of the watchdog that takes down links to copies that stopped answering. */
+    static final long WATCHDOG_MILLIS = 100;
     /** Least time between two epoch announcements to one copy. */
     static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** Under-replicated this long, the replication task's utilization reaches 1. */
@@ -65,6 +69,12 @@ final class Replication implements AutoCloseable {
      */
     private volatile boolean hasTask;
     private final Thread driver;
+    /** Takes down links whose copy stopped answering ({@link ReplicaLink#expire}); its own thread, since a hung copy can block a writer. */
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "weir-replication-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile boolean running = true;
 
     Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen) throws IOException {
@@ -75,6 +85,8 @@ final class Replication implements AutoCloseable {
         this.driver = new Thread(this::drive, "weir-replication");
         driver.setDaemon(true);
         driver.start();
+        watchdog.scheduleWithFixedDelay(() -> links.values().forEach(l -> l.expire(System.nanoTime())),
+                WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /** host:port of the replication listener for peers to reach, or null without one. */
@@ -332,6 +344,7 @@ final class Replication implements AutoCloseable {
     public void close() {
         running = false;
         driver.interrupt();
+        watchdog.shutdownNow();
         if (server != null) {
             server.close();
         }

@@ -1,0 +1,85 @@
+package io.weir.datanode;
+
+import static io.weir.support.Patience.PATIENCE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A copy that hangs, its socket open on 127.0.0.1: the link is taken down once its oldest request
+ * has gone unanswered past the timeout, so that the primary's writes go on without it.
+ */
+class ReplicaLinkTest {
+
+    private static final Duration TIMEOUT = Duration.ofMillis(300);
+
+    private ServerSocketChannel hung;
+    private SocketChannel accepted;
+    private ReplicaLink link;
+
+    @BeforeEach
+    void hungCopy() throws IOException {
+        hung = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        InetSocketAddress at = (InetSocketAddress) hung.getLocalAddress();
+        link = new ReplicaLink(UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(new NbdTls(false)), TIMEOUT);
+        link.connect();
+        accepted = hung.accept(); // and never answers, nor reads
+        assertThat(link.isUp()).isTrue();
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        link.close();
+        accepted.close();
+        hung.close();
+    }
+
+    /** Calls {@link ReplicaLink#expire} as the watchdog would, until {@code done}. */
+    private void watchUntil(java.util.concurrent.Callable<Boolean> done) {
+        await().atMost(PATIENCE).until(() -> {
+            link.expire(System.nanoTime());
+            return done.call();
+        });
+    }
+
+    @Test
+    void aRequestACopyNeverAnswersTakesTheLinkDownAndIsAnsweredLinkDown() {
+        CompletableFuture<Integer> answer = new CompletableFuture<>();
+        long sent = System.nanoTime();
+        link.send(ReplicationWire.PING, (byte) 0, UUID.randomUUID(), 1, 0, 0, null, (status, epoch) -> answer.complete(status));
+        watchUntil(answer::isDone);
+        assertThat(System.nanoTime() - sent).as("not before the timeout").isGreaterThanOrEqualTo(TIMEOUT.toNanos());
+        assertThat(answer.join()).isEqualTo(ReplicationWire.LINK_DOWN);
+        assertThat(link.isUp()).isFalse();
+    }
+
+    /** The copy stops reading: the socket's buffers fill and the forwarding thread blocks in its write until the link is taken down. */
+    @Test
+    void aWriterBlockedOnACopyThatStopsReadingIsLetGo() {
+        List<Integer> answers = new CopyOnWriteArrayList<>();
+        ByteBuffer mib = ByteBuffer.allocate(1 << 20);
+        int writes = 64; // far more than the socket buffers of both ends hold
+        CompletableFuture<Void> forwarding = CompletableFuture.runAsync(() -> {
+            for (int i = 0; i < writes; i++) {
+                link.send(ReplicationWire.WRITE, (byte) 0, UUID.randomUUID(), 1, (long) i << 20, 1 << 20, mib.duplicate(),
+                        (status, epoch) -> answers.add(status));
+            }
+        });
+        watchUntil(() -> forwarding.isDone() && answers.size() == writes);
+        assertThat(forwarding).isCompleted();
+        assertThat(answers).containsOnly(ReplicationWire.LINK_DOWN);
+    }
+}
