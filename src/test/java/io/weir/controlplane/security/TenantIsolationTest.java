@@ -108,7 +108,9 @@ class TenantIsolationTest extends IntegrationTest {
      * it checked the tenant, so another tenant's volume took measurably longer to refuse than a
      * random id. The check must come first and read nothing but the volume's tenant. Shown without
      * timing: while a test transaction holds the policy and placement tables exclusively, a read
-     * that touched them would queue behind it; the refusal must arrive without any request queueing.
+     * that touched them would queue behind it until the lock is let go; the refusal must arrive
+     * while it is held. (Not "no waiter on the lock": the control plane's failover check reads
+     * the placements every second and may queue behind it too; a full run once counted one.)
      */
     @Test
     void anotherTenantsVolumeIsRefusedBeforeItsPolicyOrPlacementIsRead() throws Exception {
@@ -116,10 +118,8 @@ class TenantIsolationTest extends IntegrationTest {
         try (RowLocks locks = new RowLocks()) {
             locks.hold("LOCK TABLE qos_policy, volume_placement IN ACCESS EXCLUSIVE MODE");
             CompletableFuture<Response> read = CompletableFuture.supplyAsync(() -> adminOfA.get("/api/v1/volumes/" + volumeB));
-            await().atMost(Duration.ofSeconds(60)).until(() -> read.isDone() || locks.waiters() > 0);
-            int waiting = locks.waiters();
+            await().atMost(Duration.ofSeconds(60)).until(read::isDone); // while the lock is held
             locks.release();
-            assertThat(waiting).as("requests queued behind the policy/placement lock").isZero();
             assertNotFoundLikeAMissingId(read.get(), adminOfA.get("/api/v1/volumes/" + UUID.randomUUID()));
         }
     }
