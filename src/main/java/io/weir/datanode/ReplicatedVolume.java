@@ -51,8 +51,9 @@ import java.util.function.IntConsumer;
  *       not kept is not reported): the config it kept may predate its last reports, which the
  *       control plane may have taken without the echo reaching this node. With a copy it may hold
  *       in sync out of sync here, it acknowledges no write until the control plane has echoed its
- *       report. With that state unreadable or at odds with the config, it goes by the config,
- *       raises the sequence past it, and takes every copy as perhaps in sync; with none at all
+ *       report. With that state unreadable or at odds with the config, it raises the sequence
+ *       past the config's, takes every copy as perhaps held in sync and none as in sync here
+ *       (each is copied whole, and rejoins); with none at all
  *       (files from before this version, or made by hand for the config-file mode), it goes by
  *       the config.</li>
  *   <li>Such a primary also serves no client until it is sure it still is the primary (it holds
@@ -338,7 +339,7 @@ final class ReplicatedVolume {
                 if (c == null) {
                     // a copy new at this epoch missed the writes so far: it starts out of sync
                     boolean inSync = last != null ? last.inSync(cc) : reset && cc.inSync();
-                    addedOut |= !inSync && cc.inSync();
+                    addedOut |= last == null && !inSync && cc.inSync(); // at a restart, its maybeInSync holds it
                     c = new Copy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
                     if (!inSync) {
                         c.dirty.set(0, regions());
@@ -620,9 +621,10 @@ final class ReplicatedVolume {
     /**
      * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
      * every change of the in-sync set and every new epoch, is at least as new as the config it
-     * kept, and names every copy the control plane may hold in sync. Unreadable, of another epoch
-     * or older than the config (the config was kept before the state was), nothing is known: every
-     * copy is asked, any may be held in sync, and the sequence rises past the config's. Missing
+     * kept, and names every copy the control plane may hold in sync (one from the version before
+     * that was kept, the copies in sync there or in the config). Unreadable, of another epoch or
+     * older than the config (the config was kept before the state was), nothing is known
+     * ({@link #unknownReport}). Missing
      * (files from a version that kept none, or made by hand for the config-file mode, which has no
      * control plane to echo anything), every copy is asked and the config's set taken as the
      * control plane's.
@@ -651,12 +653,17 @@ final class ReplicatedVolume {
         return new LastReport(state.inSync(), state.sequence(), may, may);
     }
 
-    /** The kept set is unreadable or disagrees with the config: every copy asked, and any may be held in sync. */
+    /**
+     * The kept set is unreadable or disagrees with the config: every copy is asked, any may be
+     * held in sync, and none is in sync here until copied whole (a copy the config has in sync may
+     * have left the set since, lacking acknowledged writes; reported in sync above the control
+     * plane's sequence, it could be promoted).
+     */
     private LastReport unknownReport(ReplicationConfig rc, Set<UUID> named) {
         LOG.log(System.Logger.Level.WARNING, "volume {0}: no usable in-sync set kept at epoch {1}; asking every copy before"
-                + " serving, and acknowledging writes once the control plane has echoed this node''s report if one is out"
-                + " of sync", id, rc.epoch());
-        return new LastReport(null, rc.syncSequence() + 1, named, named);
+                + " serving, copying each whole, and acknowledging writes once the control plane has echoed this node''s"
+                + " report", id, rc.epoch());
+        return new LastReport(Set.of(), rc.syncSequence() + 1, named, named);
     }
 
     /**

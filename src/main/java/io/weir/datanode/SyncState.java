@@ -31,7 +31,8 @@ import java.util.stream.Collectors;
  * sequence whose state could not be written is not reported): to a temporary file, forced, then
  * renamed over the old one with the directory forced, so a crash leaves the old state or the new,
  * never a mix. A {@link java.util.Properties} text file: {@code epoch}, {@code sequence},
- * {@code inSync} and {@code maybeInSync} (node ids, comma-separated).
+ * {@code inSync} and {@code maybeInSync} (node ids, comma-separated; the version before kept no
+ * {@code maybeInSync}, read as {@code inSync}).
  *
  * @param maybeInSync the copies in sync in any set reported since the control plane last echoed
  *     this node's current set; it holds {@code inSync}
@@ -65,7 +66,7 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
         }
         try {
             SyncState s = new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
-                    nodes(p, "inSync"), nodes(p, "maybeInSync"));
+                    nodes(p, "inSync"), nodes(p, p.containsKey("maybeInSync") ? "maybeInSync" : "inSync"));
             if (s.epoch() < 1 || s.sequence() < 0) {
                 throw new IllegalArgumentException("epoch " + s.epoch() + ", sequence " + s.sequence());
             }

@@ -32,6 +32,14 @@ class SyncStateTest {
     }
 
     @Test
+    void theFileOfTheVersionBeforeWithNoCopiesMaybeInSyncHasThoseInSync() throws IOException {
+        Path file = dir.resolve("v" + SyncState.SUFFIX);
+        UUID b = UUID.randomUUID();
+        Files.writeString(file, "epoch=3\nsequence=1\ninSync=" + b + "\n");
+        assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 1, Set.of(b), Set.of(b)));
+    }
+
+    @Test
     void noFileIsNoStateAndAFileThatDoesNotParseIsAnError() throws IOException {
         Path file = dir.resolve("v" + SyncState.SUFFIX);
         assertThat(SyncState.read(file)).isNull();
@@ -43,9 +51,6 @@ class SyncStateTest {
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
         Files.writeString(file, "epoch=3\nsequence=1\ninSync=\\u12\n");
         assertThatThrownBy(() -> SyncState.read(file)).isInstanceOf(IOException.class);
-        Files.writeString(file, "epoch=3\nsequence=1\ninSync=\n");
-        assertThatThrownBy(() -> SyncState.read(file)).as("no maybeInSync (an earlier version's file)")
-                .isInstanceOf(IOException.class);
         Files.writeString(file, "epoch=3\nsequence=1\ninSync=" + UUID.randomUUID() + "\nmaybeInSync=\n");
         assertThatThrownBy(() -> SyncState.read(file)).as("a copy in sync left out of maybeInSync")
                 .isInstanceOf(IOException.class);
