@@ -143,7 +143,7 @@ public final class DataNode implements AutoCloseable {
             throw e;
         }
         try {
-            this.replication = new Replication(executor, tls, b.replicationListen);
+            this.replication = new Replication(executor, tls, b.replicationListen, b.configFileOnly);
         } catch (IOException e) {
             server.close();
             if (ownsExecutor) {
@@ -603,6 +603,7 @@ public final class DataNode implements AutoCloseable {
         private long bufferBudget = BufferPool.defaultBudget();
         private BufferPool pool;
         private InetSocketAddress replicationListen;
+        private boolean configFileOnly;
 
         private Builder() {
         }
@@ -787,6 +788,16 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder replicationListen(InetSocketAddress address) {
             this.replicationListen = address;
+            return this;
+        }
+
+        /**
+         * The node is run from a config file with no control plane (the config-file mode): every
+         * config applied is the truth, so a replicated volume's primary takes each as echoing its
+         * in-sync set, and a restart asks only the copies it names. Default false.
+         */
+        public Builder configFileOnly(boolean on) {
+            this.configFileOnly = on;
             return this;
         }
 

@@ -202,7 +202,8 @@ public final class DataNodeCommand {
                 .maxConnections(v.integer("max-connections", 1))
                 .maxConnectionsPerSource(v.integer("max-connections-per-source", 1))
                 .idleEvictAfter(v.duration("idle-evict-after", true))
-                .requestTimeout(v.duration("request-timeout", false));
+                .requestTimeout(v.duration("request-timeout", false))
+                .configFileOnly(v.get("control-plane") == null);
         if (v.get("buffer-memory") != null) {
             builder.bufferBudget((long) v.integer("buffer-memory", 1) << 20);
         }

@@ -69,7 +69,9 @@ import java.util.function.IntConsumer;
  *       promoted. Asked are the copies the control plane may hold in sync (every copy, with no
  *       usable {@link SyncState}), also one the config it kept does not name, once a config does;
  *       one of them unreachable and out of the set already raises the sequence once all the same,
- *       so that an echo can confirm.</li>
+ *       so that an echo can confirm. In the config-file mode (no control plane,
+ *       {@link DataNode.Builder#configFileOnly}) every config is the truth: it echoes the node's
+ *       set, and a copy it does not name is not asked.</li>
  *   <li>A config of its epoch whose set is not this node's, at its sequence or above (the control
  *       plane took a report this node no longer knows), or that names in sync a copy new here
  *       (which missed the writes so far): the copies that config holds out of sync leave the set
@@ -142,6 +144,11 @@ final class ReplicatedVolume {
     final UUID self;
     final VolumeStore store;
     private final Links links;
+    /**
+     * No control plane (the config-file mode): each config is the truth and echoes this node's
+     * set, and a copy a config does not name is not asked.
+     */
+    private final boolean configFileOnly;
     /** Told when the sync sequence rises or the node is fenced: the node's status should go out now. */
     private final Runnable changed;
 
@@ -179,7 +186,8 @@ final class ReplicatedVolume {
     private record Held(Object owner, Consumer<Boolean> resume) {
     }
 
-    ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed) {
+    ReplicatedVolume(UUID id, UUID self, VolumeStore store, Links links, Runnable changed, boolean configFileOnly) {
+        this.configFileOnly = configFileOnly;
         this.id = id;
         this.self = self;
         this.store = store;
@@ -359,8 +367,11 @@ final class ReplicatedVolume {
             copies.keySet().retainAll(named);
             if (restarted) { // rule 7
                 syncSequence = last.sequence();
-                maybeInSync = new HashSet<>(last.maybeInSync());
+                maybeInSync = new HashSet<>(configFileOnly ? inSync() : last.maybeInSync());
                 toConfirm.addAll(last.ask()); // a copy the config does not name is asked once a config does
+                if (configFileOnly) {
+                    toConfirm.retainAll(named);
+                }
                 if (!inSync().containsAll(maybeInSync)) {
                     lastDropSequence = syncSequence; // no write without a copy it may hold in sync, until it knows
                 }
@@ -392,7 +403,8 @@ final class ReplicatedVolume {
                 changed.run();
             } else {
                 confirmedSequence = Math.max(confirmedSequence, rc.syncSequence());
-                if (!restarted && confirmedSequence >= syncSequence && !maybeInSync.equals(inSync())) {
+                boolean echoed = configFileOnly || !restarted && confirmedSequence >= syncSequence;
+                if (echoed && !maybeInSync.equals(inSync())) {
                     maybeInSync = new HashSet<>(inSync()); // the control plane holds exactly this node's set
                     keepSyncState();
                 }

@@ -69,6 +69,8 @@ final class Replication implements AutoCloseable {
      */
     private volatile boolean hasTask;
     private final Thread driver;
+    /** No control plane: every config is the truth ({@link DataNode.Builder#configFileOnly}). */
+    private final boolean configFileOnly;
     /** Takes down links whose copy stopped answering ({@link ReplicaLink#expire}); its own thread, since a hung copy can block a writer. */
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "weir-replication-watchdog");
@@ -77,7 +79,8 @@ final class Replication implements AutoCloseable {
     });
     private volatile boolean running = true;
 
-    Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen) throws IOException {
+    Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen, boolean configFileOnly) throws IOException {
+        this.configFileOnly = configFileOnly;
         this.executor = executor;
         this.hasTask = hasTask(executor);
         this.tls = new ReplicationTls(nbdTls);
@@ -136,7 +139,7 @@ final class Replication implements AutoCloseable {
             VolumeStore store = stores.get(vc.id().toString());
             ReplicatedVolume rv = volumes.get(vc.id());
             if (rv == null || rv.store != store) {
-                rv = new ReplicatedVolume(vc.id(), config.nodeId(), store, this::link, this::changed);
+                rv = new ReplicatedVolume(vc.id(), config.nodeId(), store, this::link, this::changed, configFileOnly);
             }
             answers.addAll(rv.configure(vc.replication()));
             store.replication = rv;

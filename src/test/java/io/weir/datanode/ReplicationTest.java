@@ -804,4 +804,33 @@ class ReplicationTest {
             assertThat(client.readReply().error()).as("the old data is never served").isEqualTo(Nbd.ESHUTDOWN);
         }
     }
+
+    /**
+     * The config-file mode (no control plane, so no echo ever comes): c joined the in-sync set,
+     * then the file dropped c, and the primary restarts. Nothing can promote c, and the file is
+     * the truth: the primary serves, and acknowledges writes, without asking c or waiting.
+     */
+    @Test
+    void inTheConfigFileModeARestartedPrimaryGoesByTheFileAlone() throws Exception {
+        DataNode a = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
+        nodes.add(a);
+        DataNode b = start("b");
+        DataNode c = start("c");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, false))), b, B, c, C,
+                a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+        ReplicationConfig withoutC = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(2, withoutC, b, B, a, A);
+        stop(a);
+        DataNode again = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
+        nodes.add(again);
+        again.apply(configFor(A, 2, withoutC));
+        byte[] data = NbdServerTest.bytes(4096, 32);
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        assertThat(onCopy(b, 0, 4096)).isEqualTo(data);
+    }
 }
