@@ -40,9 +40,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A copy that hangs (its node stalled, its socket open) must not stall the primary's writes,
  * nor a restarted primary's confirmation: a watchdog thread of {@link Replication} calls
- * {@link #expire} every {@value Replication#WATCHDOG_MILLIS} ms, and a link
- * whose oldest request has gone unanswered for longer than its timeout
- * ({@link #REQUEST_TIMEOUT}) is taken down. Its socket is closed under any thread blocked writing
+ * {@link #expire} every {@value Replication#WATCHDOG_MILLIS} ms, and a link whose oldest request
+ * has gone unanswered, with no reply at all, for longer than its timeout
+ * ({@link #REQUEST_TIMEOUT}) is taken down, as is a connection attempt whose TLS handshake takes
+ * longer than {@link #CONNECT_TIMEOUT_MILLIS}; a thread that finds another connecting waits for
+ * it at most twice that. Its socket is closed under any thread blocked writing
  * to it (a copy that stops reading fills the socket's buffer), which then fails too.
  */
 final class ReplicaLink implements AutoCloseable {
@@ -58,11 +60,11 @@ final class ReplicaLink implements AutoCloseable {
     /** Least time between two connection attempts. */
     static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /**
-     * Longest a request may go unanswered before the link is taken down: far above what a copy
-     * under load takes (its scheduler answers within seconds), short enough that writes go on
-     * without a hung copy well before a client's own timeout (30 s for the Linux NBD client).
+     * Longest a request may go unanswered, with no reply at all meanwhile, before the link is
+     * taken down: far above what a copy under load takes (a busy copy still answers other
+     * requests, which counts), short enough that writes go on without a hung copy.
      */
-    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(20);
 
     /** Answers one request: a {@link ReplicationWire} status and the epoch the copy has seen. */
     interface Callback {
@@ -94,7 +96,13 @@ final class ReplicaLink implements AutoCloseable {
     /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
     private long lastAttempt;
     private boolean attempted;
-    private final Object connectLock = new Object();
+    /** Held while connecting; a thread that finds it held waits a bounded time (a handshake with a hung copy never ends). */
+    private final ReentrantLock connectLock = new ReentrantLock();
+    /** The socket of a connection attempt under way, and since when; {@link #expire} closes it past the timeout. */
+    private volatile SocketChannel connecting;
+    private volatile long connectingSince;
+    /** When the reader last took a reply (System.nanoTime). */
+    private volatile long lastReply;
 
     ReplicaLink(UUID peer, String address, ReplicationTls tls) {
         this(peer, address, tls, REQUEST_TIMEOUT);
@@ -111,13 +119,28 @@ final class ReplicaLink implements AutoCloseable {
         return up;
     }
 
+    /** Tests: whether a connection attempt is under way. */
+    boolean connectingNow() {
+        return connecting != null;
+    }
+
     /**
      * Connects if down and no attempt was made in the last {@link #RETRY_NANOS}: TCP, then TLS
      * with the node's certificate when the node has one, checking that the peer's certificate
      * names {@link #peer}.
      */
     void connect() {
-        synchronized (connectLock) {
+        try {
+            // another thread's attempt ends within twice the connect timeout (TCP, then the handshake
+            // that expire gives up): wait for it, not for ever
+            if (!connectLock.tryLock(2L * CONNECT_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
             long now = System.nanoTime();
             if (up || closed || attempted && now - lastAttempt < RETRY_NANOS) {
                 return;
@@ -125,6 +148,8 @@ final class ReplicaLink implements AutoCloseable {
             attempted = true;
             lastAttempt = now;
             open();
+        } finally {
+            connectLock.unlock();
         }
     }
 
@@ -133,12 +158,17 @@ final class ReplicaLink implements AutoCloseable {
         try {
             InetSocketAddress to = HostPort.parse(address);
             raw = SocketChannel.open();
+            connectingSince = System.nanoTime();
+            connecting = raw;
             raw.socket().connect(to, CONNECT_TIMEOUT_MILLIS);
             raw.socket().setTcpNoDelay(true);
             raw.socket().setKeepAlive(true);
             ByteChannel c = tls.client(raw, peer, to);
             writeLock.lock();
             try {
+                if (closed) {
+                    throw new IOException("closed while connecting");
+                }
                 queue.clear(); // nothing queued while down may go out now: its callbacks have run
                 channel = c;
                 socket = raw;
@@ -159,6 +189,8 @@ final class ReplicaLink implements AutoCloseable {
                 }
             }
             LOG.log(Level.DEBUG, "replication link to node {0} at {1}: {2}", peer, address, e.toString());
+        } finally {
+            connecting = null;
         }
     }
 
@@ -256,6 +288,7 @@ final class ReplicaLink implements AutoCloseable {
                     if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
                         throw new IOException("not a replication reply (bad magic)");
                     }
+                    lastReply = System.nanoTime();
                     int status = in.getInt();
                     long handle = in.getLong();
                     answer(handle, status, in.getLong());
@@ -304,13 +337,20 @@ final class ReplicaLink implements AutoCloseable {
     }
 
     /**
-     * Takes the link down if its oldest outstanding request has gone unanswered for longer than
-     * the timeout, as seen by the calls so far ({@code now}: System.nanoTime); one thread calls
-     * it, periodically. Closing the socket wakes the reader (and a writer blocked on a
-     * full socket buffer), which takes the link down and answers every request
-     * {@link ReplicationWire#LINK_DOWN}.
+     * Takes the link down if its oldest outstanding request has gone unanswered, and no reply at
+     * all has come, for longer than the timeout, as seen by the calls so far ({@code now}:
+     * System.nanoTime); and closes a connection attempt (a TLS handshake with a hung copy) under
+     * way for longer than {@link #CONNECT_TIMEOUT_MILLIS}. One thread calls it, periodically.
+     * Closing the socket wakes the reader (and a writer blocked on a full socket buffer), which
+     * takes the link down and answers every request {@link ReplicationWire#LINK_DOWN}.
      */
     void expire(long now) {
+        SocketChannel attempt = connecting;
+        if (attempt != null && now - connectingSince > TimeUnit.MILLISECONDS.toNanos(CONNECT_TIMEOUT_MILLIS)) {
+            LOG.log(Level.WARNING, "the copy on node {0} at {1} did not complete a connection in {2} ms; giving it up",
+                    peer, address, CONNECT_TIMEOUT_MILLIS);
+            closeQuietly(attempt);
+        }
         long first = Long.MAX_VALUE;
         for (Long h : outstanding.keySet()) {
             first = Math.min(first, h);
@@ -321,16 +361,21 @@ final class ReplicaLink implements AutoCloseable {
             return;
         }
         SocketChannel s = socket;
-        if (first == Long.MAX_VALUE || s == null || now - oldestSince <= timeoutNanos) {
+        long silent = now - Math.max(oldestSince, lastReply);
+        if (first == Long.MAX_VALUE || s == null || silent <= timeoutNanos) {
             return;
         }
-        LOG.log(Level.WARNING, "the copy on node {0} at {1} has not answered a request for {2} ms; taking the link down",
-                peer, address, TimeUnit.NANOSECONDS.toMillis(now - oldestSince));
+        LOG.log(Level.WARNING, "the copy on node {0} at {1} has answered nothing for {2} ms; taking the link down",
+                peer, address, TimeUnit.NANOSECONDS.toMillis(silent));
         oldestSince = now; // once per request
+        closeQuietly(s);
+    }
+
+    private static void closeQuietly(SocketChannel s) {
         try {
             s.close();
-        } catch (IOException e) {
-            fail(e);
+        } catch (IOException ignored) {
+            // the reader, woken, takes the link down
         }
     }
 
@@ -338,12 +383,9 @@ final class ReplicaLink implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        SocketChannel s = socket;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (IOException ignored) {
-                // going down anyway
+        for (SocketChannel s : new SocketChannel[] {connecting, socket}) {
+            if (s != null) {
+                closeQuietly(s);
             }
         }
         fail(new IOException("closed"));

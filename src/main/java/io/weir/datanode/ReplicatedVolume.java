@@ -71,7 +71,8 @@ import java.util.function.IntConsumer;
  *       one of them unreachable and out of the set already raises the sequence once all the same,
  *       so that an echo can confirm. In the config-file mode (no control plane,
  *       {@link DataNode.Builder#configFileOnly}) every config is the truth: it echoes the node's
- *       set, and a copy it does not name is not asked.</li>
+ *       set, a copy it does not name is not asked, and no write waits for an echo (nothing
+ *       promotes a copy but the operator, who edits the files).</li>
  *   <li>A config of its epoch whose set is not this node's, at its sequence or above (the control
  *       plane took a report this node no longer knows), or that names in sync a copy new here
  *       (which missed the writes so far): the copies that config holds out of sync leave the set
@@ -534,7 +535,7 @@ final class ReplicatedVolume {
         synchronized (this) {
             if (p.stale || fenced) {
                 answer = Nbd.ESHUTDOWN;
-            } else if (Math.max(p.requiredSequence, echoFloor) > confirmedSequence) {
+            } else if (!configFileOnly && Math.max(p.requiredSequence, echoFloor) > confirmedSequence) {
                 waiting.add(p);
                 return;
             } else {
@@ -633,8 +634,8 @@ final class ReplicatedVolume {
     /**
      * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
      * every change of the in-sync set and every new epoch, is at least as new as the config it
-     * kept, and names every copy the control plane may hold in sync (one from the version before
-     * that was kept, the copies in sync there or in the config). Unreadable, of another epoch or
+     * kept, and names every copy the control plane may hold in sync (one from the version before,
+     * which kept no such set: any copy). Unreadable, of another epoch or
      * older than the config (the config was kept before the state was), nothing is known
      * ({@link #unknownReport}). Missing
      * (files from a version that kept none, or made by hand for the config-file mode, which has no
@@ -660,7 +661,8 @@ final class ReplicatedVolume {
         if (state.epoch() != rc.epoch() || state.sequence() < rc.syncSequence()) {
             return unknownReport(rc, named);
         }
-        Set<UUID> may = new HashSet<>(state.maybeInSync());
+        // the version before kept no maybeInSync: any copy may be held in sync
+        Set<UUID> may = new HashSet<>(state.maybeInSync() == null ? named : state.maybeInSync());
         may.addAll(configInSync);
         return new LastReport(state.inSync(), state.sequence(), may, may);
     }

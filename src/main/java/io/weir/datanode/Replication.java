@@ -88,8 +88,7 @@ final class Replication implements AutoCloseable {
         this.driver = new Thread(this::drive, "weir-replication");
         driver.setDaemon(true);
         driver.start();
-        watchdog.scheduleWithFixedDelay(() -> links.values().forEach(l -> l.expire(System.nanoTime())),
-                WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
+        watchdog.scheduleWithFixedDelay(this::expireLinks, WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /** host:port of the replication listener for peers to reach, or null without one. */
@@ -268,6 +267,17 @@ final class Replication implements AutoCloseable {
 
     ReplicatedVolume volume(UUID id) {
         return volumes.get(id);
+    }
+
+    /** The watchdog: takes down links to copies that stopped answering; a failure never stops it. */
+    private void expireLinks() {
+        for (ReplicaLink l : links.values()) {
+            try {
+                l.expire(System.nanoTime());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "replication watchdog: " + e);
+            }
+        }
     }
 
     private void drive() {

@@ -32,10 +32,11 @@ import java.util.stream.Collectors;
  * renamed over the old one with the directory forced, so a crash leaves the old state or the new,
  * never a mix. A {@link java.util.Properties} text file: {@code epoch}, {@code sequence},
  * {@code inSync} and {@code maybeInSync} (node ids, comma-separated; the version before kept no
- * {@code maybeInSync}, read as {@code inSync}).
+ * {@code maybeInSync}: read as null, any copy).
  *
  * @param maybeInSync the copies in sync in any set reported since the control plane last echoed
- *     this node's current set; it holds {@code inSync}
+ *     this node's current set; it holds {@code inSync}; null in a file of the version before,
+ *     which kept none
  */
 record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInSync) {
 
@@ -44,8 +45,8 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
 
     SyncState {
         inSync = Set.copyOf(inSync);
-        maybeInSync = Set.copyOf(maybeInSync);
-        if (!maybeInSync.containsAll(inSync)) {
+        maybeInSync = maybeInSync == null ? null : Set.copyOf(maybeInSync);
+        if (maybeInSync != null && !maybeInSync.containsAll(inSync)) {
             throw new IllegalArgumentException("the copies maybe in sync " + maybeInSync + " leave out some in sync " + inSync);
         }
     }
@@ -66,7 +67,7 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
         }
         try {
             SyncState s = new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
-                    nodes(p, "inSync"), nodes(p, p.containsKey("maybeInSync") ? "maybeInSync" : "inSync"));
+                    nodes(p, "inSync"), p.containsKey("maybeInSync") ? nodes(p, "maybeInSync") : null);
             if (s.epoch() < 1 || s.sequence() < 0) {
                 throw new IllegalArgumentException("epoch " + s.epoch() + ", sequence " + s.sequence());
             }

@@ -156,8 +156,8 @@
  * Safety rests on two numbers from the control plane ({@code ReplicationConfig}): the
  * <em>epoch</em>, carried by every node-to-node request (a node refuses a lower one and, as a
  * primary, stops serving when it meets a higher one: a deposed primary acknowledges no write), and
- * the <em>sync sequence</em>: a copy that fails a request (or leaves one unanswered for 10 s,
- * {@code ReplicaLink}'s watchdog) leaves the in-sync set, and the primary
+ * the <em>sync sequence</em>: a copy that fails a request (or answers nothing for 20 s with one
+ * outstanding, {@code ReplicaLink}'s watchdog) leaves the in-sync set, and the primary
  * acknowledges writes without it only once a config echoes the sequence of that change, so the
  * control plane never promotes a copy that misses an acknowledged write. Requests wait meanwhile
  * (the node's status goes out at once, and the echo comes back with the next push). The rules are

@@ -4,6 +4,8 @@ import static io.weir.support.Patience.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.weir.agent.ServerCertificate;
+import io.weir.support.TestPki;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -81,5 +83,35 @@ class ReplicaLinkTest {
         watchUntil(() -> forwarding.isDone() && answers.size() == writes);
         assertThat(forwarding).isCompleted();
         assertThat(answers).containsOnly(ReplicationWire.LINK_DOWN);
+    }
+
+    /**
+     * A hung copy whose kernel still accepts connections: a TLS handshake with it never ends. The
+     * attempt is given up after the connect timeout, and a forwarding thread that finds it under
+     * way is answered once it is, not never.
+     */
+    @Test
+    void aHandshakeACopyNeverAnswersIsGivenUpAndNobodyWaitsForIt() throws Exception {
+        TestPki pki = TestPki.create("weir test CA");
+        TestPki.Issued cert = pki.issueNode(UUID.randomUUID(), 0x51);
+        NbdTls tls = new NbdTls(false);
+        tls.serverCertificate(new ServerCertificate(cert.keys().getPrivate(), cert.certificate(), List.of(pki.certificate())));
+        InetSocketAddress at = (InetSocketAddress) hung.getLocalAddress();
+        ReplicaLink tlsLink = new ReplicaLink(UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(tls), TIMEOUT);
+        try {
+            CompletableFuture<Void> connecting = CompletableFuture.runAsync(tlsLink::connect);
+            await().atMost(PATIENCE).until(tlsLink::connectingNow);
+            CompletableFuture<Integer> answer = new CompletableFuture<>();
+            CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> tlsLink.send(ReplicationWire.PING, (byte) 0,
+                    UUID.randomUUID(), 1, 0, 0, null, (status, epoch) -> answer.complete(status)));
+            await().atMost(PATIENCE).until(() -> {
+                tlsLink.expire(System.nanoTime());
+                return connecting.isDone() && sending.isDone();
+            });
+            assertThat(answer).isCompletedWithValue(ReplicationWire.LINK_DOWN);
+            assertThat(tlsLink.isUp()).isFalse();
+        } finally {
+            tlsLink.close();
+        }
     }
 }

@@ -833,4 +833,43 @@ class ReplicationTest {
         }
         assertThat(onCopy(b, 0, 4096)).isEqualTo(data);
     }
+
+    /** The config-file mode: nothing promotes a copy, so a copy that fails does not hold writes for an echo. */
+    @Test
+    void inTheConfigFileModeACopyThatFailsHoldsNoWrite() throws Exception {
+        DataNode a = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
+        nodes.add(a);
+        DataNode b = start("b");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        stop(b);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 33));
+        }
+        assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.outOfSync);
+    }
+
+    /**
+     * A kept set from the version before, which kept no copies that may be held in sync: any may
+     * be (b could have joined and left again, unechoed, and been promoted): a restarted primary
+     * asks b, out of sync in it and in the config, and with b unreachable serves once echoed.
+     */
+    @Test
+    void aRestartedPrimaryWithAKeptSetOfTheVersionBeforeWaitsForTheEchoWhileACopyIsOutOfSync() throws Exception {
+        TwoNodes n = copyJoinedUnechoed();
+        stop(n.a());
+        stop(n.b());
+        // as the version before left it had b joined (sequence 1) and left again (2), both reports unechoed
+        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\nsequence=2\ninSync=\n");
+        DataNode again = start("a");
+        again.apply(configFor(A, 1, n.config()));
+        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 34));
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> held(again) == 1); // b, which may be held in sync, is asked
+            await().atMost(PATIENCE).until(() -> sequence(again) == 3); // unreachable: only an echo confirms a
+            again.apply(configFor(A, 2, new ReplicationConfig(1, A, 3, List.of(copy(A, again, true), copy(B, null, false)))));
+            assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
+        }
+    }
 }

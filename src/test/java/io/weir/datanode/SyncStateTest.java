@@ -32,11 +32,11 @@ class SyncStateTest {
     }
 
     @Test
-    void theFileOfTheVersionBeforeWithNoCopiesMaybeInSyncHasThoseInSync() throws IOException {
+    void theFileOfTheVersionBeforeKnowsNotWhichCopiesMayBeInSync() throws IOException {
         Path file = dir.resolve("v" + SyncState.SUFFIX);
         UUID b = UUID.randomUUID();
         Files.writeString(file, "epoch=3\nsequence=1\ninSync=" + b + "\n");
-        assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 1, Set.of(b), Set.of(b)));
+        assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 1, Set.of(b), null));
     }
 
     @Test
