@@ -109,6 +109,20 @@ class ReplicationTest {
         return new TwoNodes(a, b, rc);
     }
 
+    /** Nodes a (the primary), b and c of {@link #threeNodesInSync}, and the replication config they were pushed. */
+    private record ThreeNodes(DataNode a, DataNode b, DataNode c, ReplicationConfig config) {
+    }
+
+    /** As {@link #twoNodesInSync}, with a third node c, in sync too. */
+    private ThreeNodes threeNodesInSync() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
+        push(1, rc, b, B, c, C, a, A);
+        return new ThreeNodes(a, b, c, rc);
+    }
+
     /**
      * Starts nodes a and b, pushes them revision 1 with b a new copy (out of sync) of a, and waits
      * until b has been copied whole and joined the in-sync set (sequence 1): a reported it, and no
@@ -427,11 +441,11 @@ class ReplicationTest {
      */
     @Test
     void aRestartedPrimaryWithTwoCopiesInSyncIsNotConfirmedByOneOfThem() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        DataNode c = start("c");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
-        push(1, rc, b, B, c, C, a, A);
+        ThreeNodes n = threeNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        DataNode c = n.c();
+        ReplicationConfig rc = n.config();
         bPromotedWhileAIsDown(a, b, 1); // c not yet told
         stop(b);
 
@@ -549,9 +563,14 @@ class ReplicationTest {
     void aRestartedPrimaryWhoseKeptInSyncSetIsUnreadableCopiesEveryCopyWholeBeforeItCountsAsInSync() throws Exception {
         TwoNodes n = twoNodesInSync();
         DataNode again = restartWithTheKeptSetUnreadable(n.a(), n.config());
-        assertThat(copyStatus(again, B).state()).isNotEqualTo(AgentMessage.CopyState.inSync);
-        await().atMost(PATIENCE).until(() -> copyStatus(again, B).state() == AgentMessage.CopyState.inSync);
-        assertThat(sequence(again)).as("rejoined above the sequence it restarted on").isEqualTo(2);
+        bIsCopiedWholeAndRejoinsAt(again, 2); // above the sequence it restarted on
+    }
+
+    /** b is out of sync on {@code a} now, is copied whole, and rejoins the in-sync set at {@code sequence}. */
+    private static void bIsCopiedWholeAndRejoinsAt(DataNode a, long sequence) {
+        assertThat(copyStatus(a, B).state()).isNotEqualTo(AgentMessage.CopyState.inSync);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
+        assertThat(sequence(a)).as("rejoined").isEqualTo(sequence);
     }
 
     /**
@@ -672,12 +691,20 @@ class ReplicationTest {
         stop(once);
         DataNode twice = start("a");
         twice.apply(configFor(A, 1, n.config()));
-        try (NbdTestClient client = new NbdTestClient(twice.listenAddress()).open("acme/db")) {
-            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 27));
+        aWriteIsHeldUntilTheEchoOf(twice, 3, 27);
+    }
+
+    /**
+     * A write to the restarted {@code a} is held (b, which may have been promoted, is unreachable)
+     * until the control plane echoes {@code sequence} (b out of sync), the one a reports.
+     */
+    private void aWriteIsHeldUntilTheEchoOf(DataNode a, long sequence, int seed) throws Exception {
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, seed));
             client.flushOut();
-            await().atMost(PATIENCE).until(() -> held(twice) == 1);
-            await().atMost(PATIENCE).until(() -> sequence(twice) == 3);
-            twice.apply(configFor(A, 2, new ReplicationConfig(1, A, 3, List.of(copy(A, twice, true), copy(B, null, false)))));
+            await().atMost(PATIENCE).until(() -> held(a) == 1);
+            await().atMost(PATIENCE).until(() -> sequence(a) == sequence);
+            a.apply(configFor(A, 2, new ReplicationConfig(1, A, sequence, List.of(copy(A, a, true), copy(B, null, false)))));
             assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
         }
     }
@@ -720,9 +747,7 @@ class ReplicationTest {
         DataNode again = start("a");
         again.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, again, true), copy(B, n.b(), false)))));
         assertThat(sequence(again)).as("reported above the control plane's").isEqualTo(2);
-        assertThat(copyStatus(again, B).state()).isNotEqualTo(AgentMessage.CopyState.inSync);
-        await().atMost(PATIENCE).until(() -> copyStatus(again, B).state() == AgentMessage.CopyState.inSync);
-        assertThat(sequence(again)).as("copied whole, it rejoins").isEqualTo(3);
+        bIsCopiedWholeAndRejoinsAt(again, 3);
     }
 
     /**
@@ -753,11 +778,11 @@ class ReplicationTest {
      */
     @Test
     void aRestartedPrimaryCopiesNothingToItsCopiesUntilConfirmed() throws Exception {
-        DataNode a = start("a");
-        DataNode b = start("b");
-        DataNode c = start("c");
-        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true)));
-        push(1, rc, b, B, c, C, a, A);
+        ThreeNodes n = threeNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        DataNode c = n.c();
+        ReplicationConfig rc = n.config();
         stop(a);
         stop(b); // unreachable: a cannot be confirmed
         byte[] inFlight = NbdServerTest.bytes(4096, 30); // a write in flight at a's stop, never sent
@@ -863,13 +888,6 @@ class ReplicationTest {
         Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\nsequence=2\ninSync=\n");
         DataNode again = start("a");
         again.apply(configFor(A, 1, n.config()));
-        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
-            client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, 34));
-            client.flushOut();
-            await().atMost(PATIENCE).until(() -> held(again) == 1); // b, which may be held in sync, is asked
-            await().atMost(PATIENCE).until(() -> sequence(again) == 3); // unreachable: only an echo confirms a
-            again.apply(configFor(A, 2, new ReplicationConfig(1, A, 3, List.of(copy(A, again, true), copy(B, null, false)))));
-            assertThat(client.readReply().error()).as("acknowledged once echoed").isZero();
-        }
+        aWriteIsHeldUntilTheEchoOf(again, 3, 34); // b, which may be held in sync, is asked
     }
 }
