@@ -44,8 +44,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * has gone unanswered, with no reply at all, for longer than its timeout
  * ({@link #REQUEST_TIMEOUT}) is taken down, as is a connection attempt whose TLS handshake takes
  * longer than {@link #CONNECT_TIMEOUT_MILLIS}; a thread that finds another connecting waits for
- * it at most twice that. Its socket is closed under any thread blocked writing
- * to it (a copy that stops reading fills the socket's buffer), which then fails too.
+ * it at most twice that. The socket is closed under any thread blocked writing to it (a copy that
+ * stops reading fills the socket's buffer), which then fails too.
  */
 final class ReplicaLink implements AutoCloseable {
 
