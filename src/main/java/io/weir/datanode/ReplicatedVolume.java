@@ -334,16 +334,15 @@ final class ReplicatedVolume {
                 releaseHeld(answers);
                 return answers;
             }
+            Set<UUID> named = namedIn(rc);
             boolean restarted = firstHere && store.fromEarlierRun;
-            LastReport last = restarted ? lastReport(rc) : null;
+            LastReport last = restarted ? lastReport(rc, named) : null;
             Set<UUID> theirs = inSyncIn(rc);
             boolean addedOut = false;
-            Set<UUID> named = new HashSet<>();
             for (ReplicationConfig.Copy cc : rc.copies()) {
                 if (cc.nodeId().equals(self)) {
                     continue;
                 }
-                named.add(cc.nodeId());
                 Copy c = copies.get(cc.nodeId());
                 if (c == null) {
                     // a copy new at this epoch missed the writes so far: it starts out of sync
@@ -426,6 +425,14 @@ final class ReplicatedVolume {
             releaseHeld(answers);
         }
         return answers;
+    }
+
+    /** The copies {@code rc} names, this node left out. */
+    private Set<UUID> namedIn(ReplicationConfig rc) {
+        Set<UUID> named = new HashSet<>();
+        rc.copies().forEach(cc -> named.add(cc.nodeId()));
+        named.remove(self);
+        return named;
     }
 
     /** The copies {@code rc} has in sync, this node left out. */
@@ -632,20 +639,16 @@ final class ReplicatedVolume {
     }
 
     /**
-     * Caller holds this, at a restart as the primary of {@code rc}: its {@link SyncState}, kept at
-     * every change of the in-sync set and every new epoch, is at least as new as the config it
-     * kept, and names every copy the control plane may hold in sync (one from the version before,
-     * which kept no such set: any copy). Unreadable, of another epoch or
-     * older than the config (the config was kept before the state was), nothing is known
-     * ({@link #unknownReport}). Missing
-     * (files from a version that kept none, or made by hand for the config-file mode, which has no
-     * control plane to echo anything), every copy is asked and the config's set taken as the
-     * control plane's.
+     * Caller holds this, at a restart as the primary of {@code rc}, which names the copies
+     * {@code named}: its {@link SyncState}, kept at every change of the in-sync set and every new
+     * epoch, is at least as new as the config it kept, and names every copy the control plane may
+     * hold in sync (one from the version before, which kept no such set: any copy). Unreadable, of
+     * another epoch or older than the config (the config was kept before the state was), nothing
+     * is known ({@link #unknownReport}). Missing (files from a version that kept none, or made by
+     * hand for the config-file mode, which has no control plane to echo anything), every copy is
+     * asked and the config's set taken as the control plane's.
      */
-    private LastReport lastReport(ReplicationConfig rc) {
-        Set<UUID> named = new HashSet<>();
-        rc.copies().forEach(cc -> named.add(cc.nodeId()));
-        named.remove(self);
+    private LastReport lastReport(ReplicationConfig rc, Set<UUID> named) {
         Set<UUID> configInSync = inSyncIn(rc);
         SyncState state;
         try {
