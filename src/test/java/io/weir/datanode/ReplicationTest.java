@@ -54,10 +54,37 @@ class ReplicationTest {
 
     /** A node on its files in {@code name}, its replication listener on {@code replication} (a restart keeps its address). */
     private DataNode start(String name, InetSocketAddress replication) throws Exception {
+        return start(name, replication, false);
+    }
+
+    /** As {@link #start(String)}, in the config-file mode: no control plane. */
+    private DataNode startConfigFileOnly(String name) throws Exception {
+        return start(name, new InetSocketAddress("127.0.0.1", 0), true);
+    }
+
+    private DataNode start(String name, InetSocketAddress replication, boolean configFileOnly) throws Exception {
         DataNode n = DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(replication).workers(2).build();
+                .replicationListen(replication).workers(2).configFileOnly(configFileOnly).build();
         nodes.add(n);
         return n;
+    }
+
+    /**
+     * What a write in flight at a crash of the stopped node a leaves: 4 KiB at 3 MiB in its file,
+     * never sent to a copy. Returns the bytes.
+     */
+    private byte[] aWriteInFlightAtAsStop(int seed) throws java.io.IOException {
+        byte[] inFlight = NbdServerTest.bytes(4096, seed);
+        try (var f = java.nio.channels.FileChannel.open(dir.resolve("a").resolve(VOLUME + ".img"),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.wrap(inFlight), 3 * MiB);
+        }
+        return inFlight;
+    }
+
+    /** Where node a keeps the volume's in-sync set ({@link SyncState}). */
+    private Path keptSetOfA() {
+        return dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX);
     }
 
     private void stop(DataNode n) {
@@ -366,12 +393,7 @@ class ReplicationTest {
         }
         a.close();
         nodes.remove(a);
-        // what a write in flight at a crash leaves: on the primary's file, never sent to the copy
-        byte[] inFlight = NbdServerTest.bytes(4096, 12);
-        try (var f = java.nio.channels.FileChannel.open(dir.resolve("a").resolve(VOLUME + ".img"),
-                java.nio.file.StandardOpenOption.WRITE)) {
-            f.write(ByteBuffer.wrap(inFlight), 3 * MiB);
-        }
+        byte[] inFlight = aWriteInFlightAtAsStop(12);
         DataNode again = start("a");
         again.apply(configFor(A, 2, rc));
         await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 3 * MiB, 4096), inFlight));
@@ -663,7 +685,7 @@ class ReplicationTest {
      */
     private DataNode restartWithTheKeptSetUnreadable(DataNode a, ReplicationConfig kept) throws Exception {
         stop(a);
-        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\n");
+        Files.writeString(keptSetOfA(), "epoch=1\n");
         DataNode again = start("a");
         again.apply(configFor(A, 1, kept));
         return again;
@@ -743,7 +765,7 @@ class ReplicationTest {
     void aCopyTheControlPlaneHoldsOutOfSyncAtTheNodesSequenceIsCopiedWholeBeforeTheNodeReportsItInSync() throws Exception {
         TwoNodes n = twoNodesInSync();
         stop(n.a());
-        new SyncState(1, 1, java.util.Set.of(B), java.util.Set.of(B)).write(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX));
+        new SyncState(1, 1, java.util.Set.of(B), java.util.Set.of(B)).write(keptSetOfA());
         DataNode again = start("a");
         again.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, again, true), copy(B, n.b(), false)))));
         assertThat(sequence(again)).as("reported above the control plane's").isEqualTo(2);
@@ -758,7 +780,7 @@ class ReplicationTest {
     void aSequenceWhoseInSyncSetCouldNotBeKeptIsNotReportedUntilItIs() throws Exception {
         TwoNodes n = twoNodesInSync();
         DataNode a = n.a();
-        Path blocker = dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX + ".tmp");
+        Path blocker = keptSetOfA().resolveSibling(VOLUME + SyncState.SUFFIX + ".tmp");
         Files.createDirectory(blocker); // the temporary file cannot be written
         stop(n.b());
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -768,7 +790,7 @@ class ReplicationTest {
             Files.delete(blocker);
             assertThat(sequence(a)).as("kept at the next report").isOne();
             assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.outOfSync);
-            assertThat(SyncState.read(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX)).sequence()).isOne();
+            assertThat(SyncState.read(keptSetOfA()).sequence()).isOne();
         }
     }
 
@@ -779,19 +801,12 @@ class ReplicationTest {
     @Test
     void aRestartedPrimaryCopiesNothingToItsCopiesUntilConfirmed() throws Exception {
         ThreeNodes n = threeNodesInSync();
-        DataNode a = n.a();
-        DataNode b = n.b();
         DataNode c = n.c();
-        ReplicationConfig rc = n.config();
-        stop(a);
-        stop(b); // unreachable: a cannot be confirmed
-        byte[] inFlight = NbdServerTest.bytes(4096, 30); // a write in flight at a's stop, never sent
-        try (var f = java.nio.channels.FileChannel.open(dir.resolve("a").resolve(VOLUME + ".img"),
-                java.nio.file.StandardOpenOption.WRITE)) {
-            f.write(ByteBuffer.wrap(inFlight), 3 * MiB);
-        }
+        stop(n.a());
+        stop(n.b()); // unreachable: a cannot be confirmed
+        aWriteInFlightAtAsStop(30);
         DataNode again = start("a");
-        again.apply(configFor(A, 1, rc));
+        again.apply(configFor(A, 1, n.config()));
         await().atMost(PATIENCE).until(() -> again.replication().volume(VOLUME).announcedTo(C));
         await().atMost(PATIENCE).until(() -> sequence(again) == 1); // b unreachable: only an echo can confirm
         again.apply(configFor(A, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, null, true), copy(A, again, false),
@@ -837,9 +852,7 @@ class ReplicationTest {
      */
     @Test
     void inTheConfigFileModeARestartedPrimaryGoesByTheFileAlone() throws Exception {
-        DataNode a = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
-        nodes.add(a);
+        DataNode a = startConfigFileOnly("a");
         DataNode b = start("b");
         DataNode c = start("c");
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, false))), b, B, c, C,
@@ -848,9 +861,7 @@ class ReplicationTest {
         ReplicationConfig withoutC = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
         push(2, withoutC, b, B, a, A);
         stop(a);
-        DataNode again = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
-        nodes.add(again);
+        DataNode again = startConfigFileOnly("a");
         again.apply(configFor(A, 2, withoutC));
         byte[] data = NbdServerTest.bytes(4096, 32);
         try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
@@ -862,9 +873,7 @@ class ReplicationTest {
     /** The config-file mode: nothing promotes a copy, so a copy that fails does not hold writes for an echo. */
     @Test
     void inTheConfigFileModeACopyThatFailsHoldsNoWrite() throws Exception {
-        DataNode a = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).configFileOnly(true).build();
-        nodes.add(a);
+        DataNode a = startConfigFileOnly("a");
         DataNode b = start("b");
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         stop(b);
@@ -885,7 +894,7 @@ class ReplicationTest {
         stop(n.a());
         stop(n.b());
         // as the version before left it had b joined (sequence 1) and left again (2), both reports unechoed
-        Files.writeString(dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX), "epoch=1\nsequence=2\ninSync=\n");
+        Files.writeString(keptSetOfA(), "epoch=1\nsequence=2\ninSync=\n");
         DataNode again = start("a");
         again.apply(configFor(A, 1, n.config()));
         aWriteIsHeldUntilTheEchoOf(again, 3, 34); // b, which may be held in sync, is asked
