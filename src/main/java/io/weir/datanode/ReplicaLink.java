@@ -284,11 +284,13 @@ final class ReplicaLink implements AutoCloseable {
                     throw new java.io.EOFException("the copy closed the replication connection");
                 }
                 in.flip();
+                if (in.remaining() >= ReplicationWire.REPLY_BYTES) {
+                    lastReply = System.nanoTime(); // once per read, not per reply
+                }
                 while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
                     if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
                         throw new IOException("not a replication reply (bad magic)");
                     }
-                    lastReply = System.nanoTime();
                     int status = in.getInt();
                     long handle = in.getLong();
                     answer(handle, status, in.getLong());
