@@ -7,6 +7,7 @@ import io.weir.support.TestConfigs;
 import io.weir.support.TestPki;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -27,19 +28,23 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * What TLS costs on the NBD data path (issue 19, item 6; a main, not a test): fio's nbd engine
  * against one Weir data node in plaintext and over TLS (NBD_OPT_STARTTLS, TLS 1.3, client
- * certificates), and against nbdkit's file plugin with {@code --tls=require --tls-verify-peer},
- * serving the same kind of 1 GiB file of random data, in one run, alternating server by server
- * each round. Workloads: 4 KiB random reads at iodepth 32, and 1 MiB sequential reads at
- * iodepth 8. fio reads its certificates from {@code $HOME/.pki/libnbd} (its nbd engine takes no
- * path), so it runs as {@code nobody} with a home of its own when this runs as root. Prints each
- * server's median over the rounds, and the ratios TLS / plaintext and Weir TLS / nbdkit TLS; the
- * targets are 0.9 and 0.5 of plaintext at 4 KiB and 1 MiB, and at least nbdkit's.
+ * certificates), and against nbdkit's file plugin in plaintext and with {@code --tls=require
+ * --tls-verify-peer}, serving the same kind of 1 GiB file of random data, in one run, alternating
+ * server by server each round. Workloads: 4 KiB random reads at iodepth 32, and 1 MiB sequential
+ * reads at iodepth 8. fio reads its certificates from {@code $HOME/.pki/libnbd} (its nbd engine
+ * takes no path), so it runs as {@code nobody} with a home of its own when this runs as root.
+ * Prints each server's median over the rounds with the CPU seconds its process and fio spent per
+ * GiB moved (medians too: the node's is this JVM's, which does nothing else meanwhile), then the
+ * ratios TLS / plaintext and Weir TLS / nbdkit TLS; the targets are 0.9 and 0.5 of plaintext at
+ * 4 KiB and 1 MiB, and at least nbdkit's.
  *
  * <pre>
  * mvn -o -q -Pbench test-compile exec:exec -Dbench.main=io.weir.datanode.NbdTlsBenchmark \
  *     -Djmh.args="--rounds 3 --seconds 10 --workers 2"
  * </pre>
- * {@code --size-mib} sets the size of the backing files (default 1024).
+ * {@code --size-mib} sets the size of the backing files (default 1024); {@code --workload 4k} or
+ * {@code 1m} runs one workload, {@code --server weir-tls} (a prefix of a server's name, {@code -}
+ * for a space) the servers it names (then without ratios).
  * Needs fio, nbdkit and (as root) setpriv.
  */
 public final class NbdTlsBenchmark {
@@ -61,18 +66,23 @@ public final class NbdTlsBenchmark {
         int rounds = 3;
         int seconds = 10;
         int workers = 2;
+        String only = "";
+        String onlyServer = "";
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--seconds" -> seconds = Integer.parseInt(args[i + 1]);
                 case "--workers" -> workers = Integer.parseInt(args[i + 1]);
                 case "--size-mib" -> size = Long.parseLong(args[i + 1]) << 20;
+                case "--workload" -> only = args[i + 1];
+                case "--server" -> onlyServer = args[i + 1];
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         Path work = Files.createTempDirectory("weir-tls-bench");
         Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
         Process nbdkit = null;
+        Process nbdkitPlain = null;
         DataNode node = null;
         try {
             TestPki ca = TestPki.create("weir bench CA");
@@ -116,45 +126,67 @@ public final class NbdTlsBenchmark {
                     List.of(ca.certificate())));
             int weirPort = node.listenAddress().getPort();
             int kitPort = freePort();
-            nbdkit = new ProcessBuilder("nbdkit", "-f", "-i", "127.0.0.1", "-p", String.valueOf(kitPort), "--tls=require",
-                    "--tls-certificates=" + kitPki, "--tls-verify-peer", "file", "file=" + kitFile)
-                    .redirectErrorStream(true).redirectOutput(work.resolve("nbdkit.log").toFile()).start();
-            awaitPort(kitPort);
+            int kitPlainPort = freePort();
+            nbdkit = startNbdkit(work, "nbdkit-tls.log", kitPort, kitFile, "--tls=require", "--tls-certificates=" + kitPki,
+                    "--tls-verify-peer");
+            nbdkitPlain = startNbdkit(work, "nbdkit.log", kitPlainPort, kitFile);
 
-            Map<String, String> servers = new LinkedHashMap<>();
-            servers.put("weir plaintext", "nbd://127.0.0.1:" + weirPort + "/bench/vol");
-            servers.put("weir tls", "nbds://127.0.0.1:" + weirPort + "/bench/vol");
-            servers.put("nbdkit tls", "nbds://127.0.0.1:" + kitPort + "/");
+            // each server's URI and a reader of its process's CPU time (ns): the node runs in this JVM
+            var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+            Map<String, Server> servers = new LinkedHashMap<>();
+            servers.put("weir plaintext", new Server("nbd://127.0.0.1:" + weirPort + "/bench/vol", os::getProcessCpuTime));
+            servers.put("weir tls", new Server("nbds://127.0.0.1:" + weirPort + "/bench/vol", os::getProcessCpuTime));
+            Process kit = nbdkit;
+            Process kitPlain = nbdkitPlain;
+            servers.put("nbdkit plaintext", new Server("nbd://127.0.0.1:" + kitPlainPort + "/", () -> cpuNanos(kitPlain)));
+            servers.put("nbdkit tls", new Server("nbds://127.0.0.1:" + kitPort + "/", () -> cpuNanos(kit)));
+            String prefix = only;
+            List<Workload> workloads = WORKLOADS.stream().filter(w -> w.name().startsWith(prefix)).toList();
             System.out.printf(Locale.ROOT, "# %d rounds x %d s, %d workers, load average before: %s%n", rounds, seconds,
                     workers, Files.readString(Path.of("/proc/loadavg")).strip());
-            Map<String, Map<String, List<Double>>> results = new LinkedHashMap<>();
+            Map<String, Map<String, List<Run>>> results = new LinkedHashMap<>();
+            String serverPrefix = onlyServer.replace('-', ' ');
+            servers.keySet().removeIf(s -> !s.startsWith(serverPrefix));
             List<String> order = new ArrayList<>(servers.keySet());
             for (int r = 0; r < rounds; r++) {
-                for (Workload w : WORKLOADS) {
+                for (Workload w : workloads) {
                     for (String s : order) {
-                        double v = fio(home, root, servers.get(s), w, seconds);
+                        Run run = fio(home, root, servers.get(s), w, seconds);
                         results.computeIfAbsent(w.name(), k -> new LinkedHashMap<>()).computeIfAbsent(s, k -> new ArrayList<>())
-                                .add(v);
+                                .add(run);
                     }
                 }
                 java.util.Collections.rotate(order, 1); // alternate which server goes first
             }
-            System.out.printf(Locale.ROOT, "%-18s %16s %16s %16s %12s %14s%n", "workload", "weir plaintext", "weir tls",
-                    "nbdkit tls", "tls/plain", "weir/nbdkit");
-            for (Workload w : WORKLOADS) {
-                Map<String, List<Double>> m = results.get(w.name());
-                double plain = median(m.get("weir plaintext"));
-                double tls = median(m.get("weir tls"));
-                double kit = median(m.get("nbdkit tls"));
+            System.out.printf(Locale.ROOT, "%-18s %-17s %12s %6s %18s %18s%n", "workload", "server", "median", "unit",
+                    "server cpu/GiB", "fio cpu/GiB");
+            for (Workload w : workloads) {
+                Map<String, List<Run>> m = results.get(w.name());
                 String unit = w.bs().equals("4k") ? "IOPS" : "MiB/s";
-                System.out.printf(Locale.ROOT, "%-18s %11.0f %s %11.0f %s %11.0f %s %12.3f %14.3f%n", w.name(), plain, unit,
-                        tls, unit, kit, unit, tls / plain, tls / kit);
+                for (String s : servers.keySet()) {
+                    List<Run> runs = m.get(s);
+                    System.out.printf(Locale.ROOT, "%-18s %-17s %12.0f %6s %16.2f s %16.2f s%n", w.name(), s,
+                            median(runs.stream().map(Run::value).toList()), unit,
+                            median(runs.stream().map(Run::serverCpuPerGib).toList()),
+                            median(runs.stream().map(Run::clientCpuPerGib).toList()));
+                }
+                if (servers.size() < 4) {
+                    continue;
+                }
+                double plain = median(m.get("weir plaintext").stream().map(Run::value).toList());
+                double tls = median(m.get("weir tls").stream().map(Run::value).toList());
+                double kitTls = median(m.get("nbdkit tls").stream().map(Run::value).toList());
+                double kitPlainValue = median(m.get("nbdkit plaintext").stream().map(Run::value).toList());
+                System.out.printf(Locale.ROOT, "%-18s weir tls/plain %.3f, weir tls/nbdkit tls %.3f, nbdkit tls/plain %.3f%n",
+                        w.name(), tls / plain, tls / kitTls, kitTls / kitPlainValue);
             }
             System.out.printf(Locale.ROOT, "# load average after: %s%n", Files.readString(Path.of("/proc/loadavg")).strip());
         } finally {
-            if (nbdkit != null) {
-                nbdkit.destroy();
-                nbdkit.waitFor(10, TimeUnit.SECONDS);
+            for (Process p : new Process[] {nbdkit, nbdkitPlain}) {
+                if (p != null) {
+                    p.destroy();
+                    p.waitFor(10, TimeUnit.SECONDS);
+                }
             }
             if (node != null) {
                 node.close();
@@ -165,23 +197,61 @@ public final class NbdTlsBenchmark {
         }
     }
 
-    /** IOPS (4 KiB) or MiB/s (others) of one fio run. */
-    private static double fio(Path home, boolean root, String uri, Workload w, int seconds) throws Exception {
+    /** A server under test: its URI, and its process's CPU time so far in ns. */
+    record Server(String uri, java.util.function.LongSupplier cpuNanos) {
+    }
+
+    /**
+     * One fio run: IOPS (4 KiB) or MiB/s (others), and the CPU seconds the server's process and
+     * fio spent per GiB moved.
+     */
+    record Run(double value, double serverCpuPerGib, double clientCpuPerGib) {
+    }
+
+    private static Run fio(Path home, boolean root, Server server, Workload w, int seconds) throws Exception {
         List<String> cmd = new ArrayList<>();
         if (root) {
             cmd.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
         }
-        cmd.addAll(List.of("env", "HOME=" + home, "fio", "--name=bench", "--ioengine=nbd", "--uri=" + uri,
+        cmd.addAll(List.of("env", "HOME=" + home, "fio", "--name=bench", "--ioengine=nbd", "--uri=" + server.uri(),
                 "--rw=" + w.rw(), "--bs=" + w.bs(), "--iodepth=" + w.depth(), "--runtime=" + seconds, "--time_based",
                 "--size=" + size, "--output-format=json"));
+        long cpuBefore = server.cpuNanos().getAsLong();
         Process p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
         String out = new String(p.getInputStream().readAllBytes());
         String err = new String(p.getErrorStream().readAllBytes());
         if (p.waitFor() != 0) {
-            throw new IOException("fio against " + uri + " failed: " + err + out);
+            throw new IOException("fio against " + server.uri() + " failed: " + err + out);
         }
-        JsonNode read = JSON.readTree(out.substring(out.indexOf('{'))).get("jobs").get(0).get("read");
-        return w.bs().equals("4k") ? read.get("iops").asDouble() : read.get("bw_bytes").asDouble() / (1 << 20);
+        double serverCpu = (server.cpuNanos().getAsLong() - cpuBefore) / 1e9;
+        JsonNode job = JSON.readTree(out.substring(out.indexOf('{'))).get("jobs").get(0);
+        JsonNode read = job.get("read");
+        double gib = read.get("io_bytes").asDouble() / (1 << 30);
+        // fio reports its CPU as percentages of one CPU over the job's run time (ms)
+        double clientCpu = (job.get("usr_cpu").asDouble() + job.get("sys_cpu").asDouble()) / 100 * job.get("job_runtime").asDouble()
+                / 1000;
+        double value = w.bs().equals("4k") ? read.get("iops").asDouble() : read.get("bw_bytes").asDouble() / (1 << 20);
+        return new Run(value, serverCpu / gib, clientCpu / gib);
+    }
+
+    /** User and system CPU time of a child process so far, from /proc (clock ticks of 10 ms). */
+    private static long cpuNanos(Process p) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + p.pid() + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // utime, stime (fields 14, 15)
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static Process startNbdkit(Path work, String log, int port, Path file, String... tls) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("nbdkit", "-f", "-i", "127.0.0.1", "-p", String.valueOf(port)));
+        cmd.addAll(List.of(tls));
+        cmd.addAll(List.of("file", "file=" + file));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(work.resolve(log).toFile()).start();
+        awaitPort(port);
+        return p;
     }
 
     private static double median(List<Double> v) {
