@@ -45,7 +45,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
  * counts as written only once its last record is on the socket. Replies are wrapped one at a
- * time, in the order they are written, under the output lock.
+ * time, in the order they are written, under the output lock; the records of a reply larger
+ * than one record are gathered and sent together ({@link RecordBatchingChannel}).
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
@@ -88,6 +89,8 @@ final class NbdConnection {
     private final SocketChannel channel;
     /** After NBD_OPT_STARTTLS: the TLS session over {@link #channel}; all IO goes through it. */
     private volatile tlschannel.TlsChannel tls;
+    /** The socket under {@link #tls}, gathering the records of a large reply; null before STARTTLS. */
+    private volatile RecordBatchingChannel tlsSocket;
     /** A TLS read needs to write (the handshake) before it can go on: retried when the socket is writable. */
     private boolean tlsReadWantsWrite;
     /** The tenant whose exports a TLS client sees (from its certificate), once known. */
@@ -732,10 +735,10 @@ final class NbdConnection {
 
     /**
      * Writes {@code b} to the socket, or through the TLS session; answers whether all of it is on
-     * the socket. Over TLS, {@code b} may be taken whole while its last record still waits in the
-     * session for room on the socket: not flushed, so the caller keeps it queued (empty) and a
-     * later write, which first sends what the session holds, completes it. Caller holds
-     * {@link #out}: one wrap at a time, in order.
+     * the socket. Over TLS, {@code b} may be taken whole while records of it still wait for room
+     * on the socket (in the session, or gathered in {@link #tlsSocket}): not flushed, so the
+     * caller keeps it queued (empty) and a later write, which first sends what waits, completes
+     * it. Caller holds {@link #out}: one wrap at a time, in order.
      */
     private boolean write(ByteBuffer b) throws IOException {
         tlschannel.TlsChannel t = tls;
@@ -743,12 +746,21 @@ final class NbdConnection {
             channel.write(b);
             return !b.hasRemaining();
         }
-        try {
-            t.write(b);
-            return true; // tls-channel returns only once what it wrapped is on the socket
-        } catch (tlschannel.WouldBlockException e) {
-            return false; // the socket is full (or the session must read first): OP_WRITE resumes it
+        RecordBatchingChannel socket = tlsSocket;
+        if (b.remaining() > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
+            socket.batch(); // several records: sent together
         }
+        boolean wrapped;
+        try {
+            t.write(b); // returns once what it wrapped is on the socket, or gathered
+            wrapped = true;
+        } catch (tlschannel.WouldBlockException e) {
+            wrapped = false; // the socket is full (or the session must read first): OP_WRITE resumes it
+        }
+        if (socket.flush() > 0) {
+            lastWriteProgress = System.nanoTime();
+        }
+        return wrapped && !socket.hasStaged();
     }
 
     /**
@@ -771,7 +783,8 @@ final class NbdConnection {
         }
         // Its buffers stay with the connection (about 33 KiB of heap) instead of being freed and
         // allocated again around every record: a quarter more 4 KiB reads a second over TLS.
-        tls = tlschannel.ServerTlsChannel.newBuilder(channel, context).withEngineFactory(NbdTls::serverEngine)
+        tlsSocket = new RecordBatchingChannel(channel, pool);
+        tls = tlschannel.ServerTlsChannel.newBuilder(tlsSocket, context).withEngineFactory(NbdTls::serverEngine)
                 .withReleaseBuffers(false).build();
         return true;
     }
@@ -1005,6 +1018,10 @@ final class NbdConnection {
             key.cancel();
         }
         try {
+            RecordBatchingChannel t = tlsSocket;
+            if (t != null) {
+                t.close(); // gives its staged buffer back to the pool
+            }
             channel.close();
         } catch (IOException ignored) {
             // closed anyway
