@@ -44,7 +44,8 @@ import tools.jackson.databind.json.JsonMapper;
  * </pre>
  * {@code --size-mib} sets the size of the backing files (default 1024); {@code --workload 4k} or
  * {@code 1m} runs one workload, {@code --server weir-tls} (a prefix of a server's name, {@code -}
- * for a space) the servers it names (then without ratios).
+ * for a space) the servers it names (then without ratios); {@code --warmup 10} first runs each
+ * workload on each server for that many seconds, unrecorded (the node's code is compiled by then).
  * Needs fio, nbdkit and (as root) setpriv.
  */
 public final class NbdTlsBenchmark {
@@ -68,6 +69,7 @@ public final class NbdTlsBenchmark {
         int workers = 2;
         String only = "";
         String onlyServer = "";
+        int warmup = 0;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -76,6 +78,7 @@ public final class NbdTlsBenchmark {
                 case "--size-mib" -> size = Long.parseLong(args[i + 1]) << 20;
                 case "--workload" -> only = args[i + 1];
                 case "--server" -> onlyServer = args[i + 1];
+                case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -142,12 +145,17 @@ public final class NbdTlsBenchmark {
             servers.put("nbdkit tls", new Server("nbds://127.0.0.1:" + kitPort + "/", () -> cpuNanos(kit)));
             String prefix = only;
             List<Workload> workloads = WORKLOADS.stream().filter(w -> w.name().startsWith(prefix)).toList();
-            System.out.printf(Locale.ROOT, "# %d rounds x %d s, %d workers, load average before: %s%n", rounds, seconds,
-                    workers, Files.readString(Path.of("/proc/loadavg")).strip());
-            Map<String, Map<String, List<Run>>> results = new LinkedHashMap<>();
+            System.out.printf(Locale.ROOT, "# %d rounds x %d s after %d s of warm-up per server and workload, %d workers, load average before: %s%n",
+                    rounds, seconds, warmup, workers, Files.readString(Path.of("/proc/loadavg")).strip());
             String serverPrefix = onlyServer.replace('-', ' ');
             servers.keySet().removeIf(s -> !s.startsWith(serverPrefix));
             List<String> order = new ArrayList<>(servers.keySet());
+            for (String s : warmup > 0 ? order : List.<String>of()) {
+                for (Workload w : workloads) {
+                    fio(home, root, servers.get(s), w, warmup); // unrecorded: compiles the paths measured
+                }
+            }
+            Map<String, Map<String, List<Run>>> results = new LinkedHashMap<>();
             for (int r = 0; r < rounds; r++) {
                 for (Workload w : workloads) {
                     for (String s : order) {
