@@ -331,6 +331,19 @@ class NbdServerTest {
         }
     }
 
+    /**
+     * Two workers answer 64 reads in flight at a time; a worker that finds another writing leaves
+     * its reply to it, which sends them together. Each reply arrives whole with its own block.
+     */
+    @Test
+    void repliesSentTogetherByOneWorkerEachArriveWholeWithTheirOwnData() throws IOException {
+        byte[] data = bytes(8 * (int) MiB, 3);
+        try (NbdTestClient c = client().open("acme/db1")) {
+            c.write(0, data);
+            c.readsMatchWithManyInFlight(data, 40, 64);
+        }
+    }
+
     @Test
     void requestsInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB)

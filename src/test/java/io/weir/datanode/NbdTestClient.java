@@ -243,6 +243,36 @@ final class NbdTestClient implements AutoCloseable {
         out.flush();
     }
 
+    /**
+     * Reads {@code rounds} times {@code depth} blocks of {@code data} (already written at offset
+     * 0) with {@code depth} requests in flight, of 4 KiB and 64 KiB by turns at pseudo-random
+     * offsets, and checks each reply against the block its request named: replies that workers
+     * finish together, and that one of them writes for the others, each arrive whole with their
+     * own data.
+     */
+    void readsMatchWithManyInFlight(byte[] data, int rounds, int depth) throws IOException {
+        java.util.Random random = new java.util.Random(11);
+        Map<Long, long[]> asked = new HashMap<>();
+        long cookie = 1_000;
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < depth; i++) {
+                int size = i % 2 == 0 ? 4096 : 65_536;
+                long offset = (long) random.nextInt((data.length - size) / 4096) * 4096;
+                asked.put(cookie, new long[] {offset, size});
+                request(Nbd.CMD_READ, 0, cookie++, offset, size, null);
+            }
+            flushOut();
+            for (int i = 0; i < depth; i++) {
+                Reply reply = readReply();
+                long[] a = asked.remove(reply.cookie());
+                org.assertj.core.api.Assertions.assertThat(reply.error()).isZero();
+                org.assertj.core.api.Assertions.assertThat(reply.data()).as("the read of %d at %d", a[1], a[0])
+                        .isEqualTo(java.util.Arrays.copyOfRange(data, (int) a[0], (int) (a[0] + a[1])));
+            }
+        }
+        org.assertj.core.api.Assertions.assertThat(asked).isEmpty();
+    }
+
     Reply readReply() throws IOException {
         int magic = in.readInt();
         if (magic == Nbd.SIMPLE_REPLY_MAGIC) {

@@ -139,6 +139,21 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * Over TLS, replies that one worker sends for others go out as records of several replies:
+     * each still arrives whole with its own block.
+     */
+    @Test
+    void repliesSentTogetherOverTlsEachArriveWholeWithTheirOwnData() throws IOException {
+        byte[] data = new byte[4 * (int) MiB];
+        new Random(5).nextBytes(data);
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            c.negotiate("acme/db");
+            c.write(0, data);
+            c.readsMatchWithManyInFlight(data, 40, 64);
+        }
+    }
+
     /** Replaces the node with one that requires TLS (the datanode command's default, {@code --tls on}). */
     private void requireTls(boolean withCertificate) throws IOException {
         node.close();
