@@ -42,11 +42,11 @@ echo "# means over $runs runs; A = $a, B = $b; load average now: $(cut -d' ' -f1
 # line: SIDE WORKLOAD(3 words) SERVER(2 words) VALUE UNIT CPU s FIOCPU s
 awk '{ k = $2 " " $3 " " $4 "|" $5 " " $6; v[$1, k] += $7; c[$1, k] += $9; f[$1, k] += $11; n[$1, k]++; u[k] = $8; keys[k] = 1 }
   END {
-    printf "%-36s %12s %12s %8s %10s %10s %8s %9s %9s\n", "workload | server", "A", "B", "B/A", "A cpu/GiB", "B cpu/GiB", "B/A", "A fio", "B fio"
+    printf "%-36s %14s %14s %7s %10s %10s %7s %9s %9s\n", "workload | server", "A", "B", "B/A", "A cpu/GiB", "B cpu/GiB", "B/A", "A fio", "B fio"
     for (k in keys) {
       if (n["A", k] == 0 || n["B", k] == 0) continue
       va = v["A", k] / n["A", k]; vb = v["B", k] / n["B", k]
       ca = c["A", k] / n["A", k]; cb = c["B", k] / n["B", k]
-      printf "%-36s %8.0f %-3s %8.0f %-3s %8.3f %8.2f s %8.2f s %8.3f %7.2f s %7.2f s\n", k, va, substr(u[k], 1, 3), vb, substr(u[k], 1, 3), vb / va, ca, cb, cb / ca, f["A", k] / n["A", k], f["B", k] / n["B", k]
+      printf "%-36s %8.0f %-5s %8.0f %-5s %7.3f %8.2f s %8.2f s %7.3f %7.2f s %7.2f s\n", k, va, u[k], vb, u[k], vb / va, ca, cb, cb / ca, f["A", k] / n["A", k], f["B", k] / n["B", k]
     }
-  }' "$out" | sort
+  }' "$out" | sort -r

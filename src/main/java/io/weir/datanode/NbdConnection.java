@@ -22,13 +22,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * which answers the handshake itself and turns each transmission request into a {@link NbdRequest}
  * submitted to the scheduler as the foreground flow of the connection's volume (a restarted primary
  * not yet confirmed holds it first, and whichever thread confirms it submits it). A worker runs the
- * request (file IO, copies, checksums) and hands its reply to {@link #send}. One thread at a time
- * writes to the socket: a worker that finds none writing becomes the writer and writes its reply,
- * with those other workers queued meanwhile, to the non-blocking socket with one system call
- * (and what they queue while it writes, a few rounds at most); a worker that finds a writer at
- * work queues its reply and goes back to its work, blocked by nobody. What the socket does not
- * take is queued and written by the selector thread when the socket is writable again. Replies go
- * out in completion order, not request order (NBD matches them by cookie).
+ * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
+ * the non-blocking socket at once if nothing is queued before it; what the socket does not take
+ * is queued and written by the selector thread when the socket is writable again. Replies go out
+ * in completion order, not request order (NBD matches them by cookie).
  *
  * <h2>Bounded buffering</h2>
  * The selector stops reading from a client, in every state, while it has
@@ -47,9 +44,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * session over the same socket, still non-blocking on the same selector: a read that needs the
  * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
- * counts as written only once its last record is on the socket. Only the writer wraps, in the
- * order replies are written; the replies of one write share records, and records of more than
- * one are gathered and sent together ({@link RecordBatchingChannel}).
+ * counts as written only once its last record is on the socket. Replies are wrapped one at a
+ * time, in the order they are written, under the output lock; the records of a reply larger
+ * than one record are gathered and sent together ({@link RecordBatchingChannel}).
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
@@ -137,18 +134,10 @@ final class NbdConnection {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicLong buffered = new AtomicLong();
     private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-    /**
-     * Replies not yet on the socket: in {@link #out} or taken by the writer. Written under the
-     * lock of {@link #out}, read without it.
-     */
+    /** Replies in {@link #out}: written under its lock, read without it. */
     private volatile int queuedReplies;
-    /** The socket was full: the selector writes {@link #out} when it is writable (under {@link #out}). */
     private boolean writeInterest;
-    /** A thread writes replies it took from {@link #out} (under {@link #out}); see {@link #send}. */
-    private boolean writing;
-    /** Replies the writer holds (under {@link #out}). */
-    private int withWriter;
-    private volatile long lastWriteProgress;
+    private long lastWriteProgress;
     private volatile boolean closed;
     private volatile boolean resumeQueued;
 
@@ -669,18 +658,8 @@ final class NbdConnection {
     /** Worker: one request fully answered. */
     void requestDone(long bytes) {
         lastActivityAt = System.nanoTime();
-        inFlight.decrementAndGet();
-        buffered.addAndGet(-bytes);
-        resumeIfRoom();
-    }
-
-    /**
-     * Any thread: has the selector read again (or finish draining) if requests in flight and
-     * replies not yet written have fallen to half the bounds.
-     */
-    private void resumeIfRoom() {
-        int n = inFlight.get();
-        long b = buffered.get();
+        int n = inFlight.decrementAndGet();
+        long b = buffered.addAndGet(-bytes);
         if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
                 && n + queuedReplies < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
             resumeQueued = true;
@@ -690,141 +669,51 @@ final class NbdConnection {
 
     // --- output (any thread) -----------------------------------------------------------------------
 
-    /** Most replies, and bytes unless one reply is larger, the writer takes from {@link #out} at a time. */
-    private static final int WRITER_BATCH_REPLIES = 64;
-    /** Times the writer takes more replies from {@link #out} before it leaves the rest to the selector. */
-    private static final int WRITER_ROUNDS = 4;
-
     /**
-     * Writes {@code b} (position to limit) after the replies sent before it, and returns it to the
-     * pool once written. Never blocks: the calling thread becomes the writer when no other thread
-     * writes and the socket has room (the selector writes once it is writable again); it writes
-     * this reply with those queued meanwhile by other threads, together, with one system call
-     * (a gathering write, or over TLS their records gathered), and then those queued while it
-     * wrote, for at most {@link #WRITER_ROUNDS} rounds. A thread finding a writer at work leaves
-     * its reply to it and goes back to its work.
+     * Writes {@code b} (position to limit) and returns it to the pool once written: at once if
+     * nothing is queued and the socket takes it, else after the queued replies, from the selector
+     * thread. Never blocks.
      */
     void send(ByteBuffer b) {
-        ByteBuffer[] batch;
+        boolean wake = false;
         synchronized (out) {
             if (closed) {
                 pool.release(b);
                 return;
             }
+            if (out.isEmpty()) {
+                boolean flushed;
+                try {
+                    flushed = write(b);
+                } catch (IOException e) {
+                    pool.release(b);
+                    closeFromAnyThread("write failed: " + e.getMessage());
+                    return;
+                }
+                if (flushed) {
+                    pool.release(b);
+                    return;
+                }
+                // queued, even when all of it was taken: over TLS its last record may still be
+                // waiting in the session for the socket, and only a later write pushes it out
+                lastWriteProgress = System.nanoTime();
+            }
             out.add(b);
+            queuedReplies = out.size();
+            server.noteQueuedReplies(queuedReplies);
             buffered.addAndGet(b.remaining());
-            if (writing || writeInterest) {
-                queuedReplies = out.size() + withWriter;
-                server.noteQueuedReplies(queuedReplies);
-                return;
+            if (!writeInterest) {
+                writeInterest = true;
+                wake = true;
             }
-            writing = true;
-            batch = takeBatch();
         }
-        writeAsWriter(batch);
-    }
-
-    /** Takes the next replies from {@link #out} for the writer. Caller holds {@link #out}. */
-    private ByteBuffer[] takeBatch() {
-        int n = 0;
-        long bytes = 0;
-        for (ByteBuffer q : out) {
-            if (n == WRITER_BATCH_REPLIES || n > 0 && bytes + q.remaining() > FLUSH_SLICE_BYTES) {
-                break;
+        if (wake) {
+            if (server.inSelectorThread()) {
+                enableWrite();
+            } else {
+                server.execute(this, this::enableWrite);
             }
-            bytes += q.remaining();
-            n++;
         }
-        ByteBuffer[] batch = new ByteBuffer[n];
-        for (int i = 0; i < n; i++) {
-            batch[i] = out.poll();
-        }
-        withWriter = n;
-        queuedReplies = out.size() + n;
-        return batch;
-    }
-
-    /**
-     * The writer: writes {@code batch}, then the replies queued meanwhile, while the socket takes
-     * them; gives what it could not write back to the head of {@link #out} for the selector.
-     */
-    private void writeAsWriter(ByteBuffer[] batch) {
-        for (int round = 1;; round++) {
-            long before = remaining(batch);
-            boolean flushed;
-            IOException failed = null;
-            try {
-                flushed = write(batch);
-            } catch (IOException e) {
-                flushed = false;
-                failed = e;
-            }
-            long written = before - remaining(batch);
-            boolean wake = false;
-            ByteBuffer[] next = null;
-            synchronized (out) {
-                if (written > 0) {
-                    buffered.addAndGet(-written);
-                    lastWriteProgress = System.nanoTime();
-                }
-                // done: the replies wholly on the socket (over TLS a last one taken whole may still
-                // wait in the session, and stays queued until a later write pushes it out)
-                int done = 0;
-                while (done < batch.length && !batch[done].hasRemaining() && (flushed || done < batch.length - 1)) {
-                    pool.release(batch[done++]);
-                }
-                if (closed || failed != null) {
-                    for (int i = done; i < batch.length; i++) {
-                        pool.release(batch[i]);
-                    }
-                } else if (done < batch.length) {
-                    for (int i = batch.length - 1; i >= done; i--) {
-                        out.addFirst(batch[i]); // the socket is full: the selector goes on when it is writable
-                    }
-                    writeInterest = true;
-                    wake = true;
-                    if (written == 0) {
-                        lastWriteProgress = System.nanoTime(); // the write-stall timeout counts from now
-                    }
-                } else if (!out.isEmpty() && round < WRITER_ROUNDS) {
-                    next = takeBatch();
-                } else if (!out.isEmpty()) {
-                    writeInterest = true; // enough for this thread: the selector writes the rest
-                    wake = true;
-                }
-                if (next == null) {
-                    writing = false;
-                    withWriter = 0;
-                    queuedReplies = out.size();
-                }
-            }
-            if (failed != null) {
-                closeFromAnyThread("write failed: " + failed.getMessage());
-                return;
-            }
-            if (next == null) {
-                if (wake) {
-                    if (server.inSelectorThread()) {
-                        enableWrite();
-                    } else {
-                        server.execute(this, this::enableWrite);
-                    }
-                }
-                if (written > 0) {
-                    resumeIfRoom();
-                }
-                return;
-            }
-            batch = next;
-        }
-    }
-
-    private static long remaining(ByteBuffer[] batch) {
-        long n = 0;
-        for (ByteBuffer b : batch) {
-            n += b.remaining();
-        }
-        return n;
     }
 
     /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
@@ -845,25 +734,25 @@ final class NbdConnection {
     }
 
     /**
-     * Writes {@code bs} in order to the socket, or through the TLS session; answers whether all of
-     * them are on the socket. Over TLS, they may be taken whole while records of them still wait
-     * for room on the socket (in the session, or gathered in {@link #tlsSocket}): not flushed, so
-     * the caller keeps the last queued (empty) and a later write, which first sends what waits,
-     * completes it. Caller is the only writer: one wrap at a time, in order.
+     * Writes {@code b} to the socket, or through the TLS session; answers whether all of it is on
+     * the socket. Over TLS, {@code b} may be taken whole while records of it still wait for room
+     * on the socket (in the session, or gathered in {@link #tlsSocket}): not flushed, so the
+     * caller keeps it queued (empty) and a later write, which first sends what waits, completes
+     * it. Caller holds {@link #out}: one wrap at a time, in order.
      */
-    private boolean write(ByteBuffer... bs) throws IOException {
+    private boolean write(ByteBuffer b) throws IOException {
         tlschannel.TlsChannel t = tls;
         if (t == null) {
-            channel.write(bs);
-            return !bs[bs.length - 1].hasRemaining();
+            channel.write(b);
+            return !b.hasRemaining();
         }
         RecordBatchingChannel socket = tlsSocket;
-        if (bs.length > 1 || bs[0].remaining() > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
+        if (b.remaining() > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
             socket.batch(); // several records: sent together
         }
         boolean wrapped;
         try {
-            t.write(bs); // returns once what it wrapped is on the socket, or gathered
+            t.write(b); // returns once what it wrapped is on the socket, or gathered
             wrapped = true;
         } catch (tlschannel.WouldBlockException e) {
             wrapped = false; // the socket is full (or the session must read first): OP_WRITE resumes it
@@ -883,7 +772,7 @@ final class NbdConnection {
      */
     boolean startTls(javax.net.ssl.SSLContext context) {
         synchronized (out) {
-            if (!out.isEmpty() || writing) {
+            if (!out.isEmpty()) {
                 abort("the STARTTLS acknowledgement could not be sent in clear");
                 return false;
             }
@@ -970,11 +859,6 @@ final class NbdConnection {
     private void flushQueued() throws IOException {
         boolean empty;
         synchronized (out) {
-            if (writing) {
-                // a worker writes: it hands what it cannot write back with OP_WRITE (writeInterest)
-                key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
-                return;
-            }
             ByteBuffer b;
             int budget = server.takeWriteBudget(FLUSH_SLICE_BYTES);
             while ((b = out.peek()) != null && budget > 0) {
@@ -1027,7 +911,7 @@ final class NbdConnection {
         }
         boolean stalled;
         synchronized (out) {
-            stalled = !out.isEmpty() && !writing && now - lastWriteProgress > server.limits.writeStallNanos();
+            stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
         }
         if (stalled) {
             abort("client stopped reading replies");
@@ -1094,7 +978,7 @@ final class NbdConnection {
         }
         boolean empty;
         synchronized (out) {
-            empty = out.isEmpty() && !writing;
+            empty = out.isEmpty();
         }
         if (empty && inFlight.get() == 0) {
             abort(null);

@@ -63,9 +63,8 @@
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
  * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB
  * of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
- * socket themselves, one at a time per connection: a worker that finds another writing leaves its
- * reply to it, which sends the replies queued meanwhile with its own in one system call; what the
- * socket does not take waits in the connection's reply queue for the selector thread. A client that takes no reply bytes for
+ * socket themselves; what the socket does not take waits in the connection's reply queue for the
+ * selector thread. A client that takes no reply bytes for
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_WRITE_STALL_SECONDS} s (settable, as every
  * default here) is disconnected, and so is one that has not finished its handshake
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_HANDSHAKE_SECONDS} s after connecting, and one

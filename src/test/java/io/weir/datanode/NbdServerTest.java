@@ -332,11 +332,11 @@ class NbdServerTest {
     }
 
     /**
-     * Two workers answer 64 reads in flight at a time; a worker that finds another writing leaves
-     * its reply to it, which sends them together. Each reply arrives whole with its own block.
+     * Two workers answer 64 reads of 4 KiB and 64 KiB in flight at a time, their replies written
+     * as they complete: each arrives whole with its own block.
      */
     @Test
-    void repliesSentTogetherByOneWorkerEachArriveWholeWithTheirOwnData() throws IOException {
+    void manyRepliesInFlightEachArriveWholeWithTheirOwnData() throws IOException {
         byte[] data = bytes(8 * (int) MiB, 3);
         try (NbdTestClient c = client().open("acme/db1")) {
             c.write(0, data);

@@ -247,8 +247,7 @@ final class NbdTestClient implements AutoCloseable {
      * Reads {@code rounds} times {@code depth} blocks of {@code data} (already written at offset
      * 0) with {@code depth} requests in flight, of 4 KiB and 64 KiB by turns at pseudo-random
      * offsets, and checks each reply against the block its request named: replies that workers
-     * finish together, and that one of them writes for the others, each arrive whole with their
-     * own data.
+     * finish together each arrive whole with their own data.
      */
     void readsMatchWithManyInFlight(byte[] data, int rounds, int depth) throws IOException {
         java.util.Random random = new java.util.Random(11);

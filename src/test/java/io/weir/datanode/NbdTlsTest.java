@@ -140,11 +140,11 @@ class NbdTlsTest {
     }
 
     /**
-     * Over TLS, replies that one worker sends for others go out as records of several replies:
-     * each still arrives whole with its own block.
+     * Over TLS, 64 reads in flight at a time, replies of one record (4 KiB) and of several,
+     * gathered (64 KiB): each arrives whole with its own block.
      */
     @Test
-    void repliesSentTogetherOverTlsEachArriveWholeWithTheirOwnData() throws IOException {
+    void manyRepliesInFlightOverTlsEachArriveWholeWithTheirOwnData() throws IOException {
         byte[] data = new byte[4 * (int) MiB];
         new Random(5).nextBytes(data);
         try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
