@@ -221,8 +221,8 @@ final class ReplicaLink implements AutoCloseable {
         List<Frame> dropped = new ArrayList<>();
         while (!queue.isEmpty() && writeLock.tryLock()) {
             IOException failure = null;
+            ByteChannel c = channel;
             try {
-                ByteChannel c = channel;
                 Frame f;
                 while (batch.size() < MAX_BATCH && (f = queue.poll()) != null) {
                     batch.add(f);
@@ -248,7 +248,7 @@ final class ReplicaLink implements AutoCloseable {
                 writeLock.unlock();
             }
             if (failure != null) {
-                fail(failure);
+                fail(c, failure);
             }
             batch.addAll(dropped);
             for (Frame d : batch) { // written on no connection: the link went down meanwhile
@@ -298,7 +298,7 @@ final class ReplicaLink implements AutoCloseable {
                 in.compact();
             }
         } catch (IOException | RuntimeException e) {
-            fail(e instanceof IOException io ? io : new IOException(e));
+            fail(c, e instanceof IOException io ? io : new IOException(e));
         }
     }
 
@@ -310,12 +310,19 @@ final class ReplicaLink implements AutoCloseable {
     }
 
     /**
-     * Takes the link down (after any write in progress), drops what is queued, and answers every
-     * outstanding request {@link ReplicationWire#LINK_DOWN}.
+     * Takes the link down if {@code on} is still its connection ({@code null}: whichever it is),
+     * after any write in progress: drops what is queued, and answers every request outstanding
+     * then {@link ReplicationWire#LINK_DOWN} (a request sent later finds the link down, or goes on
+     * the next connection). A late report from a connection already taken down, such as its
+     * reader waking after the link is up again on a new one, changes nothing.
      */
-    private void fail(IOException why) {
+    void fail(ByteChannel on, IOException why) {
+        List<Long> down;
         writeLock.lock();
         try {
+            if (on != null && channel != on) {
+                return; // taken down already, its requests answered then
+            }
             queue.clear();
             if (channel != null) {
                 try {
@@ -330,12 +337,18 @@ final class ReplicaLink implements AutoCloseable {
                 }
                 up = false;
             }
+            down = new ArrayList<>(outstanding.keySet());
         } finally {
             writeLock.unlock();
         }
-        for (Long h : outstanding.keySet()) {
+        for (Long h : down) {
             answer(h, ReplicationWire.LINK_DOWN, 0);
         }
+    }
+
+    /** The connection requests go on now, or null while the link is down (tests). */
+    ByteChannel channelNow() {
+        return channel;
     }
 
     /**
@@ -390,6 +403,6 @@ final class ReplicaLink implements AutoCloseable {
                 closeQuietly(s);
             }
         }
-        fail(new IOException("closed"));
+        fail(null, new IOException("closed"));
     }
 }

@@ -86,6 +86,37 @@ class ReplicaLinkTest {
     }
 
     /**
+     * The reader of a connection that failed reports it late, when the link is already up again
+     * on a new connection: the new connection stays up and its request is answered by the copy,
+     * not LINK_DOWN (which would have the primary copy the whole volume again).
+     */
+    @Test
+    void aLateFailureOfAnOldConnectionLeavesTheNewOneUp() throws Exception {
+        java.nio.channels.ByteChannel old = link.channelNow();
+        accepted.close(); // the copy restarts: the old connection ends
+        await().atMost(PATIENCE).until(() -> !link.isUp());
+        await().atMost(PATIENCE).until(() -> { // once the retry interval since the last attempt has passed
+            link.connect();
+            return link.isUp();
+        });
+        accepted = hung.accept();
+
+        CompletableFuture<Integer> answer = new CompletableFuture<>();
+        link.send(ReplicationWire.PING, (byte) 0, UUID.randomUUID(), 1, 0, 0, null, (status, epoch) -> answer.complete(status));
+        ByteBuffer request = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+        ReplicationWire.readFully(accepted, request);
+        ReplicationWire.Request r = ReplicationWire.Request.decode(request.flip());
+
+        link.fail(old, new IOException("the old connection's reader, late")); // as its reader would
+
+        ByteBuffer reply = ByteBuffer.allocate(ReplicationWire.REPLY_BYTES);
+        ReplicationWire.encodeReply(reply, ReplicationWire.OK, r.handle(), 1);
+        ReplicationWire.writeFully(accepted, reply);
+        assertThat(answer.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(ReplicationWire.OK);
+        assertThat(link.isUp()).isTrue();
+    }
+
+    /**
      * A hung copy whose kernel still accepts connections: a TLS handshake with it never ends. The
      * attempt is given up after the connect timeout, and a forwarding thread that finds it under
      * way is answered once it is, not never.
