@@ -19,7 +19,8 @@ import java.nio.channels.SocketChannel;
  * straight to the socket only while nothing is staged, and is staged behind it otherwise. A
  * writer that leaves bytes staged is told so by {@link #flush} and must call it again when the
  * socket is writable. If the pool's budget has no room for a batch buffer, records go to the
- * socket one by one, as without this class. Thread-safe: every method that touches the buffer
+ * socket one by one, as without this class (and so they do when the JVM has no direct memory for
+ * the buffer). Thread-safe: every method that touches the buffer
  * holds this object's monitor, never while calling into tls-channel.
  */
 final class RecordBatchingChannel implements ByteChannel {
@@ -86,7 +87,11 @@ final class RecordBatchingChannel implements ByteChannel {
             if (batching != Thread.currentThread() || n > BATCH_BYTES) {
                 return socket.write(src); // nothing staged to keep order with, and nothing to gather
             }
-            staged = pool.tryAcquire(BATCH_BYTES);
+            try {
+                staged = pool.tryAcquire(BATCH_BYTES);
+            } catch (OutOfMemoryError e) {
+                staged = null; // the JVM has no direct memory for a new one: as without room
+            }
             if (staged == null) {
                 return socket.write(src); // no room in the node's budget: one record at a time
             }

@@ -182,6 +182,23 @@ class RecordBatchingChannelTest {
     }
 
     @Test
+    void withNoDirectMemoryLeftInTheJvmRecordsGoStraightToTheSocket() throws IOException {
+        pool = new BufferPool(64L << 20) {
+            @Override
+            ByteBuffer newBuffer(int capacity) {
+                throw new OutOfMemoryError("Cannot reserve " + capacity + " bytes of direct buffer memory");
+            }
+        };
+        channel = new RecordBatchingChannel(sender, pool);
+        ByteBuffer r = record(16_406, 10);
+        channel.batch();
+        assertThat(channel.write(r)).isEqualTo(16_406);
+        assertThat(channel.hasStaged()).isFalse();
+        assertThat(pool.held()).isZero();
+        assertThat(peerReads(16_406)).isEqualTo(concat(r.rewind()));
+    }
+
+    @Test
     void closingGivesTheStagedBufferBackAndRefusesLaterWrites() throws IOException {
         channel.batch();
         channel.write(record(1_000, 8));
