@@ -27,14 +27,14 @@ done
 git -C "$work/B" show "$b:$bench" > "$work/A/$bench"
 for side in A B; do
   echo "building $side ($(git -C "$work/$side" rev-parse --short HEAD))"
-  (cd "$work/$side" && mvn -B -ntp -q -o -Pbench test-compile > "$work/build-$side.log" 2>&1) \
+  (cd "$work/$side" && mvn -B -ntp -q -Pbench test-compile > "$work/build-$side.log" 2>&1) \
     || { tail -20 "$work/build-$side.log"; exit 1; }
 done
 out=$work/runs.txt
 for i in $(seq "$runs"); do
   for side in A B; do
     echo "run $i: $side"
-    (cd "$work/$side" && mvn -B -ntp -q -o -Pbench exec:exec -Dbench.main=io.weir.datanode.NbdTlsBenchmark \
+    (cd "$work/$side" && mvn -B -ntp -q -Pbench exec:exec -Dbench.main=io.weir.datanode.NbdTlsBenchmark \
       -Djmh.args="$args") 2>&1 | grep -E '^(4k|1m) ' | grep -v 'tls/plain' | sed "s/^/$side /" | tee -a "$out"
   done
 done
