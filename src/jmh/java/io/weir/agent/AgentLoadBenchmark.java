@@ -3,6 +3,7 @@ package io.weir.agent;
 import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
+import io.weir.support.ProcessCpu;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -236,10 +237,8 @@ public final class AgentLoadBenchmark {
 
     private static long procCpuNanos(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // utime + stime, at 100 ticks/s
-        } catch (IOException | RuntimeException e) {
+            return ProcessCpu.nanos(pid);
+        } catch (RuntimeException e) {
             return 0; // a process that ended (a PostgreSQL backend): its time is lost, a small undercount
         }
     }

@@ -3,6 +3,8 @@ package io.weir.datanode;
 import io.weir.agent.ServerCertificate;
 import io.weir.protocol.ClientCertificateEntry;
 import io.weir.protocol.TlsConfig;
+import io.weir.support.LibnbdHome;
+import io.weir.support.ProcessCpu;
 import io.weir.support.TestConfigs;
 import io.weir.support.TestPki;
 import java.io.IOException;
@@ -12,7 +14,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -83,7 +84,6 @@ public final class NbdTlsBenchmark {
             }
         }
         Path work = Files.createTempDirectory("weir-tls-bench");
-        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwx--x--x"));
         Process nbdkit = null;
         Process nbdkitPlain = null;
         DataNode node = null;
@@ -91,21 +91,12 @@ public final class NbdTlsBenchmark {
             TestPki ca = TestPki.create("weir bench CA");
             TestPki.Issued server = ca.issueServer("node", 0x99, "127.0.0.1");
             TestPki.Issued client = ca.issue("client", 0x10);
-            // the client's libnbd directory, in a home of its own
-            Path home = Files.createDirectories(work.resolve("home"));
-            Path libnbd = Files.createDirectories(home.resolve(".pki/libnbd"));
-            Files.writeString(libnbd.resolve("ca-cert.pem"), TestPki.pem(ca.certificate()));
-            Files.writeString(libnbd.resolve("client-cert.pem"), client.certificatePem());
-            Files.writeString(libnbd.resolve("client-key.pem"), client.privateKeyPem());
-            boolean root = "root".equals(System.getProperty("user.name"));
-            if (root) {
-                var nobody = work.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
-                try (var files = Files.walk(home)) {
-                    for (Path p : files.toList()) {
-                        Files.setOwner(p, nobody);
-                    }
-                }
-            }
+            // the client's certificate directory, in a home of its own, and how fio runs as its user
+            Path clientPki = Files.createDirectories(work.resolve("client-pki"));
+            Files.writeString(clientPki.resolve("ca-cert.pem"), TestPki.pem(ca.certificate()));
+            Files.writeString(clientPki.resolve("client-cert.pem"), client.certificatePem());
+            Files.writeString(clientPki.resolve("client-key.pem"), client.privateKeyPem());
+            List<String> asUser = LibnbdHome.prefix(work.resolve("home"), clientPki);
             // nbdkit's server directory
             Path kitPki = Files.createDirectories(work.resolve("nbdkit-pki"));
             Files.writeString(kitPki.resolve("ca-cert.pem"), TestPki.pem(ca.certificate()));
@@ -141,8 +132,8 @@ public final class NbdTlsBenchmark {
             servers.put("weir tls", new Server("nbds://127.0.0.1:" + weirPort + "/bench/vol", os::getProcessCpuTime));
             Process kit = nbdkit;
             Process kitPlain = nbdkitPlain;
-            servers.put("nbdkit plaintext", new Server("nbd://127.0.0.1:" + kitPlainPort + "/", () -> cpuNanos(kitPlain)));
-            servers.put("nbdkit tls", new Server("nbds://127.0.0.1:" + kitPort + "/", () -> cpuNanos(kit)));
+            servers.put("nbdkit plaintext", new Server("nbd://127.0.0.1:" + kitPlainPort + "/", () -> ProcessCpu.nanos(kitPlain.pid())));
+            servers.put("nbdkit tls", new Server("nbds://127.0.0.1:" + kitPort + "/", () -> ProcessCpu.nanos(kit.pid())));
             String prefix = only;
             List<Workload> workloads = WORKLOADS.stream().filter(w -> w.name().startsWith(prefix)).toList();
             System.out.printf(Locale.ROOT, "# %d rounds x %d s after %d s of warm-up per server and workload, %d workers, load average before: %s%n",
@@ -152,14 +143,14 @@ public final class NbdTlsBenchmark {
             List<String> order = new ArrayList<>(servers.keySet());
             for (String s : warmup > 0 ? order : List.<String>of()) {
                 for (Workload w : workloads) {
-                    fio(home, root, servers.get(s), w, warmup); // unrecorded: compiles the paths measured
+                    fio(asUser, servers.get(s), w, warmup); // unrecorded: compiles the paths measured
                 }
             }
             Map<String, Map<String, List<Run>>> results = new LinkedHashMap<>();
             for (int r = 0; r < rounds; r++) {
                 for (Workload w : workloads) {
                     for (String s : order) {
-                        Run run = fio(home, root, servers.get(s), w, seconds);
+                        Run run = fio(asUser, servers.get(s), w, seconds);
                         results.computeIfAbsent(w.name(), k -> new LinkedHashMap<>()).computeIfAbsent(s, k -> new ArrayList<>())
                                 .add(run);
                     }
@@ -216,12 +207,10 @@ public final class NbdTlsBenchmark {
     record Run(double value, double serverCpuPerGib, double clientCpuPerGib) {
     }
 
-    private static Run fio(Path home, boolean root, Server server, Workload w, int seconds) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        if (root) {
-            cmd.addAll(List.of("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"));
-        }
-        cmd.addAll(List.of("env", "HOME=" + home, "fio", "--name=bench", "--ioengine=nbd", "--uri=" + server.uri(),
+    /** Runs fio with the command prefix {@code asUser} ({@link LibnbdHome#prefix}). */
+    private static Run fio(List<String> asUser, Server server, Workload w, int seconds) throws Exception {
+        List<String> cmd = new ArrayList<>(asUser);
+        cmd.addAll(List.of("fio", "--name=bench", "--ioengine=nbd", "--uri=" + server.uri(),
                 "--rw=" + w.rw(), "--bs=" + w.bs(), "--iodepth=" + w.depth(), "--runtime=" + seconds, "--time_based",
                 "--size=" + size, "--output-format=json"));
         long cpuBefore = server.cpuNanos().getAsLong();
@@ -240,17 +229,6 @@ public final class NbdTlsBenchmark {
                 / 1000;
         double value = w.bs().equals("4k") ? read.get("iops").asDouble() : read.get("bw_bytes").asDouble() / (1 << 20);
         return new Run(value, serverCpu / gib, clientCpu / gib);
-    }
-
-    /** User and system CPU time of a child process so far, from /proc (clock ticks of 10 ms). */
-    private static long cpuNanos(Process p) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + p.pid() + "/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L; // utime, stime (fields 14, 15)
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 
     private static Process startNbdkit(Path work, String log, int port, Path file, String... tls) throws Exception {
