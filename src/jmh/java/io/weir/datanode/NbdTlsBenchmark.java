@@ -162,22 +162,18 @@ public final class NbdTlsBenchmark {
             for (Workload w : workloads) {
                 Map<String, List<Run>> m = results.get(w.name());
                 String unit = w.bs().equals("4k") ? "IOPS" : "MiB/s";
+                Map<String, Double> rate = new LinkedHashMap<>();
                 for (String s : servers.keySet()) {
                     List<Run> runs = m.get(s);
-                    System.out.printf(Locale.ROOT, "%-18s %-17s %12.0f %6s %16.2f s %16.2f s%n", w.name(), s,
-                            median(runs.stream().map(Run::value).toList()), unit,
-                            median(runs.stream().map(Run::serverCpuPerGib).toList()),
-                            median(runs.stream().map(Run::clientCpuPerGib).toList()));
+                    rate.put(s, median(runs, Run::value));
+                    System.out.printf(Locale.ROOT, "%-18s %-17s %12.0f %6s %16.2f s %16.2f s%n", w.name(), s, rate.get(s), unit,
+                            median(runs, Run::serverCpuPerGib), median(runs, Run::clientCpuPerGib));
                 }
-                if (servers.size() < 4) {
-                    continue;
+                if (rate.size() == 4) {
+                    System.out.printf(Locale.ROOT, "%-18s weir tls/plain %.3f, weir tls/nbdkit tls %.3f, nbdkit tls/plain %.3f%n",
+                            w.name(), rate.get("weir tls") / rate.get("weir plaintext"), rate.get("weir tls") / rate.get("nbdkit tls"),
+                            rate.get("nbdkit tls") / rate.get("nbdkit plaintext"));
                 }
-                double plain = median(m.get("weir plaintext").stream().map(Run::value).toList());
-                double tls = median(m.get("weir tls").stream().map(Run::value).toList());
-                double kitTls = median(m.get("nbdkit tls").stream().map(Run::value).toList());
-                double kitPlainValue = median(m.get("nbdkit plaintext").stream().map(Run::value).toList());
-                System.out.printf(Locale.ROOT, "%-18s weir tls/plain %.3f, weir tls/nbdkit tls %.3f, nbdkit tls/plain %.3f%n",
-                        w.name(), tls / plain, tls / kitTls, kitTls / kitPlainValue);
             }
             System.out.printf(Locale.ROOT, "# load average after: %s%n", Files.readString(Path.of("/proc/loadavg")).strip());
         } finally {
@@ -240,10 +236,11 @@ public final class NbdTlsBenchmark {
         return p;
     }
 
-    private static double median(List<Double> v) {
-        List<Double> s = v.stream().sorted().toList();
-        int n = s.size();
-        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+    /** The median of {@code f} over {@code runs}. */
+    private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
+        double[] s = runs.stream().mapToDouble(f).sorted().toArray();
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     private static void fill(Path file) throws IOException {
