@@ -56,7 +56,7 @@ public final class DataNodeCommand {
         new Option("workers", "WEIR_WORKERS", String.valueOf(Runtime.getRuntime().availableProcessors()), "N",
                 "scheduler worker threads (default: available processors)"),
         new Option("config-file", "WEIR_CONFIG_FILE", null, "FILE",
-                "a DesiredConfig JSON file to serve, re-read when it changes (without a control plane)"),
+                "a DesiredConfig JSON file to serve, re-read when it changes (instead of a control plane, not with one)"),
         new Option("scrub-period", "WEIR_SCRUB_PERIOD", "1h", "DUR", "how often a scrub pass starts (0s: continuously)"),
         new Option("qos", "WEIR_QOS", "on", "on|off", "off: requests bypass the scheduler (for measuring what QoS costs)"),
         new Option("tls", "WEIR_TLS", "on", "on|off",
@@ -375,7 +375,7 @@ public final class DataNodeCommand {
 
     /**
      * The settings by the precedence rule of {@link CommandLine}, checked: a control plane needs a
-     * token, a node id is a UUID, and there is a control plane or a config file.
+     * token, a node id is a UUID, and there is a control plane or a config file, not both.
      */
     static CommandLine.Values parse(String[] args, Map<String, String> env) throws CommandLine.UsageException {
         CommandLine.Values v = OPTIONS.parse(args, env);
@@ -391,6 +391,11 @@ public final class DataNodeCommand {
         AgentCommand.nodeId(v.get("node-id"));
         if (v.get("control-plane") == null && v.get("config-file") == null) {
             throw new CommandLine.UsageException("give --control-plane (with a token) or --config-file");
+        }
+        if (v.get("control-plane") != null && v.get("config-file") != null) {
+            // the file's config would undo the control plane's, and the replication's restart check needs the latter's
+            throw new CommandLine.UsageException("give --control-plane or --config-file, not both (set by an option or"
+                    + " by WEIR_CONTROL_PLANE and WEIR_CONFIG_FILE)");
         }
         return v;
     }

@@ -98,6 +98,21 @@ class DataNodeCommandTest {
                 .hasMessageContaining("--token");
     }
 
+    /**
+     * A node takes its configs from one source: applied from both, the file's would undo the
+     * control plane's at every change, and the file's, applied first, would use up the check a
+     * restarted primary makes with the control plane before it serves a replicated volume.
+     */
+    @Test
+    void aConfigFileAndAControlPlaneTogetherAreRefused() {
+        assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--config-file", "c.json", "--control-plane", "http://x",
+                "--token", "t"}, Map.of())).isInstanceOf(CommandLine.UsageException.class)
+                .hasMessageContaining("not both");
+        assertThatThrownBy(() -> DataNodeCommand.parse(new String[] {"--token", "t"},
+                Map.of("WEIR_CONFIG_FILE", "c.json", "WEIR_CONTROL_PLANE", "http://x")))
+                .isInstanceOf(CommandLine.UsageException.class).hasMessageContaining("not both");
+    }
+
     @Test
     void theIssuesCommandLineWithOnlyATokenFileAndNoNodeIdIsAccepted(@TempDir Path dir) throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("node.token"), "weir_node-token\n");
