@@ -757,6 +757,41 @@ class ReplicationTest {
     }
 
     /**
+     * Rule 8 for a write already on its way: b has made it and its OK is on the wire when a config
+     * at a's sequence holds b out of sync. b leaves the set and a reports above; the write, though
+     * every copy answered OK, is acknowledged only once that report is echoed (the control plane
+     * could otherwise promote from a set that does not hold it, unknown to a).
+     */
+    @Test
+    void aWriteInFlightWhenAConfigHoldsItsCopyOutOfSyncWaitsForTheEchoOfTheNewSet() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        try (HoldingProxy toB = new HoldingProxy(b.replicationAddress())) {
+            ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
+            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 40)); // the link to b is up
+                toB.hold();
+                byte[] data = NbdServerTest.bytes(4096, 41);
+                client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, data);
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 0, data.length), data));
+                await().atMost(PATIENCE).until(() -> toB.heldBytes() > 0); // b made it; its OK is held back
+
+                a.apply(configFor(A, 2, new ReplicationConfig(1, A, 0,
+                        List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
+                assertThat(sequence(a)).as("its set, reported above the control plane's").isOne();
+                toB.release();
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+
+                a.apply(configFor(A, 3, new ReplicationConfig(1, A, 1,
+                        List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
+                assertThat(client.readReply().error()).as("acknowledged once its set is echoed").isZero();
+            }
+        }
+    }
+
+    /**
      * A kept in-sync set at the sequence of the config it kept but not the config's set (it should
      * not happen: each set has its own sequence) makes a restarted primary take the copies the
      * config holds out of sync out of the set, copy them whole, and report above.
