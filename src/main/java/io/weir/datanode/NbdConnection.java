@@ -69,13 +69,6 @@ final class NbdConnection {
     static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */
     static final int READ_BUFFER_BYTES = 64 << 10;
-    /**
-     * Most reply bytes the selector thread writes to one connection each time its socket is
-     * writable (256 KiB), within the round's budget ({@link NbdServer#ROUND_WRITE_BYTES}): a
-     * connection with large replies queued then takes its turn with the others instead of
-     * holding the selector for megabytes while every other client's next request waits to be read.
-     */
-    static final int FLUSH_SLICE_BYTES = 256 << 10;
     /** Most extents one block status reply carries. */
     static final int MAX_EXTENTS = 1024;
 
@@ -860,7 +853,7 @@ final class NbdConnection {
         boolean empty;
         synchronized (out) {
             ByteBuffer b;
-            int budget = server.takeWriteBudget(FLUSH_SLICE_BYTES);
+            int budget = server.takeWriteBudget();
             while ((b = out.peek()) != null && budget > 0) {
                 int before = b.remaining();
                 int limit = b.limit();

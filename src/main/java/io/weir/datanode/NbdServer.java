@@ -63,10 +63,13 @@ final class NbdServer implements AutoCloseable {
     static final long TICK_MILLIS = 250;
     /**
      * Most bytes of queued replies the selector thread writes in one round of its loop, over all
-     * connections (128 KiB, some tens of microseconds of copying): clients of large reads then
-     * take turns, in a rotating order, and the round's reads, done first, wait for no more.
+     * connections: as much as a worker reads in one piece of a request ({@link NbdRequest#PIECE_BYTES},
+     * 1 MiB), so that clients of large reads take turns, in a rotating order, and the round's reads,
+     * done first, wait for no longer than a worker's piece. A smaller round costs more than it
+     * saves: at 128 KiB the selector spent a fifth more CPU per GiB of 1 MiB reads, in epoll and
+     * write calls, and that CPU was taken from every client (docs/benchmarks.md, sections 5 and 8).
      */
-    static final int ROUND_WRITE_BYTES = 128 << 10;
+    static final int ROUND_WRITE_BYTES = NbdRequest.PIECE_BYTES;
     /** Threads that open volume files (blocking file system calls) for the selector thread. */
     static final int OPENER_THREADS = 2;
 
@@ -357,10 +360,10 @@ final class NbdServer implements AutoCloseable {
     /** Where the next round starts writing among its writable keys (selector thread). */
     private int writeRotation;
 
-    /** Selector thread: up to {@code want} bytes of the round's write budget, taken. */
-    int takeWriteBudget(int want) {
-        int n = Math.min(want, roundWriteBudget);
-        roundWriteBudget -= n;
+    /** Selector thread: what is left of the round's write budget, taken. */
+    int takeWriteBudget() {
+        int n = roundWriteBudget;
+        roundWriteBudget = 0;
         return n;
     }
 

@@ -55,9 +55,8 @@
  * pieces of at most that size, each submitted when the one before has run, and is answered after
  * the last: another volume's small request then waits for a piece, not for a 32 MiB read. The
  * selector's loop reads every ready connection first, then writes queued replies, at most
- * {@value io.weir.datanode.NbdConnection#FLUSH_SLICE_BYTES} bytes to one connection and
- * {@value io.weir.datanode.NbdServer#ROUND_WRITE_BYTES} bytes in all per round, starting from a
- * rotating connection: clients of large reads take turns, and another client's next request
+ * {@value io.weir.datanode.NbdServer#ROUND_WRITE_BYTES} bytes per round (a worker's piece), starting
+ * from a rotating connection: clients of large reads take turns, and another client's next request
  * waits for no more than that. The only queue outside the scheduler is the socket: a connection stops being read, in the handshake
  * as in transmission, at {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_IN_FLIGHT} requests
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
