@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.weir.agent.support.AgentFixture;
 import io.weir.agent.support.AgentFixture.Node;
 import io.weir.agent.support.AgentFixture.RunningAgent;
-import io.weir.agent.support.TcpProxy;
+import io.weir.support.TcpProxy;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import java.nio.file.Path;

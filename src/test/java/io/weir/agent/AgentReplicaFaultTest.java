@@ -8,7 +8,7 @@ import io.weir.agent.support.AgentFixture;
 import io.weir.agent.support.AgentFixture.Node;
 import io.weir.agent.support.AgentFixture.RunningAgent;
 import io.weir.agent.support.Replica;
-import io.weir.agent.support.TcpProxy;
+import io.weir.support.TcpProxy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

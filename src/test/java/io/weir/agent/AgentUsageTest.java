@@ -8,7 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.weir.agent.support.AgentFixture;
 import io.weir.agent.support.AgentFixture.Node;
 import io.weir.agent.support.AgentFixture.RunningAgent;
-import io.weir.agent.support.TcpProxy;
+import io.weir.support.TcpProxy;
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.protocol.UsageReport;

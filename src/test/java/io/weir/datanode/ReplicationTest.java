@@ -12,6 +12,7 @@ import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ReplicationConfig;
 import io.weir.agent.ServerCertificate;
 import io.weir.protocol.TlsConfig;
+import io.weir.support.TcpProxy;
 import io.weir.support.TestConfigs;
 import io.weir.support.TestPki;
 import java.net.InetSocketAddress;
@@ -766,22 +767,22 @@ class ReplicationTest {
     void aWriteInFlightWhenAConfigHoldsItsCopyOutOfSyncWaitsForTheEchoOfTheNewSet() throws Exception {
         DataNode a = start("a");
         DataNode b = start("b");
-        try (HoldingProxy toB = new HoldingProxy(b.replicationAddress())) {
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
             push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 client.write(0, NbdServerTest.bytes(4096, 40)); // the link to b is up
-                toB.hold();
+                toB.holdDownstream();
                 byte[] data = NbdServerTest.bytes(4096, 41);
                 client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, data);
                 client.flushOut();
                 await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 0, data.length), data));
-                await().atMost(PATIENCE).until(() -> toB.heldBytes() > 0); // b made it; its OK is held back
+                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b made it; its OK is held back
 
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 0,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(sequence(a)).as("its set, reported above the control plane's").isOne();
-                toB.release();
+                toB.releaseDownstream();
                 await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
 
                 a.apply(configFor(A, 3, new ReplicationConfig(1, A, 1,

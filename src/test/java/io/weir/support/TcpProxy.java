@@ -1,4 +1,4 @@
-package io.weir.agent.support;
+package io.weir.support;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,22 +15,24 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP relay on 127.0.0.1 between agents and a control plane, which a test can freeze (bytes are
- * held, connections stay open: a half-open link, or a push caught in flight), hold one way (the
- * control plane's answers are lost), cut (every
- * connection reset), point at another upstream port, or stop listening (the control plane's
- * address is down). Agents connect to {@link #port()}, which stays the same throughout.
+ * A TCP relay on 127.0.0.1 in front of a server (a control plane for agents, a copy's replication
+ * listener for a primary), which a test can freeze (bytes are held, connections stay open: a
+ * half-open link, or a message caught in flight), hold one way and later release (the server's
+ * answers are kept back, then sent on), cut (every connection reset), point at another upstream
+ * port, or stop listening (the server's address is down). Clients connect to {@link #port()},
+ * which stays the same throughout.
  */
 public final class TcpProxy implements AutoCloseable {
 
     private final ServerSocket server;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-    private final ByteArrayOutputStream heldDownstream = new ByteArrayOutputStream();
+    private final List<Relay> downstreams = new CopyOnWriteArrayList<>();
     private volatile int upstreamPort;
     private volatile boolean frozen;
     private volatile boolean downstreamHeld;
     private volatile boolean refusing;
 
+    /** A relay to {@code upstreamPort} on the loopback address. */
     public TcpProxy(int upstreamPort) {
         this.upstreamPort = upstreamPort;
         try {
@@ -43,9 +45,14 @@ public final class TcpProxy implements AutoCloseable {
         acceptor.start();
     }
 
-    /** The port agents connect to. */
+    /** The port clients connect to. */
     public int port() {
         return server.getLocalPort();
+    }
+
+    /** The proxy's address as "host:port". */
+    public String address() {
+        return server.getInetAddress().getHostAddress() + ":" + port();
     }
 
     /** Relays new connections to {@code port} from now on. */
@@ -53,22 +60,43 @@ public final class TcpProxy implements AutoCloseable {
         this.upstreamPort = port;
     }
 
-    /** Holds every byte in both directions; connections stay open. */
+    /** Holds every byte in both directions; connections stay open. What the clients sent is lost. */
     public synchronized void freeze() {
         frozen = true;
     }
 
     /**
-     * Holds every byte from the control plane to the agents, while the agents' bytes still reach
-     * the control plane: what the control plane answers is lost (an ack caught in flight).
+     * Holds every byte from the server to the clients, while the clients' bytes still reach the
+     * server: what the server answers is kept here (an answer caught in flight) until
+     * {@link #releaseDownstream()} or {@link #cut()}.
      */
     public synchronized void holdDownstream() {
         downstreamHeld = true;
     }
 
-    /** Whether the control plane sent anything to an agent while frozen, as text (for assertions). */
+    /**
+     * Sends what was held from the server on to each client, in order, and relays its bytes again
+     * (not after {@link #freeze()}, whose bytes from the clients are lost).
+     */
+    public synchronized void releaseDownstream() {
+        for (Relay r : downstreams) {
+            r.release();
+        }
+        downstreamHeld = false;
+    }
+
+    /** What the server sent the clients while held, as text (for assertions). */
     public synchronized String heldFromUpstream() {
-        return heldDownstream.toString(StandardCharsets.ISO_8859_1);
+        StringBuilder all = new StringBuilder();
+        for (Relay r : downstreams) {
+            all.append(r.held.toString(StandardCharsets.ISO_8859_1));
+        }
+        return all.toString();
+    }
+
+    /** How many bytes the server sent the clients while held, not yet released. */
+    public synchronized long heldDownstreamBytes() {
+        return downstreams.stream().mapToLong(r -> r.held.size()).sum();
     }
 
     /** New connections are accepted and closed at once (nothing listens behind the address). */
@@ -87,7 +115,7 @@ public final class TcpProxy implements AutoCloseable {
             }
         }
         sockets.clear();
-        heldDownstream.reset();
+        downstreams.clear();
         frozen = false;
         downstreamHeld = false;
     }
@@ -109,28 +137,51 @@ public final class TcpProxy implements AutoCloseable {
                 upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), 5000);
                 sockets.add(client);
                 sockets.add(upstream);
-                pipe(client, upstream, false);
-                pipe(upstream, client, true);
+                new Relay(client, upstream, false).start();
+                Relay down = new Relay(upstream, client, true);
+                downstreams.add(down);
+                down.start();
             } catch (IOException e) {
                 closeQuietly(client);
             }
         }
     }
 
-    private void pipe(Socket from, Socket to, boolean downstream) {
-        Thread t = new Thread(() -> {
+    /** One direction of one connection. */
+    private final class Relay {
+        private final Socket from;
+        private final Socket to;
+        private final boolean downstream;
+        /** Bytes from the server held back (guarded by the proxy). */
+        private final ByteArrayOutputStream held = new ByteArrayOutputStream();
+
+        Relay(Socket from, Socket to, boolean downstream) {
+            this.from = from;
+            this.to = to;
+            this.downstream = downstream;
+        }
+
+        void start() {
+            Thread t = new Thread(this::run, downstream ? "tcp-proxy-down" : "tcp-proxy-up");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private void run() {
             byte[] buf = new byte[16384];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                    synchronized (this) {
+                    synchronized (TcpProxy.this) {
                         if (frozen || (downstream && downstreamHeld)) {
                             if (downstream) {
-                                heldDownstream.write(buf, 0, n);
+                                held.write(buf, 0, n);
                             }
                             continue;
                         }
                     }
+                    // Released bytes were written under the proxy's lock before the flag fell,
+                    // so these follow them.
                     out.write(buf, 0, n);
                     out.flush();
                 }
@@ -144,9 +195,23 @@ public final class TcpProxy implements AutoCloseable {
                     closeQuietly(to);
                 }
             }
-        }, "tcp-proxy-pipe");
-        t.setDaemon(true);
-        t.start();
+        }
+
+        /** Proxy's lock held: sends the held bytes on. */
+        void release() {
+            if (held.size() == 0) {
+                return;
+            }
+            try {
+                OutputStream out = to.getOutputStream();
+                held.writeTo(out);
+                out.flush();
+            } catch (IOException e) {
+                closeQuietly(from);
+                closeQuietly(to);
+            }
+            held.reset();
+        }
     }
 
     private static void closeQuietly(Socket s) {
