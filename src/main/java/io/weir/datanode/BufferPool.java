@@ -15,11 +15,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * limit set to the request, and is {@linkplain #release released} exactly once when the last
  * write or read that uses it is done. Each class keeps at most {@link #MAX_POOLED_BYTES_PER_CLASS}
  * bytes (and at least {@link #MIN_POOLED_PER_CLASS} buffers); buffers past that are left to the
- * garbage collector.
+ * garbage collector. That is enough for a client of 1 MiB requests at queue depth 32 and a
+ * second one: below it, the buffers of such a client were allocated (the memory zeroed, its
+ * pages faulted in) and collected again at every other request.
  *
- * <p>Above the largest power-of-two class there is one more class, {@link #JUMBO_BYTES}: the
- * largest payload plus {@link #HEADROOM} bytes, so that a reply header and a maximum-size read
- * fit in one buffer (a power-of-two class for them would be 64 MiB, half of it never used).
+ * <p>A class holds a power of two plus {@link #HEADROOM} bytes, so that a reply header and a read
+ * of a power-of-two size fit in one buffer of that size's class: a power-of-two class for them
+ * would be the next one up, twice the size, half of it never used.
  *
  * <h2>Budget</h2>
  * The pool counts the capacity of the buffers it has handed out and not yet taken back
@@ -49,23 +51,21 @@ class BufferPool {
 
     /** Smallest class: 2^6 = 64 bytes, enough for any reply header. */
     static final int MIN_SHIFT = 6;
-    /** Largest power-of-two class: 2^25 = 32 MiB, the largest request payload this server accepts. */
+    /** Largest class: 2^25 = 32 MiB, the largest request payload this server accepts (plus headroom). */
     static final int MAX_SHIFT = 25;
-    /** Room for a reply header in front of a largest payload (a structured read's is 28 bytes). */
+    /** Room for a reply header in front of a payload (a structured read's is 28 bytes), in every class. */
     static final int HEADROOM = 64;
-    /** Capacity of the one class above {@code 2^MAX_SHIFT}, and the largest buffer the pool gives. */
-    static final int JUMBO_BYTES = (1 << MAX_SHIFT) + HEADROOM;
-    /** Index of the jumbo class. */
-    private static final int JUMBO = MAX_SHIFT + 1;
+    /** The largest buffer the pool gives: the largest class's capacity. */
+    static final int MAX_BYTES = (1 << MAX_SHIFT) + HEADROOM;
     /** Bytes each class may keep for reuse. */
-    static final long MAX_POOLED_BYTES_PER_CLASS = 16L << 20;
+    static final long MAX_POOLED_BYTES_PER_CLASS = 64L << 20;
     /** Buffers each class may keep even where that exceeds the byte cap. */
     static final int MIN_POOLED_PER_CLASS = 4;
 
     /** Requests of at most this many bytes may use the whole budget; larger ones 7/8 of it. */
     static final int SMALL_BYTES = 1 << 20;
 
-    private final Stack[] classes = new Stack[JUMBO + 1];
+    private final Stack[] classes = new Stack[MAX_SHIFT + 1];
     /** Capacity of the buffers kept for reuse. */
     private final AtomicLong idle = new AtomicLong();
     /** Bytes of acquired buffers beyond which {@link #tryAcquire} refuses (unless none is held). */
@@ -87,7 +87,6 @@ class BufferPool {
             int cap = (int) Math.max(MIN_POOLED_PER_CLASS, Math.min(4096, MAX_POOLED_BYTES_PER_CLASS >> s));
             classes[s] = new Stack(cap);
         }
-        classes[JUMBO] = new Stack(MIN_POOLED_PER_CLASS);
     }
 
     /** The default budget, in words: the one place that states it (also for {@code --help}). */
@@ -124,7 +123,7 @@ class BufferPool {
      * A big-endian direct buffer with position 0 and limit {@code size}, whatever the budget (for
      * small replies and reads, which per-connection limits bound).
      *
-     * @throws IllegalArgumentException if {@code size} exceeds {@link #JUMBO_BYTES}
+     * @throws IllegalArgumentException if {@code size} exceeds {@link #MAX_BYTES}
      * @throws OutOfMemoryError if the JVM has no direct memory for a new buffer
      */
     ByteBuffer acquire(int size) {
@@ -193,7 +192,7 @@ class BufferPool {
 
     /** Drops one idle buffer, of the largest class that has one, to the garbage collector; false if none is idle. */
     private boolean dropIdle() {
-        for (int s = JUMBO; s >= MIN_SHIFT; s--) {
+        for (int s = MAX_SHIFT; s >= MIN_SHIFT; s--) {
             if (classes[s].pop() != null) {
                 idle.addAndGet(-capacity(s));
                 return true;
@@ -207,8 +206,9 @@ class BufferPool {
         return ByteBuffer.allocateDirect(capacity).order(ByteOrder.BIG_ENDIAN);
     }
 
-    private static int capacity(int shift) {
-        return shift == JUMBO ? JUMBO_BYTES : 1 << shift;
+    /** The capacity of class {@code shift}'s buffers. */
+    static int capacity(int shift) {
+        return (1 << shift) + HEADROOM;
     }
 
     /** Capacity of the buffers acquired and not yet released, in bytes. */
@@ -239,8 +239,9 @@ class BufferPool {
         int cap = b.capacity();
         long h = held.addAndGet(-cap);
         if (h + idle.get() + cap <= budget) { // else left to the garbage collector: kept, it would pass the budget
-            int shift = cap == JUMBO_BYTES ? JUMBO : Integer.numberOfTrailingZeros(cap);
-            if ((cap == JUMBO_BYTES || Integer.bitCount(cap) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT)
+            int payload = cap - HEADROOM;
+            int shift = Integer.numberOfTrailingZeros(payload);
+            if (payload > 0 && Integer.bitCount(payload) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT
                     && classes[shift].push(b)) {
                 idle.addAndGet(cap);
             }
@@ -251,15 +252,13 @@ class BufferPool {
         }
     }
 
-    /** The class of {@code size}: its power of two, or {@link #JUMBO}. */
+    /** The class of {@code size}: the smallest whose power of two plus {@link #HEADROOM} holds it. */
     static int shiftFor(int size) {
-        if (size < 0 || size > JUMBO_BYTES) {
+        if (size < 0 || size > MAX_BYTES) {
             throw new IllegalArgumentException("buffer size out of range: " + size);
         }
-        if (size > (1 << MAX_SHIFT)) {
-            return JUMBO;
-        }
-        int shift = size <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(size - 1);
+        int payload = size - HEADROOM;
+        int shift = payload <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(payload - 1);
         return Math.max(MIN_SHIFT, shift);
     }
 

@@ -62,7 +62,7 @@ final class NbdConnection {
 
     /**
      * Largest READ or WRITE payload (32 MiB), also advertised as the maximum block size; a read
-     * reply (header and payload in one buffer) of this size takes the pool's jumbo class.
+     * reply (header and payload in one buffer) of this size takes the pool's largest class.
      */
     static final int MAX_PAYLOAD = 1 << BufferPool.MAX_SHIFT;
     /** Largest option payload read into memory; a larger option is skipped with NBD_REP_ERR_TOO_BIG. */

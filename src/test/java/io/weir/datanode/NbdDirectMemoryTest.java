@@ -132,7 +132,7 @@ class NbdDirectMemoryTest {
     @Test
     void anOutOfMemoryErrorOnTheSelectorThreadClosesThatConnectionOnly() throws Exception {
         int marker = 3 * (int) MiB + 512; // the victim's write payload, the only buffer of 4 MiB
-        start(DataNode.builder().bufferPool(new FailingPool(capacity -> capacity == 4 * MiB)));
+        start(DataNode.builder().bufferPool(new FailingPool(capacity -> capacity == 4 * MiB + BufferPool.HEADROOM)));
         try (NbdTestClient bystander = client().open("acme/fast"); NbdTestClient victim = client().open("acme/fast")) {
             bystander.write(0, bytes(4096, 1));
             try {
@@ -155,14 +155,14 @@ class NbdDirectMemoryTest {
         // the first read reply buffer of 16 KiB, then (re-armed) the first of 64 KiB, fails
         int structuredLen = 12 << 10;
         int simpleLen = 40 << 10;
-        FailingPool pool = new FailingPool(capacity -> capacity == 16 << 10);
+        FailingPool pool = new FailingPool(capacity -> capacity == (16 << 10) + BufferPool.HEADROOM);
         start(DataNode.builder().bufferPool(pool));
         try (NbdTestClient structured = client().open("acme/fast")) {
             NbdTestClient.Reply r = structured.call(Nbd.CMD_READ, 0, 0, structuredLen, null);
             assertThat(r.error()).as("an error chunk, not silence").isIn(Nbd.ENOMEM, Nbd.EIO);
             assertThat(structured.read(0, structuredLen)).as("the connection goes on").hasSize(structuredLen);
         }
-        FailingPool simplePool = new FailingPool(capacity -> capacity == 64 << 10);
+        FailingPool simplePool = new FailingPool(capacity -> capacity == (64 << 10) + BufferPool.HEADROOM);
         node.close();
         start(DataNode.builder().bufferPool(simplePool));
         try (NbdTestClient simple = client().openSimple("acme/fast")) {
