@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The node's part in replicated volumes: its {@link ReplicationServer} (the copies it holds for
@@ -153,6 +154,9 @@ final class Replication implements AutoCloseable {
             }
         }
         volumes = Map.copyOf(next);
+        if (!next.isEmpty()) {
+            LockSupport.unpark(driver);
+        }
         answers.forEach(Runnable::run);
     }
 
@@ -280,12 +284,24 @@ final class Replication implements AutoCloseable {
         }
     }
 
+    /**
+     * Ticks every {@link #TICK_MILLIS} ms while the node has replicated volumes; without any, it
+     * waits for {@link #configure} to give it some (a node of unreplicated volumes, the most
+     * common, was woken a hundred times a second for nothing).
+     */
     private void drive() {
         while (running) {
             try {
                 tick();
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "replication driver: " + e);
+            }
+            if (volumes.isEmpty()) {
+                LockSupport.park(this); // configure unparks it (a permit given first makes this return at once)
+                if (Thread.interrupted()) {
+                    return;
+                }
+                continue;
             }
             try {
                 Thread.sleep(TICK_MILLIS); // the driver's period
@@ -334,6 +350,11 @@ final class Replication implements AutoCloseable {
         if (hasTask) {
             executor.setUtilization(TASK, Math.min(1.0, (double) longest / URGENCY_RAMP_NANOS));
         }
+    }
+
+    /** Whether the driver waits for a replicated volume (for tests). */
+    boolean driverWaiting() {
+        return driver.getState() == Thread.State.WAITING;
     }
 
     /** One resync step: reads the regions and sends them to the copy. */

@@ -49,6 +49,26 @@ class ReplicationTest extends ReplicationFixture {
         assertThat(sequence(a)).as("nothing left the in-sync set").isZero();
     }
 
+    /**
+     * Most nodes hold no replicated volume: their replication driver waits instead of ticking.
+     * The first replicated volume wakes it, and it connects the link the volume's writes need.
+     */
+    @Test
+    void theReplicationDriverWaitsWhileTheNodeHasNoReplicatedVolumeAndTheFirstOneWakesIt() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        a.apply(config().node(A).revision(1).tenant("acme").volume("acme", "db", SIZE).build());
+        await().atMost(PATIENCE).until(() -> a.replication().driverWaiting());
+
+        push(2, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] data = NbdServerTest.bytes(4096, 5);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, data);
+        }
+        assertThat(onCopy(b, 0, data.length)).as("the write went over the link the driver connected").isEqualTo(data);
+        assertThat(a.replication().driverWaiting()).isFalse();
+    }
+
     @Test
     void aDeposedPrimaryAcknowledgesNoWriteOnceTheNewPrimaryHasAHigherEpoch() throws Exception {
         TwoNodes n = twoNodesInSync();
@@ -269,8 +289,12 @@ class ReplicationTest extends ReplicationFixture {
         DataNode a = startConfigFileOnly("a");
         DataNode b = start("b");
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
-        stop(b);
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            // on b too, over the link the driver connected: were b stopped while that link was still
+            // coming up, b's answer to a's first announcement could start a resync, and the state
+            // read below would be resyncing
+            client.write(0, NbdServerTest.bytes(4096, 32));
+            stop(b);
             client.write(0, NbdServerTest.bytes(4096, 33));
         }
         assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.outOfSync);
