@@ -43,8 +43,8 @@
  *                    queued replies                                              shares)          written to socket
  *  background driver (1): keeps scrub / gc / flush steps queued as background tasks for the volumes
  *                         whose files are open, reports their utilization
- *  replication: a driver (1: links, epoch announcements, resync steps), the listener (1), a reader
- *               per link to a copy and per primary connected to this node's copies
+ *  replication: a driver (1: links, epoch announcements, resync steps; waits while no volume is replicated),
+ *               the listener (1), a reader per link to a copy and per primary connected to this node's copies
  * </pre>
  * There is no thread per connection. The selector thread decodes requests (28-byte headers; the
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
@@ -93,10 +93,10 @@
  * and the failure logged at ERROR.
  *
  * <h2>Buffers</h2>
- * Requests and replies use direct buffers from a power-of-two pool (64 B to 32 MiB, and one
- * class of 32 MiB + 64 B for a maximum read with its reply header), so the IO
- * path allocates no native memory per request and the JDK never copies through a temporary
- * direct buffer. A read reply is one buffer: the reply header followed by the data read into it
+ * Requests and replies use direct buffers from a pool whose classes are a power of two plus 64
+ * bytes (64 B to 32 MiB, each with room for a reply header: a 1 MiB read's reply takes the 1 MiB
+ * class), each keeping up to 64 MiB for reuse, so the IO path allocates no native memory per
+ * request and the JDK never copies through a temporary direct buffer. A read reply is one buffer: the reply header followed by the data read into it
  * from the file, written to the socket in one call.
  *
  * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
