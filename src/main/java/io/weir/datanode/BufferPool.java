@@ -49,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 class BufferPool {
 
-    /** Smallest class: 2^6 = 64 bytes, enough for any reply header. */
+    /** Smallest class: 2^6 = 64 bytes (plus the headroom), enough for any reply header. */
     static final int MIN_SHIFT = 6;
     /** Largest class: 2^25 = 32 MiB, the largest request payload this server accepts (plus headroom). */
     static final int MAX_SHIFT = 25;

@@ -96,8 +96,9 @@
  * Requests and replies use direct buffers from a pool whose classes are a power of two plus 64
  * bytes (64 B to 32 MiB, each with room for a reply header: a 1 MiB read's reply takes the 1 MiB
  * class), each keeping up to 64 MiB for reuse, so the IO path allocates no native memory per
- * request and the JDK never copies through a temporary direct buffer. A read reply is one buffer: the reply header followed by the data read into it
- * from the file, written to the socket in one call.
+ * request and the JDK never copies through a temporary direct buffer. A read reply is one
+ * buffer: the reply header followed by the data read into it from the file, written to the
+ * socket in one call.
  *
  * <p>Beside the per-connection bounds there is one node-wide budget: the bytes of pool buffers
  * acquired and not yet released may not pass {@value io.weir.datanode.BufferPool#DEFAULT_BUDGET}
