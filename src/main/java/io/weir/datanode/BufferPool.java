@@ -239,10 +239,8 @@ class BufferPool {
         int cap = b.capacity();
         long h = held.addAndGet(-cap);
         if (h + idle.get() + cap <= budget) { // else left to the garbage collector: kept, it would pass the budget
-            int payload = cap - HEADROOM;
-            int shift = Integer.numberOfTrailingZeros(payload);
-            if (payload > 0 && Integer.bitCount(payload) == 1 && shift >= MIN_SHIFT && shift <= MAX_SHIFT
-                    && classes[shift].push(b)) {
+            int shift = shiftFor(cap);
+            if (capacity(shift) == cap && classes[shift].push(b)) {
                 idle.addAndGet(cap);
             }
         }
