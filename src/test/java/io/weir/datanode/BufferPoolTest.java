@@ -2,6 +2,7 @@ package io.weir.datanode;
 
 import static io.weir.support.Bytes.MiB;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -54,7 +55,7 @@ class BufferPoolTest {
         ByteBuffer b = pool.acquire(BufferPool.MAX_BYTES);
         assertThat(b.capacity()).isEqualTo(NbdConnection.MAX_PAYLOAD + BufferPool.HEADROOM);
         pool.release(b);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> pool.acquire(BufferPool.MAX_BYTES + 1))
+        assertThatThrownBy(() -> pool.acquire(BufferPool.MAX_BYTES + 1))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -145,10 +145,7 @@ class ReplicationRestartTest extends ReplicationFixture {
 
         DataNode again = start("a"); // on the config it kept: primary at epoch 1
         again.apply(configFor(A, 1, rc));
-        try (NbdTestClient c = new NbdTestClient(again.listenAddress()).open("acme/db")) {
-            assertThat(c.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
-                    .isEqualTo(Nbd.ESHUTDOWN);
-        }
+        refusesToServeTheOldData(again);
         await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
     }
 
@@ -196,10 +193,7 @@ class ReplicationRestartTest extends ReplicationFixture {
 
         DataNode again = start("a");
         again.apply(configFor(A, 1, kept)); // the config it kept: b out of sync
-        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
-            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
-                    .isEqualTo(Nbd.ESHUTDOWN);
-        }
+        refusesToServeTheOldData(again);
         await().atMost(PATIENCE).until(() -> again.replicationStatus().isEmpty()); // deposed by b's answer
     }
 
@@ -368,10 +362,7 @@ class ReplicationRestartTest extends ReplicationFixture {
 
         DataNode again = start("a");
         again.apply(configFor(A, 1, n.config())); // the config it kept: b out of sync
-        try (NbdTestClient client = new NbdTestClient(again.listenAddress()).open("acme/db")) {
-            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
-                    .isEqualTo(Nbd.ESHUTDOWN);
-        }
+        refusesToServeTheOldData(again);
     }
 
     /**
@@ -551,5 +542,13 @@ class ReplicationRestartTest extends ReplicationFixture {
         DataNode again = start("a");
         again.apply(configFor(A, 1, n.config()));
         aWriteIsHeldUntilTheEchoOf(again, 3, 34); // b, which may be held in sync, is asked
+    }
+
+    /** A read from {@code node}, a restarted primary a copy was promoted over, is refused: its old data is never served. */
+    private static void refusesToServeTheOldData(DataNode node) throws Exception {
+        try (NbdTestClient client = new NbdTestClient(node.listenAddress()).open("acme/db")) {
+            assertThat(client.call(Nbd.CMD_READ, 0, 0, 4096, null).error()).as("the old data is never served")
+                    .isEqualTo(Nbd.ESHUTDOWN);
+        }
     }
 }
