@@ -8,13 +8,20 @@
 # measured.
 #
 #   mvn -o -q compile && bash src/test/bench/hostile-bench.sh [seconds per phase] [heap MiB]
+#   PEERS="nbdkit qemu-nbd" ROUNDS=3 bash src/test/bench/hostile-bench.sh 12
+#
+# With PEERS, the big-reads attack then runs against each named peer too, by turns with the Weir
+# node (ROUNDS rounds, default 2, each server's order rotating): a quiet baseline, the attack, a
+# quiet baseline, on each server in turn. The peers serve the honest volume's file as one export,
+# to the honest client and the attacker alike (they know no tenants); the honest client's ratio
+# to its mean baseline on each server says how much of the loss a server on these cores avoids.
 #
 # Attacks: an NBD_OPT_LIST flood that never reads; a flood of invalid requests (READ of length 0)
 # that never reads; 300 idle connections from one address (its cap is 256), then a newcomer once
 # they have been idle 10 s; 50 connections dripping a request header at 1 byte/s; 16 connections
 # of 4 pipelined 32 MiB READs, over and over. The node runs from target/classes with -Xmx and
 # -XX:MaxDirectMemorySize of the given size (default 512 MiB) and its defaults otherwise.
-# Needs fio (nbd engine), python3, jstat.
+# Needs fio (nbd engine), python3, jstat; with PEERS, nbdkit and qemu-nbd.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 SECS=${1:-15}
@@ -59,6 +66,7 @@ fio --name=fill --ioengine=nbd --uri="nbd://127.0.0.1:$PORT/honest/vol" --rw=wri
 cat >"$WORK/attack.py" <<'PY'
 import json, select, socket, struct, sys, threading, time
 port, kind, secs = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+EXPORT = (sys.argv[4] if len(sys.argv) > 4 else "evil/vol").encode()
 IHAVEOPT = 0x49484156454F5054
 REQ = 0x25609513
 out = {}
@@ -77,7 +85,7 @@ def recvn(s, n):
         b += c
     return bytes(b)
 
-def go(s, name=b"evil/vol"):
+def go(s, name=EXPORT):
     recvn(s, 18)
     s.sendall(struct.pack(">I", 3))
     data = struct.pack(">I", len(name)) + name + struct.pack(">H", 0)
@@ -201,22 +209,27 @@ elif kind == "bigreads":
 print(json.dumps(out))
 PY
 
-# phase NAME ATTACK: fio beside the attack (none for a baseline), node heap and RSS sampled meanwhile
+# The server the phases run against: its NBD port, the honest client's and the attacker's export
+# names, and its process (for RSS, and jstat's heap when it is the Weir node).
+SPORT=$PORT SHONEST=honest/vol SEVIL=evil/vol SPID=$NODE
+
+# phase NAME ATTACK: fio beside the attack (none for a baseline), heap and RSS sampled meanwhile
 phase() {
   local name=$1 attack=$2
-  fio --name=honest --ioengine=nbd --uri="nbd://127.0.0.1:$PORT/honest/vol" --rw=randread --bs=4k --iodepth=4 \
+  fio --name=honest --ioengine=nbd --uri="nbd://127.0.0.1:$SPORT/$SHONEST" --rw=randread --bs=4k --iodepth=4 \
     --size=256M --runtime="$SECS" --time_based --output-format=json --output="$WORK/$name.fio.json" >/dev/null 2>"$WORK/$name.fio.err" &
   local fio=$!
   sleep 1 # fio connects before the attack begins
   local attacker=""
   if [ "$attack" != none ]; then
-    python3 "$WORK/attack.py" "$PORT" "$attack" "$((SECS - 2))" >"$WORK/$name.attack.json" 2>"$WORK/$name.attack.err" &
+    python3 "$WORK/attack.py" "$SPORT" "$attack" "$((SECS - 2))" "$SEVIL" >"$WORK/$name.attack.json" 2>"$WORK/$name.attack.err" &
     attacker=$!
   fi
   : >"$WORK/$name.samples"
   while kill -0 "$fio" 2>/dev/null; do
-    heap=$(jstat -gc "$NODE" 2>/dev/null | awk 'NR==2 {printf "%.0f", ($3+$4+$6+$8)/1024}')
-    rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/"$NODE"/status 2>/dev/null || echo 0)
+    heap=0
+    [ "$SPID" = "$NODE" ] && heap=$(jstat -gc "$NODE" 2>/dev/null | awk 'NR==2 {printf "%.0f", ($3+$4+$6+$8)/1024}')
+    rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' /proc/"$SPID"/status 2>/dev/null || echo 0)
     echo "${heap:-0} ${rss:-0}" >>"$WORK/$name.samples"
     sleep 0.5
   done
@@ -262,3 +275,62 @@ for n in names:
     print(f"{n:<10} {iops:>8.0f} {ratio:>8.2f} {ok:>5} {err if rc == 0 else 'rc=%d' % rc:>8} {h:>9} {r:>8}  {attack}")
 PY
 grep -c "OutOfMemoryError" "$WORK/node.log" | sed 's/^/OutOfMemoryError lines in the node log: /' || true
+
+[ -n "${PEERS:-}" ] || exit 0
+# The big-reads attack against the peers, by turns with the Weir node.
+FILE="$WORK/data/00000000-0000-0000-0000-00000000b001.img"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+declare -A S_PORT=([weir]=$PORT) S_HONEST=([weir]=honest/vol) S_EVIL=([weir]=evil/vol) S_PID=([weir]=$NODE)
+SERVERS=(weir)
+for peer in $PEERS; do
+  p=$(free_port)
+  case $peer in
+    nbdkit) nbdkit -f -r -i 127.0.0.1 -p "$p" file file="$FILE" >"$WORK/$peer.log" 2>&1 &
+            S_HONEST[$peer]="" S_EVIL[$peer]="" ;;
+    qemu-nbd) qemu-nbd -f raw -r -x vol -b 127.0.0.1 -p "$p" -t -e 64 "$FILE" >"$WORK/$peer.log" 2>&1 &
+              S_HONEST[$peer]=vol S_EVIL[$peer]=vol ;;
+    *) echo "unknown peer $peer (nbdkit, qemu-nbd)" >&2; exit 2 ;;
+  esac
+  S_PID[$peer]=$! S_PORT[$peer]=$p
+  pids+=("$!")
+  SERVERS+=("$peer")
+  for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
+  (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$peer does not listen:"; cat "$WORK/$peer.log"; exit 1; }
+done
+ROUNDS=${ROUNDS:-2}
+for r in $(seq "$ROUNDS"); do
+  n=${#SERVERS[@]}
+  for s in "${SERVERS[@]:$(( (r - 1) % n ))}" "${SERVERS[@]:0:$(( (r - 1) % n ))}"; do
+    SPORT=${S_PORT[$s]} SHONEST=${S_HONEST[$s]} SEVIL=${S_EVIL[$s]} SPID=${S_PID[$s]}
+    phase "peer-$s-$r-base1" none
+    phase "peer-$s-$r-big" bigreads
+    phase "peer-$s-$r-base2" none
+  done
+done
+python3 - "$WORK" "$ROUNDS" "${SERVERS[@]}" <<'PY'
+import json, statistics, sys
+work, rounds, servers = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def iops(name):
+    try:
+        job = json.load(open(f"{work}/{name}.fio.json"))["jobs"][0]
+        ok = job["error"] == 0 and open(f"{work}/{name}.fiorc").read().strip() == "0"
+        return job["read"]["iops"], ok
+    except (OSError, ValueError, KeyError, IndexError):
+        return 0.0, False
+print(f"\nbig reads by turns, {rounds} rounds: the honest client's IOPS beside the attack over the mean of"
+      " the quiet baselines around it")
+print(f"{'server':<10} {'median':>7}  rounds (base1 / attack / base2 IOPS; reads of 32 MiB served; fio ok)")
+for s in servers:
+    ratios, cells = [], []
+    for r in range(1, rounds + 1):
+        p = f"peer-{s}-{r}"
+        (b1, ok1), (a, oka), (b2, ok2) = iops(p + "-base1"), iops(p + "-big"), iops(p + "-base2")
+        ratio = a / ((b1 + b2) / 2) if b1 + b2 else 0
+        ratios.append(ratio)
+        try:
+            served = json.loads(open(f"{work}/{p}-big.attack.json").read())["reads32MiB"]
+        except (OSError, ValueError, KeyError):
+            served = "?"
+        cells.append(f"{ratio:.2f} ({b1:.0f} / {a:.0f} / {b2:.0f}; {served}; {'ok' if ok1 and oka and ok2 else 'ERROR'})")
+    print(f"{s:<10} {statistics.median(ratios):>7.2f}  " + ", ".join(cells))
+PY

@@ -10,7 +10,9 @@
 #
 # Needs fio (nbd engine), qemu-nbd, nbdkit, python3. JAVA_OPTS adds JVM options to the Weir nodes
 # (a JFR recording, say); WORKLOADS=rw:bs,... picks the workloads (default
-# randread:4k,randwrite:4k,read:64k,write:64k,read:1m,write:1m).
+# randread:4k,randwrite:4k,read:64k,write:64k,read:1m,write:1m); FIO_OPTS adds fio options to every
+# measured run (FIO_OPTS=--end_fsync=1: each write run ends with a FLUSH inside its measured time,
+# so that every server pays for making what it took durable).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
@@ -145,7 +147,7 @@ for r in $(seq "$ROUNDS"); do
       sync "$FILE"
       c0=$(cpu ${PID[$s]})
       out=$(fio --name=b --ioengine=nbd --uri="${URI[$s]}" --rw=$rw --bs=$bs --iodepth=32 --size=1g \
-              --runtime="$SECS" --time_based --output-format=json)
+              --runtime="$SECS" --time_based ${FIO_OPTS:-} --output-format=json)
       c1=$(cpu ${PID[$s]})
       python3 - "$s" "$rw:$bs" "$r" "$c0" "$c1" "$HZ" <<PY >> "$RESULTS"
 import json, sys
