@@ -69,6 +69,12 @@ final class NbdConnection {
     static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */
     static final int READ_BUFFER_BYTES = 64 << 10;
+    /**
+     * Write payloads from this size on are read from the socket into their own buffer: after such
+     * a write the receive buffer takes one request header at a time. Copying 16 KiB costs about
+     * what one more read call does.
+     */
+    static final int DIRECT_PAYLOAD_BYTES = 16 << 10;
     /** Most extents one block status reply carries. */
     static final int MAX_EXTENTS = 1024;
 
@@ -119,6 +125,13 @@ final class NbdConnection {
     private volatile VolumeStore volume;
     private long exportSize;
     private NbdRequest payloadRequest;
+    /**
+     * The last request decoded was a write of at least {@link #DIRECT_PAYLOAD_BYTES}: the next
+     * read into {@link #in} takes only a request header, so that the next payload of a stream of
+     * large writes goes straight from the socket into its own buffer rather than through
+     * {@link #in} and a copy (selector thread).
+     */
+    private boolean largeWrites;
     private volatile boolean readPaused;
     /** Reading stopped until the pool's budget has room for the next write payload or read reply (selector thread). */
     private boolean memoryWait;
@@ -241,7 +254,16 @@ final class NbdConnection {
         if (state == State.CLOSED || state == State.DRAINING || readPaused) {
             return;
         }
-        int n = read(in);
+        int limit = in.limit();
+        if (largeWrites && state == State.REQUEST_HEADER && in.position() < Nbd.REQUEST_HEADER_BYTES) {
+            in.limit(Nbd.REQUEST_HEADER_BYTES);
+        }
+        int n;
+        try {
+            n = read(in);
+        } finally {
+            in.limit(limit);
+        }
         lastRead = Math.max(lastRead, n);
         if (n < 0) {
             // the client went away: in-flight requests still complete, then the connection closes
@@ -428,6 +450,7 @@ final class NbdConnection {
         long offset = in.getLong();
         long length = Integer.toUnsignedLong(in.getInt());
         requestBegunAt = 0; // its header has arrived; a payload counts on its own
+        largeWrites = type == Nbd.CMD_WRITE && length >= DIRECT_PAYLOAD_BYTES;
         NbdRequest r = new NbdRequest(this, type, flags, cookie, offset, length);
         if (type == Nbd.CMD_WRITE) {
             if (length > MAX_PAYLOAD) {

@@ -344,6 +344,42 @@ class NbdServerTest {
         }
     }
 
+    /**
+     * Writes of every size around {@link NbdConnection#DIRECT_PAYLOAD_BYTES}, reads between
+     * them, all sent in one burst: after a large write the server reads one header at a time,
+     * after anything else as much as the socket holds; whichever way a payload arrives, each write
+     * lands whole at its offset and each read gets its own data.
+     */
+    @Test
+    void writesOfEverySizeAndReadsSentInOneBurstEachLandWhole() throws IOException {
+        int dl = NbdConnection.DIRECT_PAYLOAD_BYTES;
+        int[] sizes = {64 << 10, 64 << 10, 4096, dl - 1, dl, dl + 1, 512, 1 << 20, 100_003, 28, dl, 4096, 200 << 10};
+        byte[] kept = bytes(256 << 10, 5); // read during the burst: written before it, never in it
+        byte[] expected = new byte[8 << 20];
+        try (NbdTestClient c = client().open("acme/db1")) {
+            c.write(8 * MiB, kept);
+            long cookie = 1;
+            int at = 0;
+            for (int i = 0; i < sizes.length; i++) {
+                byte[] data = bytes(sizes[i], 100 + i);
+                System.arraycopy(data, 0, expected, at, data.length);
+                c.request(Nbd.CMD_WRITE, 0, cookie++, at, data.length, data);
+                c.request(Nbd.CMD_READ, 0, 1000 + i, 8 * MiB + i * 4096L, i % 2 == 0 ? 4096 : 65_536, null);
+                at += data.length + 511;
+            }
+            c.flushOut();
+            for (int i = 0; i < 2 * sizes.length; i++) {
+                Reply r = c.readReply();
+                assertThat(r.error()).as("reply to %d", r.cookie()).isZero();
+                if (r.cookie() >= 1000) {
+                    int k = (int) (r.cookie() - 1000);
+                    assertThat(r.data()).isEqualTo(Arrays.copyOfRange(kept, k * 4096, k * 4096 + r.data().length));
+                }
+            }
+            assertThat(c.read(0, at)).isEqualTo(Arrays.copyOf(expected, at));
+        }
+    }
+
     @Test
     void requestsInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB)
