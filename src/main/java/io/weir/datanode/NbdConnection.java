@@ -71,8 +71,9 @@ final class NbdConnection {
     static final int READ_BUFFER_BYTES = 64 << 10;
     /**
      * Write payloads from this size on are read from the socket into their own buffer: after such
-     * a write the receive buffer takes one request header at a time. Copying 16 KiB costs about
-     * what one more read call does.
+     * a write the receive buffer takes one request header at a time. Below it a read call that
+     * brings several requests is worth more than the copies of their payloads; the value is a
+     * judgement, not a measured break-even.
      */
     static final int DIRECT_PAYLOAD_BYTES = 16 << 10;
     /** Most extents one block status reply carries. */

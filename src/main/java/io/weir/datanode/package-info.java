@@ -50,10 +50,10 @@
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
  * rest is read straight into the request's buffer; after a write of 16 KiB or more the receive
  * buffer takes one header at a time, so a stream of large writes is not copied at all) and
- * submits each to the executor as the
- * foreground flow of its volume with its data size as the cost (the bytes it moves through the
- * volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry no payload but pay their length). A
- * request that moves more than {@value io.weir.datanode.NbdRequest#PIECE_BYTES} bytes runs as
+ * submits each to the executor as the foreground flow of its volume with its data size as the
+ * cost (the bytes it moves through the volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry
+ * no payload but pay their length). A request that moves more than
+ * {@value io.weir.datanode.NbdRequest#PIECE_BYTES} bytes runs as
  * pieces of at most that size, each submitted when the one before has run, and is answered after
  * the last: another volume's small request then waits for a piece, not for a 32 MiB read. The
  * selector's loop reads every ready connection first, then writes queued replies, at most
