@@ -66,7 +66,7 @@ fio --name=fill --ioengine=nbd --uri="nbd://127.0.0.1:$PORT/honest/vol" --rw=wri
 cat >"$WORK/attack.py" <<'PY'
 import json, select, socket, struct, sys, threading, time
 port, kind, secs = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-EXPORT = (sys.argv[4] if len(sys.argv) > 4 else "evil/vol").encode()
+EXPORT = sys.argv[4].encode()  # the attacker's export
 IHAVEOPT = 0x49484156454F5054
 REQ = 0x25609513
 out = {}
@@ -209,9 +209,12 @@ elif kind == "bigreads":
 print(json.dumps(out))
 PY
 
-# The server the phases run against: its NBD port, the honest client's and the attacker's export
-# names, and its process (for RSS, and jstat's heap when it is the Weir node).
-SPORT=$PORT SHONEST=honest/vol SEVIL=evil/vol SPID=$NODE
+# The servers the phases can run against (the Weir node; with PEERS, the peers too): NBD port, the
+# honest client's and the attacker's export names, and process (for RSS, and jstat's heap when it
+# is the Weir node). use_server NAME points the phases at one of them.
+declare -A S_PORT=([weir]=$PORT) S_HONEST=([weir]=honest/vol) S_EVIL=([weir]=evil/vol) S_PID=([weir]=$NODE)
+use_server() { SPORT=${S_PORT[$1]} SHONEST=${S_HONEST[$1]} SEVIL=${S_EVIL[$1]} SPID=${S_PID[$1]}; }
+use_server weir
 
 # phase NAME ATTACK: fio beside the attack (none for a baseline), heap and RSS sampled meanwhile
 phase() {
@@ -280,7 +283,6 @@ grep -c "OutOfMemoryError" "$WORK/node.log" | sed 's/^/OutOfMemoryError lines in
 # The big-reads attack against the peers, by turns with the Weir node.
 FILE="$WORK/data/00000000-0000-0000-0000-00000000b001.img"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-declare -A S_PORT=([weir]=$PORT) S_HONEST=([weir]=honest/vol) S_EVIL=([weir]=evil/vol) S_PID=([weir]=$NODE)
 SERVERS=(weir)
 for peer in $PEERS; do
   p=$(free_port)
@@ -301,7 +303,7 @@ ROUNDS=${ROUNDS:-2}
 for r in $(seq "$ROUNDS"); do
   n=${#SERVERS[@]}
   for s in "${SERVERS[@]:$(( (r - 1) % n ))}" "${SERVERS[@]:0:$(( (r - 1) % n ))}"; do
-    SPORT=${S_PORT[$s]} SHONEST=${S_HONEST[$s]} SEVIL=${S_EVIL[$s]} SPID=${S_PID[$s]}
+    use_server "$s"
     phase "peer-$s-$r-base1" none
     phase "peer-$s-$r-big" bigreads
     phase "peer-$s-$r-base2" none
