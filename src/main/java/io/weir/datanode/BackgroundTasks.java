@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -61,14 +62,23 @@ final class BackgroundTasks implements AutoCloseable {
     // scrub cursor, guarded by this
     private int scrubIndex;
     private long scrubBlock;
-    private volatile long lastPassEnd = System.nanoTime();
+    private final LongSupplier nanoTime;
+    private volatile long lastPassEnd;
     private volatile boolean passRunning;
-    private volatile long lastFlush = System.nanoTime();
+    private volatile long lastFlush;
     /** The flush pass under way; a volume is destaged at most once per pass (flush steps run one at a time). */
     private int flushPass;
     private final AtomicInteger scrubPasses = new AtomicInteger();
 
     BackgroundTasks(QosExecutor executor, Supplier<List<VolumeStore>> volumes, long scrubPeriodNanos) {
+        this(executor, volumes, scrubPeriodNanos, System::nanoTime);
+    }
+
+    /** With the clock that times the scrub passes and the flush interval (tests move their own). */
+    BackgroundTasks(QosExecutor executor, Supplier<List<VolumeStore>> volumes, long scrubPeriodNanos, LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+        this.lastPassEnd = nanoTime.getAsLong();
+        this.lastFlush = lastPassEnd;
         this.executor = executor;
         this.volumes = volumes;
         this.scrubPeriodNanos = scrubPeriodNanos;
@@ -82,10 +92,15 @@ final class BackgroundTasks implements AutoCloseable {
         return scrubPasses.get();
     }
 
+    /** Scrub steps queued or running. */
+    int scrubStepsOutstanding() {
+        return scrub.outstanding.get();
+    }
+
     private void loop() {
         while (running) {
             try {
-                long now = System.nanoTime();
+                long now = nanoTime.getAsLong();
                 boolean scrubDue = passRunning || now - lastPassEnd >= scrubPeriodNanos;
                 if (scrubDue) {
                     passRunning = true;
@@ -129,12 +144,21 @@ final class BackgroundTasks implements AutoCloseable {
     /**
      * One scrub step: claims the next {@value VolumeStore#SCRUB_STEP_BLOCKS} blocks of the open volumes
      * in turn (under this object's lock) and verifies them (outside it). False once the pass is
-     * complete and the next one is not due at once.
+     * complete and the next one is not due at once, and for a step that finds no pass running and
+     * none due: without that check the step in flight beside the one that ended a pass started the
+     * next at once, and an idle node scrubbed back to back for good after its first pass.
      */
     private boolean scrubStep() throws Exception {
         VolumeStore v;
         long from;
         synchronized (this) {
+            if (!passRunning) {
+                // a step still in flight when another ended the pass: the next pass waits its period
+                if (nanoTime.getAsLong() - lastPassEnd < scrubPeriodNanos) {
+                    return false;
+                }
+                passRunning = true;
+            }
             List<VolumeStore> vs = volumes.get().stream().filter(VolumeStore::isOpen).toList();
             while (scrubIndex < vs.size() && scrubBlock >= vs.get(scrubIndex).blocks()) {
                 scrubIndex++;
@@ -144,7 +168,7 @@ final class BackgroundTasks implements AutoCloseable {
                 scrubIndex = 0;
                 scrubBlock = 0;
                 passRunning = false;
-                lastPassEnd = System.nanoTime();
+                lastPassEnd = nanoTime.getAsLong();
                 scrubPasses.incrementAndGet();
                 return scrubPeriodNanos == 0 && !vs.isEmpty();
             }
@@ -182,7 +206,7 @@ final class BackgroundTasks implements AutoCloseable {
      * task destaged back to back instead of every second.
      */
     boolean flushStep() throws Exception {
-        long now = System.nanoTime();
+        long now = nanoTime.getAsLong();
         for (VolumeStore v : volumes.get()) {
             if (v.flushPass != flushPass && v.dirtyBytes.get() > 0 && v.isOpen()) {
                 v.flushPass = flushPass;

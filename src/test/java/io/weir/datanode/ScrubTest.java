@@ -1,5 +1,7 @@
 package io.weir.datanode;
 
+import io.weir.scheduler.QosExecutor;
+import io.weir.scheduler.SchedulerConfig;
 import io.weir.support.TestConfigs;
 import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
@@ -14,6 +16,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +72,38 @@ class ScrubTest {
             // the scrubber finds the block again every pass (100 ms): the node's count and the volume's
             // are compared as read together, not across a pass that raised one after the other was read
             await().atMost(Duration.ofSeconds(30)).until(() -> node.scrubCounts()[1] == bad.checksumMismatches.get());
+        }
+    }
+
+    /**
+     * A pass ends, and no scrub step runs until the next one is due. Each finished step submits the
+     * next while the task keeps two outstanding, so a step is always in flight when another ends the
+     * pass; that step must not start a new pass early (it did: an idle node with the default hourly
+     * period, once its first pass had run, scrubbed back to back for good). A clock the test moves
+     * makes the passes fall due.
+     */
+    @Test
+    void aPassEndsAndNoScrubStepRunsUntilTheNextIsDue() throws Exception {
+        long period = Duration.ofHours(1).toNanos();
+        AtomicLong clock = new AtomicLong();
+        VolumeStore v = VolumeStore.create(dir, "v", "acme/v", 16 * MiB);
+        try (QosExecutor executor = QosExecutor.builder(SchedulerConfig.builder().task(SchedulerConfig.FOREGROUND, 90)
+                        .task("scrub", 10).build()).workers(2).build();
+                BackgroundTasks tasks = new BackgroundTasks(executor, () -> List.of(v), period, clock::get)) {
+            v.open();
+            v.write(0, ByteBuffer.wrap(bytes(4 * (int) MiB, 1)), false);
+            long dataBlocks = 4 * MiB / VolumeStore.BLOCK;
+            for (int pass = 1; pass <= 2; pass++) {
+                clock.addAndGet(period);
+                int done = pass;
+                await().atMost(Duration.ofSeconds(30)).until(() -> tasks.scrubPasses() >= done);
+                await("no scrub step queued or running after pass " + pass).atMost(Duration.ofSeconds(30))
+                        .until(() -> tasks.scrubStepsOutstanding() == 0);
+                assertThat(v.scrubbedBlocks.get()).as("blocks verified in %d passes", pass).isEqualTo(pass * dataBlocks);
+                assertThat(tasks.scrubPasses()).isEqualTo(pass);
+            }
+        } finally {
+            v.close();
         }
     }
 
