@@ -605,12 +605,16 @@ final class VolumeStore implements AutoCloseable {
         ChecksumFile sums = this.sums;
         long end = Math.min(toBlock, Math.min(blocks(), sums.blocks()));
         int verified = 0;
+        long dataEnd = 0; // the end of the data extent the cursor is in: one lseek pair per extent, not per block
         for (long b = fromBlock; b < end; b++) {
-            long d = LinuxFiles.nextData(f, b * BLOCK);
-            if (d < 0 || d >= end * BLOCK) {
-                break;
+            if (b * BLOCK >= dataEnd) {
+                long d = LinuxFiles.nextData(f, b * BLOCK);
+                if (d < 0 || d >= end * BLOCK) {
+                    break;
+                }
+                b = Math.max(b, d / BLOCK);
+                dataEnd = LinuxFiles.nextHole(f, b * BLOCK);
             }
-            b = Math.max(b, d / BLOCK);
             int blockLen = (int) Math.min(BLOCK, size - b * BLOCK);
             ReentrantLock l = stripes[(int) (b % STRIPES)];
             l.lock();
