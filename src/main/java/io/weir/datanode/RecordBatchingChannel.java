@@ -25,8 +25,13 @@ import java.nio.channels.SocketChannel;
  */
 final class RecordBatchingChannel implements ByteChannel {
 
-    /** Bytes of records sent with one system call: a quarter of a 1 MiB reply (16 records). */
-    static final int BATCH_BYTES = 256 << 10;
+    /**
+     * Bytes of records sent with one system call: 63 of the 65 records of a 1 MiB reply, whose
+     * last two go in a second call (five calls with 256 KiB; 1 MiB cut the node's CPU per GiB over
+     * TLS by a tenth and fio's by 6%, docs/benchmarks.md §12). Taken from the pool's budget only
+     * while a large reply is written.
+     */
+    static final int BATCH_BYTES = 1 << 20;
     /**
      * Largest plaintext of one TLS record: a reply of at most this many bytes is one record, with
      * nothing to gather ({@link NbdConnection} opens no batch for it).

@@ -24,7 +24,7 @@
  *       and whom it lets in: a client certificate's tenant sees that tenant's exports only; TLS
  *       through the {@code tls-channel} library's non-blocking {@code SSLEngine} channel, over a
  *       {@code RecordBatchingChannel} that sends the records of a large reply with one system
- *       call per 256 KiB) and {@code NbdRequest} (one transmission request, run by a worker, and
+ *       call per MiB) and {@code NbdRequest} (one transmission request, run by a worker, and
  *       its reply). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
