@@ -101,9 +101,10 @@ final class BackgroundTasks implements AutoCloseable {
         while (running) {
             try {
                 long now = nanoTime.getAsLong();
+                // the steps start a pass (scrubStep, under the lock): a flag set here could start
+                // one just after a step had ended the last
                 boolean scrubDue = passRunning || now - lastPassEnd >= scrubPeriodNanos;
                 if (scrubDue) {
-                    passRunning = true;
                     scrub.fill(this::scrubStep);
                 }
                 long pendingTrim = 0;
@@ -121,7 +122,7 @@ final class BackgroundTasks implements AutoCloseable {
                 // a pass falls due a period after the last one ended: overdue from then on
                 double overdue = scrubPeriodNanos == 0 ? 1
                         : Math.max(0, Math.min(1, (double) (now - lastPassEnd - scrubPeriodNanos) / scrubPeriodNanos));
-                utilization("scrub", passRunning ? overdue : 0);
+                utilization("scrub", scrubDue ? overdue : 0);
                 utilization("gc", Math.min(1, (double) pendingTrim / GC_FULL_BYTES));
                 utilization("flush", Math.min(1, (double) dirty / FLUSH_FULL_BYTES));
                 Thread.sleep(TICK_MILLIS);
