@@ -180,6 +180,12 @@ class UsageReporterTest {
             });
             load.start();
             for (int i = 0; i < 40; i++) {
+                // each report is made while IO runs: more has completed since the last one (the
+                // ticks alone take microseconds and could all pass, and the load stop, before the
+                // load thread's first batch: nothing completed, nothing reported)
+                long before = completed.get();
+                Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(30))
+                        .until(() -> completed.get() > before);
                 clock.advance(Duration.ofSeconds(10));
                 reported += volume(reporter.tick().orElseThrow(), V1).ops();
             }
