@@ -58,11 +58,11 @@ final class BackgroundTasks implements AutoCloseable {
     private final Task scrub = new Task("scrub", SCRUB_OUTSTANDING);
     private final Task gc = new Task("gc", 1);
     private final Task flush = new Task("flush", 1);
+    private final LongSupplier nanoTime;
 
     // scrub cursor, guarded by this
     private int scrubIndex;
     private long scrubBlock;
-    private final LongSupplier nanoTime;
     private volatile long lastPassEnd;
     private volatile boolean passRunning;
     private volatile long lastFlush;
@@ -103,7 +103,7 @@ final class BackgroundTasks implements AutoCloseable {
                 long now = nanoTime.getAsLong();
                 // the steps start a pass (scrubStep, under the lock): a flag set here could start
                 // one just after a step had ended the last
-                boolean scrubDue = passRunning || now - lastPassEnd >= scrubPeriodNanos;
+                boolean scrubDue = passRunning || passDue(now);
                 if (scrubDue) {
                     scrub.fill(this::scrubStep);
                 }
@@ -134,6 +134,11 @@ final class BackgroundTasks implements AutoCloseable {
         }
     }
 
+    /** A scrub period has passed since the last pass ended. */
+    private boolean passDue(long now) {
+        return now - lastPassEnd >= scrubPeriodNanos;
+    }
+
     private void utilization(String task, double u) {
         try {
             executor.setUtilization(task, u);
@@ -155,7 +160,7 @@ final class BackgroundTasks implements AutoCloseable {
         synchronized (this) {
             if (!passRunning) {
                 // a step still in flight when another ended the pass: the next pass waits its period
-                if (nanoTime.getAsLong() - lastPassEnd < scrubPeriodNanos) {
+                if (!passDue(nanoTime.getAsLong())) {
                     return false;
                 }
                 passRunning = true;
