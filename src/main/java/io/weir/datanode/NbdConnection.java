@@ -229,21 +229,67 @@ final class NbdConnection {
 
     /** Bytes the last read of {@link #readAndProcessOnce} took. */
     private int lastRead;
+    /** The two buffers of a scattering read: a payload's rest, then {@link #in} (selector thread). */
+    private final ByteBuffer[] scatter = new ByteBuffer[2];
 
+    /**
+     * Reads and decodes. In a stream of large writes ({@link #largeWrites}) it reads on while each
+     * read fills all it offered, so that the socket may hold more, up to
+     * {@link NbdServer#ROUND_WRITE_BYTES} in one readiness event: one read call per request, and
+     * no return to the selector between them, where there were two calls and a select; a
+     * connection takes no more of the selector's round than the write side gives one. Small
+     * requests come many to a read of {@link #in}: one read per event, as reading on was slower
+     * for 4 KiB writes (docs/benchmarks.md, section 5).
+     */
     private void readAndProcessOnce() throws IOException {
+        long taken = 0;
+        boolean more;
+        do {
+            more = readOnce();
+            taken += lastRead;
+        } while (more && largeWrites && taken < NbdServer.ROUND_WRITE_BYTES && !readPaused
+                && (state == State.REQUEST_HEADER || state == State.PAYLOAD));
+        lastRead = (int) Math.min(Integer.MAX_VALUE, taken);
+    }
+
+    /**
+     * One read call, then decodes: in a payload, its rest and the header behind it (after a
+     * large write) or the buffer (after a small one), scattered; else into {@link #in}, one
+     * header at a time after a large write. True if the read filled everything it was offered.
+     */
+    private boolean readOnce() throws IOException {
         lastRead = 0;
-        if (state == State.PAYLOAD) {
-            int n = read(payloadRequest.payload);
-            lastRead = Math.max(0, n);
-            if (n < 0) {
+        ByteBuffer payload = state == State.PAYLOAD ? payloadRequest.payload : null;
+        if (payload == null && (state == State.CLOSED || state == State.DRAINING || readPaused)) {
+            return false;
+        }
+        int limit = in.limit();
+        if (largeWrites && (payload != null || state == State.REQUEST_HEADER) && in.position() < Nbd.REQUEST_HEADER_BYTES) {
+            in.limit(Nbd.REQUEST_HEADER_BYTES);
+        }
+        long offered = in.remaining() + (payload == null ? 0 : payload.remaining());
+        long n;
+        try {
+            n = payload == null ? read(in) : read(payload, in);
+        } finally {
+            in.limit(limit);
+        }
+        lastRead = (int) Math.max(0, n);
+        if (n < 0) {
+            if (payload != null) {
                 abort("client closed the connection");
-                return;
+            } else {
+                // the client went away: in-flight requests still complete, then the connection closes
+                shutdown("client closed the connection");
             }
-            if (n > 0) {
-                lastActivityAt = System.nanoTime();
-            }
-            if (payloadRequest.payload.hasRemaining()) {
-                return;
+            return false;
+        }
+        if (n > 0) {
+            lastActivityAt = System.nanoTime();
+        }
+        if (payload != null) {
+            if (payload.hasRemaining()) {
+                return false; // a scattering read fills in order: nothing reached the header
             }
             NbdRequest r = payloadRequest;
             payloadRequest = null;
@@ -251,30 +297,12 @@ final class NbdConnection {
             state = State.REQUEST_HEADER;
             r.payload.flip();
             dispatch(r);
-        }
-        if (state == State.CLOSED || state == State.DRAINING || readPaused) {
-            return;
-        }
-        int limit = in.limit();
-        if (largeWrites && state == State.REQUEST_HEADER && in.position() < Nbd.REQUEST_HEADER_BYTES) {
-            in.limit(Nbd.REQUEST_HEADER_BYTES);
-        }
-        int n;
-        try {
-            n = read(in);
-        } finally {
-            in.limit(limit);
-        }
-        lastRead = Math.max(lastRead, n);
-        if (n < 0) {
-            // the client went away: in-flight requests still complete, then the connection closes
-            shutdown("client closed the connection");
-            return;
-        }
-        if (n > 0) {
-            lastActivityAt = System.nanoTime();
+            if (state == State.CLOSED || state == State.DRAINING || readPaused) {
+                return false; // what reached {@link #in} is decoded when reading resumes
+            }
         }
         process();
+        return n == offered;
     }
 
     /** Decodes what {@link #in} holds. */
@@ -734,6 +762,28 @@ final class NbdConnection {
     }
 
     /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
+    /** As {@link #read(ByteBuffer)}, into {@code first} and then {@code second}, in one call. */
+    private long read(ByteBuffer first, ByteBuffer second) throws IOException {
+        scatter[0] = first;
+        scatter[1] = second;
+        tlschannel.TlsChannel t = tls;
+        try {
+            if (t == null) {
+                return channel.read(scatter);
+            }
+            return t.read(scatter);
+        } catch (tlschannel.NeedsReadException e) {
+            return 0; // the socket has not the whole record yet: OP_READ brings the rest
+        } catch (tlschannel.NeedsWriteException e) {
+            tlsReadWantsWrite = true; // the handshake must send first: retried when writable
+            enableWrite();
+            return 0;
+        } finally {
+            scatter[0] = null;
+            scatter[1] = null;
+        }
+    }
+
     private int read(ByteBuffer dst) throws IOException {
         tlschannel.TlsChannel t = tls;
         if (t == null) {

@@ -49,7 +49,10 @@
  * There is no thread per connection. The selector thread decodes requests (28-byte headers; the
  * part of a write payload that arrived with its header is copied out of the receive buffer, the
  * rest is read straight into the request's buffer; after a write of 16 KiB or more the receive
- * buffer takes one header at a time, so a stream of large writes is not copied at all) and
+ * buffer takes one header at a time, so a stream of large writes is not copied at all, and each
+ * such write costs one scattering read of its payload's rest and the next header, the selector
+ * reading on, up to {@value io.weir.datanode.NbdServer#ROUND_WRITE_BYTES} bytes, while the socket
+ * fills what it offers) and
  * submits each to the executor as the foreground flow of its volume with its data size as the
  * cost (the bytes it moves through the volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry
  * no payload but pay their length). A request that moves more than
