@@ -761,7 +761,6 @@ final class NbdConnection {
         }
     }
 
-    /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
     /** As {@link #read(ByteBuffer)}, into {@code first} and then {@code second}, in one call. */
     private long read(ByteBuffer first, ByteBuffer second) throws IOException {
         scatter[0] = first;
@@ -784,6 +783,7 @@ final class NbdConnection {
         }
     }
 
+    /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
     private int read(ByteBuffer dst) throws IOException {
         tlschannel.TlsChannel t = tls;
         if (t == null) {
