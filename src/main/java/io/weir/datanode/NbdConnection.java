@@ -765,18 +765,8 @@ final class NbdConnection {
     private long read(ByteBuffer first, ByteBuffer second) throws IOException {
         scatter[0] = first;
         scatter[1] = second;
-        tlschannel.TlsChannel t = tls;
         try {
-            if (t == null) {
-                return channel.read(scatter);
-            }
-            return t.read(scatter);
-        } catch (tlschannel.NeedsReadException e) {
-            return 0; // the socket has not the whole record yet: OP_READ brings the rest
-        } catch (tlschannel.NeedsWriteException e) {
-            tlsReadWantsWrite = true; // the handshake must send first: retried when writable
-            enableWrite();
-            return 0;
+            return readInto(null, scatter);
         } finally {
             scatter[0] = null;
             scatter[1] = null;
@@ -785,12 +775,17 @@ final class NbdConnection {
 
     /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
     private int read(ByteBuffer dst) throws IOException {
+        return (int) readInto(dst, null);
+    }
+
+    /** Reads into {@code dst}, or else scattered into {@code dsts}; 0 while TLS needs more first. */
+    private long readInto(ByteBuffer dst, ByteBuffer[] dsts) throws IOException {
         tlschannel.TlsChannel t = tls;
-        if (t == null) {
-            return channel.read(dst);
-        }
         try {
-            return t.read(dst);
+            if (t == null) {
+                return dst != null ? channel.read(dst) : channel.read(dsts);
+            }
+            return dst != null ? t.read(dst) : t.read(dsts);
         } catch (tlschannel.NeedsReadException e) {
             return 0; // the socket has not the whole record yet: OP_READ brings the rest
         } catch (tlschannel.NeedsWriteException e) {
