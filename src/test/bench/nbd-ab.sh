@@ -12,8 +12,10 @@
 # one connection for SECONDS, the backing file written back (sync) before each. Prints every
 # measurement, then per workload the medians over the rounds of the same-round ratios B/A,
 # A/nbdkit and B/nbdkit (with their range), of the rates, and of each server's CPU (user + system
-# of its process) per IO. Needs fio (nbd engine), nbdkit, nbdinfo and python3.
+# of its process) per IO. Needs fio (nbd engine), nbdkit and python3.
 set -euo pipefail
+# port, died, wait_port, weir_port: how the servers' ports are picked and waited for
+. "$(dirname "$0")/lib.sh"
 [ $# -ge 4 ] || { echo "usage: $0 REV_A REV_B ROUNDS SECONDS [WORKLOADS]" >&2; exit 2; }
 rev_a=$1 rev_b=$2 rounds=$3 secs=$4
 IFS=, read -r -a LOADS <<< "${5:-randwrite:4k,write:64k,write:1m}"
@@ -55,35 +57,13 @@ for side in A B; do
     --listen 127.0.0.1:0 --workers 2 > "$work/$side.log" 2>&1 &
   pids+=($!); PID[$side]=$!
 done
-# a port below the kernel's ephemeral range, so that nothing else takes it before nbdkit binds it
-P_K=$(python3 -c '
-import random, socket
-low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-while True:
-    p = random.randrange(20000, low); s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        s.close()')
+P_K=$(port)
 nbdkit -f -i 127.0.0.1 -p "$P_K" file file="$FILE" > "$work/nbdkit.log" 2>&1 &
 pids+=($!); PID[K]=$!; URI[K]=nbd://127.0.0.1:$P_K/
 for side in A B; do
-  for _ in $(seq 1200); do
-    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$work/$side.log")
-    [ -n "$p" ] && break
-    kill -0 "${PID[$side]}" 2>/dev/null || { echo "node $side exited; its log:" >&2; tail -20 "$work/$side.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  [ -n "$p" ] || { echo "node $side not serving after 120 s" >&2; exit 1; }
-  URI[$side]=nbd://127.0.0.1:$p/bench/bench
+  URI[$side]=nbd://127.0.0.1:$(weir_port "${PID[$side]}" "$work/$side.log" "node $side")/bench/bench
 done
-for _ in $(seq 1200); do
-  nbdinfo --size "${URI[K]}" > /dev/null 2>&1 && break
-  kill -0 "${PID[K]}" 2>/dev/null || { echo "nbdkit exited; its log:" >&2; tail -20 "$work/nbdkit.log" >&2; exit 1; }
-  sleep 0.1
-done
+wait_port "$P_K" "${PID[K]}" "$work/nbdkit.log" nbdkit
 for s in A B K; do
   fio --name=warm --ioengine=nbd --uri="${URI[$s]}" --rw=randread --bs=4k --iodepth=32 --size=1g --runtime=2 \
     --time_based > /dev/null

@@ -1,0 +1,41 @@
+# Helpers shared by the NBD benchmark scripts (sourced, not run).
+#
+# Ports. The Weir nodes bind port 0 and print the port they got (after applying their config),
+# so nothing can take it between picking and binding. qemu-nbd and nbdkit need a port named in
+# advance: it is picked below the kernel's ephemeral range (ip_local_port_range, 32768+ here), so
+# no outgoing connection or bind(0) elsewhere on the machine can take it meanwhile, and a server
+# that exits (port taken after all, bad arguments, a node refusing its config) fails the run at
+# once with its log, instead of a bare "port N not up" after the timeout.
+port() { python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    p = random.randrange(20000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+'; }
+died() { echo "$1 (pid $2) exited before serving; its log:" >&2; tail -20 "$3" >&2; exit 1; }
+# wait_port PORT PID LOG NAME
+wait_port() {
+  for _ in $(seq 1200); do
+    (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || died "$4" "$2" "$3"
+    sleep 0.1
+  done
+  echo "$4: port $1 not up after 120 s; its log:" >&2; tail -20 "$3" >&2; exit 1
+}
+# weir_port PID LOG NAME: the port a Weir node printed once it serves its config
+weir_port() {
+  for _ in $(seq 1200); do
+    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" 2>/dev/null || true)
+    [ -n "$p" ] && { echo "$p"; return 0; }
+    kill -0 "$1" 2>/dev/null || died "$3" "$1" "$2"
+    sleep 0.1
+  done
+  echo "$3: not serving after 120 s; its log:" >&2; tail -20 "$2" >&2; exit 1
+}
