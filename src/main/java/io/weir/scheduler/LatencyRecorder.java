@@ -122,12 +122,16 @@ final class LatencyRecorder {
         return (lower << UNIT_SHIFT) + ((width << UNIT_SHIFT) >>> 1);
     }
 
-    /** Adds the counts into an HdrHistogram (values in nanoseconds). */
+    /**
+     * Adds the counts into an HdrHistogram (values in nanoseconds). Highest bucket first: an
+     * auto-resizing histogram then grows once to the largest value, not once per larger bucket
+     * (each growth copies its counts and costs it a caught exception).
+     */
     static void addTo(int[] counts, Histogram target) {
         if (counts == null) {
             return;
         }
-        for (int j = 1; j < counts.length; j++) {
+        for (int j = counts.length - 1; j >= 1; j--) {
             if (counts[j] != 0) {
                 target.recordValueWithCount(value(counts[0] + j - 1), counts[j]);
             }
