@@ -219,15 +219,16 @@ final class NbdConnection {
     }
 
     private void readAndProcess() throws IOException {
+        long taken;
         do {
-            readAndProcessOnce();
+            taken = readAndProcessOnce();
             // A TLS session may hold decrypted bytes the socket will not announce again: read on
             // while it gives some and the connection reads at all.
-        } while (tls != null && lastRead > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
+        } while (tls != null && taken > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
                 && state != State.OPENING);
     }
 
-    /** Bytes the last read of {@link #readAndProcessOnce} took. */
+    /** Bytes the last read call of {@link #readOnce} took (selector thread). */
     private int lastRead;
     /** The two buffers of a scattering read: a payload's rest, then {@link #in} (selector thread). */
     private final ByteBuffer[] scatter = new ByteBuffer[2];
@@ -239,9 +240,9 @@ final class NbdConnection {
      * no return to the selector between them, where there were two calls and a select; a
      * connection takes no more of the selector's round than the write side gives one. Small
      * requests come many to a read of {@link #in}: one read per event, as reading on was slower
-     * for 4 KiB writes (docs/benchmarks.md, section 5).
+     * for 4 KiB writes (docs/benchmarks.md, section 5). Returns the bytes taken.
      */
-    private void readAndProcessOnce() throws IOException {
+    private long readAndProcessOnce() throws IOException {
         long taken = 0;
         boolean more;
         do {
@@ -249,7 +250,7 @@ final class NbdConnection {
             taken += lastRead;
         } while (more && largeWrites && taken < NbdServer.ROUND_WRITE_BYTES && !readPaused
                 && (state == State.REQUEST_HEADER || state == State.PAYLOAD));
-        lastRead = (int) Math.min(Integer.MAX_VALUE, taken);
+        return taken;
     }
 
     /**
