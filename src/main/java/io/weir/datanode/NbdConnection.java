@@ -240,7 +240,10 @@ final class NbdConnection {
      * no return to the selector between them, where there were two calls and a select; a
      * connection takes no more of the selector's round than the write side gives one. Small
      * requests come many to a read of {@link #in}: one read per event, as reading on was slower
-     * for 4 KiB writes (docs/benchmarks.md, section 5). Returns the bytes taken.
+     * for 4 KiB writes (docs/benchmarks.md, section 5). Returns the bytes taken. The bound is
+     * per call: over TLS, {@link #readAndProcess} calls again until the session gives nothing,
+     * since the socket does not announce what the session already holds decrypted, so a TLS
+     * connection is bounded only by its in-flight and buffered-bytes limits, which pause it.
      */
     private long readAndProcessOnce() throws IOException {
         long taken = 0;
