@@ -85,6 +85,8 @@ public final class DataNode implements AutoCloseable {
     private final QosExecutor executor;
     private final boolean ownsExecutor;
     private final BufferPool pool;
+    /** Tests: the service time each volume adds to its transfers (null: none). */
+    private final VolumeStore.ServiceTime serviceTime;
     private final NbdServer server;
     /** The NBD server's TLS identity and clients: the agent's certificate, each config's PKI. */
     private final NbdTls tls;
@@ -111,6 +113,7 @@ public final class DataNode implements AutoCloseable {
         this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
         Files.createDirectories(dataDir);
         this.pool = b.pool != null ? b.pool : new BufferPool(b.bufferBudget);
+        this.serviceTime = b.serviceTime;
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
@@ -224,6 +227,7 @@ public final class DataNode implements AutoCloseable {
                 if (v == null) {
                     boolean existed = unquarantine(id);
                     v = VolumeStore.create(dataDir, id, name, vc.sizeBytes());
+                    v.serviceTime = serviceTime;
                     VolumeStore created = v;
                     v.onOpen = () -> opened.add(created);
                     if (!existed) {
@@ -602,6 +606,7 @@ public final class DataNode implements AutoCloseable {
         private Duration idleEvictAfter = Duration.ofNanos(NbdServer.Limits.defaults().idleEvictNanos());
         private long bufferBudget = BufferPool.defaultBudget();
         private BufferPool pool;
+        private VolumeStore.ServiceTime serviceTime;
         private InetSocketAddress replicationListen;
         private boolean configFileOnly;
 
@@ -804,6 +809,12 @@ public final class DataNode implements AutoCloseable {
         /** Tests: the buffer pool to use instead of a new one (which {@link #bufferBudget} sizes). */
         Builder bufferPool(BufferPool pool) {
             this.pool = pool;
+            return this;
+        }
+
+        /** Tests: a store slower than the CPU, {@code serviceTime} added to each data transfer. */
+        Builder serviceTime(VolumeStore.ServiceTime serviceTime) {
+            this.serviceTime = serviceTime;
             return this;
         }
 

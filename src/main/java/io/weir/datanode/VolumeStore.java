@@ -113,6 +113,17 @@ final class VolumeStore implements AutoCloseable {
     /** Run once, when the files are first opened (under {@code openLock}); null for none. */
     volatile Runnable onOpen;
 
+    /**
+     * Tests: a store slower than the CPU. Runs on the worker before each read and write of data
+     * ({@link #read}, {@link #write}), as a synchronous device's service time would hold it; null
+     * (nothing added) unless the node was built with one. Set before the volume is published.
+     */
+    interface ServiceTime {
+        void serve(long bytes);
+    }
+
+    ServiceTime serviceTime;
+
     private VolumeStore(String id, String exportName, Path dir, long size) {
         this.id = id;
         this.exportName = exportName;
@@ -296,6 +307,9 @@ final class VolumeStore implements AutoCloseable {
 
     /** Reads {@code dst.remaining()} bytes at {@code offset}; past the file's end reads zeroes. */
     void read(long offset, ByteBuffer dst) throws IOException {
+        if (serviceTime != null) {
+            serviceTime.serve(dst.remaining());
+        }
         FileChannel c = pin();
         try {
             long p = offset;
@@ -319,6 +333,9 @@ final class VolumeStore implements AutoCloseable {
         int len = src.remaining();
         if (len == 0) {
             return;
+        }
+        if (serviceTime != null) {
+            serviceTime.serve(len);
         }
         FileChannel c = pin();
         try {

@@ -71,9 +71,33 @@ class DataNodeQosE2ETest {
     }
 
     private void start(DesiredConfig config, Duration scrubPeriod, int workers) throws Exception {
+        start(config, scrubPeriod, workers, null);
+    }
+
+    /** With {@code serviceTime} added to each transfer of data (null: the store as it is). */
+    private void start(DesiredConfig config, Duration scrubPeriod, int workers, VolumeStore.ServiceTime serviceTime)
+            throws Exception {
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(workers)
-                .scrubPeriod(scrubPeriod).build();
+                .scrubPeriod(scrubPeriod).serviceTime(serviceTime).build();
         node.apply(config);
+    }
+
+    /** The service time of {@link #slowStore}. */
+    private static final long SLOW_STORE_NANOS = 500_000;
+
+    /**
+     * A store slower than the CPU: each transfer holds its worker {@link #SLOW_STORE_NANOS} (a
+     * test-only service time, as a synchronous read from a slow device would; not a wait for an
+     * event), so the node serves at most its workers over that time, far below what its CPU
+     * could, and the backlog waits in the scheduler's queues.
+     */
+    private static void slowStore(long bytes) {
+        LockSupport.parkNanos(SLOW_STORE_NANOS);
+    }
+
+    /** What {@link #slowStore} lets the node's workers serve at most, in requests a second. */
+    private static double slowStoreCapacity() {
+        return CORES * 1e9 / SLOW_STORE_NANOS;
     }
 
     private String url(String export) {
@@ -84,30 +108,55 @@ class DataNodeQosE2ETest {
 
     @Test
     void withNoLimitsWeightsThreeToOneGiveAnIopsRatioOfThree() throws Exception {
+        threeToOne(null);
+    }
+
+    @Test
+    void withNoLimitsAndAStoreSlowerThanTheCpuWeightsThreeToOneGiveAnIopsRatioOfThree() throws Exception {
+        Map<String, JsonNode> jobs = threeToOne(DataNodeQosE2ETest::slowStore);
+        assertThat(iops(jobs.get("t/heavy")) + iops(jobs.get("t/light"))).as("IOPS: the store is the bottleneck")
+                .isBetween(0.6 * slowStoreCapacity(), slowStoreCapacity());
+    }
+
+    private Map<String, JsonNode> threeToOne(VolumeStore.ServiceTime serviceTime) throws Exception {
         start(config().tenant("t").volume("t", "heavy", 256 * MiB, 300, null, null)
-                .volume("t", "light", 256 * MiB, 100, null, null).build(), Duration.ofHours(1), CORES);
+                .volume("t", "light", 256 * MiB, 100, null, null).build(), Duration.ofHours(1), CORES, serviceTime);
         Map<String, JsonNode> jobs = fio(8, job("heavy", "randread", "4k"), job("light", "randread", "4k"));
         double whole = iops(jobs.get("t/heavy")) / iops(jobs.get("t/light"));
         double median = medianInterval(i -> i.get("t/heavy") / i.get("t/light"));
         assertThat(median).as("IOPS ratio heavy:light, no limits, median 250 ms interval (whole run: %.3f)", whole)
                 .isCloseTo(3.0, within(0.15));
+        return jobs;
     }
 
     @Test
     void withNoLimitsATenantOfWeight300WithOneVolumeGets75PercentBesideATenantOfWeight100WithTen() throws Exception {
+        oneVolumeBesideTen(null);
+    }
+
+    @Test
+    void withNoLimitsAndAStoreSlowerThanTheCpuATenantOfWeight300WithOneVolumeGets75PercentBesideATenantOfWeight100WithTen()
+            throws Exception {
+        double total = oneVolumeBesideTen(DataNodeQosE2ETest::slowStore);
+        assertThat(total).as("IOPS: the store is the bottleneck").isBetween(0.6 * slowStoreCapacity(), slowStoreCapacity());
+    }
+
+    /** Returns the IOPS of all eleven volumes together. */
+    private double oneVolumeBesideTen(VolumeStore.ServiceTime serviceTime) throws Exception {
         TestConfigs c = config().tenant("a", 300, null, null).volume("a", "v", 64 * MiB).tenant("b", 100, null, null);
         List<Job> jobs = new ArrayList<>(List.of(new Job("a/v", "randread", "4k")));
         for (int i = 0; i < 10; i++) {
             c.volume("b", "v" + i, 64 * MiB);
             jobs.add(new Job("b/v" + i, "randread", "4k"));
         }
-        start(c.build(), Duration.ofHours(1), CORES);
+        start(c.build(), Duration.ofHours(1), CORES, serviceTime);
         Map<String, JsonNode> result = fio(8, 16, jobs.toArray(Job[]::new));
         double total = result.values().stream().mapToDouble(DataNodeQosE2ETest::iops).sum();
         double whole = iops(result.get("a/v")) / total;
         double median = medianInterval(i -> i.get("a/v") / i.values().stream().mapToDouble(Double::doubleValue).sum());
         assertThat(median).as("tenant a's share of the IOPS, no limits, median 250 ms interval (whole run: %.3f)", whole)
                 .isCloseTo(0.75, within(0.03));
+        return total;
     }
 
     /**
@@ -116,14 +165,30 @@ class DataNodeQosE2ETest {
      */
     @Test
     void withNoLimitsEqualWeightsShareTheCostOf4KiBAnd64KiBReadsEqually() throws Exception {
+        smallBesideLarge(null);
+    }
+
+    /**
+     * The store serves a 4 KiB and a 64 KiB read in the same time here, but the scheduler's
+     * currency is still the cost model's: the share follows the currency, not the device.
+     */
+    @Test
+    void withNoLimitsAndAStoreSlowerThanTheCpuEqualWeightsShareTheCostOf4KiBAnd64KiBReadsEqually() throws Exception {
+        Map<String, JsonNode> jobs = smallBesideLarge(DataNodeQosE2ETest::slowStore);
+        assertThat(iops(jobs.get("t/small")) + iops(jobs.get("t/large"))).as("IOPS: the store is the bottleneck")
+                .isBetween(0.6 * slowStoreCapacity(), slowStoreCapacity());
+    }
+
+    private Map<String, JsonNode> smallBesideLarge(VolumeStore.ServiceTime serviceTime) throws Exception {
         start(config().tenant("t").volume("t", "small", 256 * MiB).volume("t", "large", 256 * MiB).build(),
-                Duration.ofHours(1), CORES);
+                Duration.ofHours(1), CORES, serviceTime);
         Map<String, JsonNode> jobs = fio(8, job("small", "randread", "4k"), job("large", "randread", "64k"));
         double whole = cost(jobs.get("t/small"), 4096) / cost(jobs.get("t/large"), 65536);
         double median = medianInterval(i -> i.get("t/small") * (IoCost.DEFAULT_READ_PER_IO_BYTES + 4096)
                 / (i.get("t/large") * (IoCost.DEFAULT_READ_PER_IO_BYTES + 65536)));
         assertThat(median).as("cost ratio 4 KiB:64 KiB, no limits, median 250 ms interval (whole run: %.3f)", whole)
                 .isCloseTo(1.0, within(0.10));
+        return jobs;
     }
 
     @Test
