@@ -200,6 +200,12 @@
  * 300:100 and no limits: heavy:light 3.00 (0.90 with {@code --qos off}), two volumes together
  * 1.002 of {@code --qos off}'s aggregate, a lone volume 0.959.
  *
+ * <p>When the bottleneck is a store slower than the CPU, the workers wait in it, the backlog waits
+ * in the scheduler's queues, and the queues run dry only when the clients stop: SFQ alone holds
+ * the weights there, and anticipation has nothing to do. {@code DataNodeQosE2ETest}'s slow-store
+ * checks (a test-only service time of 0.5 ms per transfer, no limits) gave 3.00 for weights
+ * 300:100 and a cost ratio of 1.00 for 4 KiB beside 64 KiB reads, with anticipation on and off.
+ *
   * <h2>Deviations from the published algorithms</h2>
  * <ol>
  *   <li><b>Charging at dispatch</b> (foreground levels): the patent grows a counter "after
