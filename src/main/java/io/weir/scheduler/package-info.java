@@ -207,9 +207,9 @@
  * 300:100 and a cost ratio of 1.00 for 4 KiB beside 64 KiB reads, with anticipation on and off.
  * Task shares are shares of CPU time (the patent's currency), and there a task's time in the
  * store is not CPU: beside a continuous scrub at shares 75:25, one fio client (4 KiB randread,
- * QD32) went from 3,155 to 2,100 IOPS with that 0.5 ms store; the CPU split held (3.27:1) while
- * the store's time went about 1.5:1 to the foreground. Dividing a slow store's time among tasks
- * would need a second currency; it is not built.
+ * QD32) went from 3,155 to 2,100 IOPS with that 0.5 ms store: the CPU split held (3.27:1), but
+ * a scrub step's reads cost it little CPU and much of the store's time. Dividing a slow store's
+ * time among tasks would need a second currency; it is not built.
  *
   * <h2>Deviations from the published algorithms</h2>
  * <ol>
