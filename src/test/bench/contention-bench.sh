@@ -12,6 +12,8 @@
 #
 # ON_FLAGS (default empty: the node's defaults) adds data node options to the QoS-on node only.
 set -euo pipefail
+# weir_port: the port a node printed once it serves its config
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
 SECS=${2:-8}
@@ -45,15 +47,6 @@ for v in $HEAVY $LIGHT; do
   dd if=/dev/urandom of="$WORK/on/$v.img" bs=1M count=$((SIZE >> 20)) status=none
   ln -s "$WORK/on/$v.img" "$WORK/off/$v.img"
 done
-weir_port() {
-  for _ in $(seq 1200); do
-    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" 2>/dev/null || true)
-    [ -n "$p" ] && { echo "$p"; return 0; }
-    kill -0 "$1" 2>/dev/null || { echo "$3 exited; its log:" >&2; tail -20 "$2" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "$3: not serving after 120 s" >&2; exit 1
-}
 for m in on off; do
   java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/config.json" --data-dir "$WORK/$m" \
     --listen 127.0.0.1:0 --workers "$WORKERS" --qos $m $([ $m = on ] && echo "$ON_FLAGS") > "$WORK/$m.log" 2>&1 & pids+=($!)

@@ -11,6 +11,8 @@
 #
 # Needs fio (nbd engine), python3.
 set -euo pipefail
+# weir_port: the port the node printed once it serves its config
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
 SECS=${2:-5}
@@ -40,13 +42,7 @@ dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
 
 java -Xms512m -Xmx512m -jar "$JAR" datanode --config-file "$WORK/config.json" --data-dir "$DATA" \
   --listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/node.log" 2>&1 & pid=$!
-for _ in $(seq 1200); do
-  PORT=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$WORK/node.log" 2>/dev/null || true)
-  [ -n "$PORT" ] && break
-  kill -0 "$pid" 2>/dev/null || { echo "the data node exited; its log:" >&2; tail -20 "$WORK/node.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$PORT" ] || { echo "the data node did not serve within 120 s" >&2; exit 1; }
+PORT=$(weir_port "$pid" "$WORK/node.log" "the data node")
 URI="nbd://127.0.0.1:$PORT/bench/bench"
 cpu() { awk '{print $14 + $15}' /proc/$pid/stat; }
 fio --name=warm --ioengine=nbd --uri="$URI" --rw=randread --bs=4k --iodepth=32 --size=1g --runtime=3 --time_based >/dev/null

@@ -23,6 +23,8 @@
 # -XX:MaxDirectMemorySize of the given size (default 512 MiB) and its defaults otherwise.
 # Needs fio (nbd engine), python3, jstat; with PEERS, nbdkit and qemu-nbd.
 set -euo pipefail
+# port, wait_port, weir_port: how the servers' ports are picked and waited for
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../../.."
 SECS=${1:-15}
 HEAP=${2:-512}
@@ -51,14 +53,7 @@ java -Xmx${HEAP}m -XX:MaxDirectMemorySize=${HEAP}m -XX:+ExitOnOutOfMemoryError -
   --config-file "$WORK/config.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 --workers 2 >"$WORK/node.log" 2>&1 &
 NODE=$!
 pids+=("$NODE")
-PORT=""
-for _ in $(seq 600); do
-  PORT=$(sed -n 's/.*serving NBD on 127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/node.log" 2>/dev/null | head -1 || true)
-  [ -n "$PORT" ] && break
-  kill -0 "$NODE" 2>/dev/null || { echo "node exited:"; cat "$WORK/node.log"; exit 1; }
-  sleep 0.1
-done
-[ -n "$PORT" ] || { echo "node did not start"; cat "$WORK/node.log"; exit 1; }
+PORT=$(weir_port "$NODE" "$WORK/node.log" node)
 # the honest volume's data, written once so that reads hit real blocks
 fio --name=fill --ioengine=nbd --uri="nbd://127.0.0.1:$PORT/honest/vol" --rw=write --bs=1M --size=256M \
   --output="$WORK/fill.txt" >/dev/null
@@ -282,10 +277,9 @@ grep -c "OutOfMemoryError" "$WORK/node.log" | sed 's/^/OutOfMemoryError lines in
 [ -n "${PEERS:-}" ] || exit 0
 # The big-reads attack against the peers, by turns with the Weir node.
 FILE="$WORK/data/00000000-0000-0000-0000-00000000b001.img"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 SERVERS=(weir)
 for peer in $PEERS; do
-  p=$(free_port)
+  p=$(port)
   case $peer in
     nbdkit) nbdkit -f -r -i 127.0.0.1 -p "$p" file file="$FILE" >"$WORK/$peer.log" 2>&1 &
             S_HONEST[$peer]="" S_EVIL[$peer]="" ;;
@@ -296,8 +290,7 @@ for peer in $PEERS; do
   S_PID[$peer]=$! S_PORT[$peer]=$p
   pids+=("$!")
   SERVERS+=("$peer")
-  for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
-  (echo >/dev/tcp/127.0.0.1/"$p") 2>/dev/null || { echo "$peer does not listen:"; cat "$WORK/$peer.log"; exit 1; }
+  wait_port "$p" "${S_PID[$peer]}" "$WORK/$peer.log" "$peer"
 done
 ROUNDS=${ROUNDS:-2}
 for r in $(seq "$ROUNDS"); do

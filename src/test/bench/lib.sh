@@ -19,7 +19,7 @@ while True:
     finally:
         s.close()
 '; }
-died() { echo "$1 (pid $2) exited before serving; its log:" >&2; tail -20 "$3" >&2; exit 1; }
+died() { echo "$1 (pid $2) exited; its log:" >&2; tail -20 "$3" >&2; exit 1; }
 # wait_port PORT PID LOG NAME
 wait_port() {
   for _ in $(seq 1200); do
@@ -29,13 +29,15 @@ wait_port() {
   done
   echo "$4: port $1 not up after 120 s; its log:" >&2; tail -20 "$3" >&2; exit 1
 }
-# weir_port PID LOG NAME: the port a Weir node printed once it serves its config
-weir_port() {
+# wait_log PID LOG SED-PATTERN NAME: the first capture of the pattern in the log, once it is there
+wait_log() {
   for _ in $(seq 1200); do
-    p=$(sed -n 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" 2>/dev/null || true)
+    p=$(sed -n "$3" "$2" 2>/dev/null | head -1 || true)
     [ -n "$p" ] && { echo "$p"; return 0; }
-    kill -0 "$1" 2>/dev/null || died "$3" "$1" "$2"
+    kill -0 "$1" 2>/dev/null || died "$4" "$1" "$2"
     sleep 0.1
   done
-  echo "$3: not serving after 120 s; its log:" >&2; tail -20 "$2" >&2; exit 1
+  echo "$4: not in its log after 120 s; its log:" >&2; tail -20 "$2" >&2; exit 1
 }
+# weir_port PID LOG NAME: the port a Weir node printed once it serves its config
+weir_port() { wait_log "$1" "$2" 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$3"; }

@@ -57,7 +57,7 @@ dd if=/dev/urandom of="$DATA/$VOL.img" bs=1M count=1024 status=none
 FILE=$DATA/$VOL.img
 
 # port, died, wait_port, weir_port: how the servers' ports are picked and waited for
-. src/test/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 JAVA_OPTS=${JAVA_OPTS:-}
 java -Xms512m -Xmx512m $JAVA_OPTS -jar "$JAR" datanode --config-file "$WORK/qos-on.json" --data-dir "$DATA" \

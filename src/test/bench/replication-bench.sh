@@ -14,6 +14,8 @@
 #
 # JAVA_OPTS adds JVM options to both nodes (a JFR recording, say).
 set -euo pipefail
+# wait_log: the first capture of a pattern in a node's log, once it is there
+. "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../../.."
 ROUNDS=${1:-3}
 SECS=${2:-8}
@@ -60,15 +62,6 @@ for v in $PLAIN $REPL; do dd if=/dev/urandom of="$WORK/a/$v.img" bs=1M count=$((
 cp "$WORK/a/$REPL.img" "$WORK/b/$REPL.img"    # the copy starts equal to the primary
 dd if=/dev/urandom of="$WORK/a/$BIGV.img" bs=1M count=$((BIG >> 20)) status=none
 
-wait_log() {  # wait_log PID LOG SED-PATTERN NAME: the first capture of the pattern in the log
-  for _ in $(seq 1200); do
-    p=$(sed -n "$3" "$2" 2>/dev/null | head -1 || true)
-    [ -n "$p" ] && { echo "$p"; return 0; }
-    kill -0 "$1" 2>/dev/null || { echo "$4 exited; its log:" >&2; tail -20 "$2" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "$4: nothing after 120 s" >&2; exit 1
-}
 start() {  # start NAME
   java -Xms512m -Xmx512m ${JAVA_OPTS:-} -jar "$JAR" datanode --config-file "$WORK/$1.json" --data-dir "$WORK/$1" \
     --listen 127.0.0.1:0 --replication-listen 127.0.0.1:0 --workers "$WORKERS" > "$WORK/$1.log" 2>&1 & pids+=($!)
@@ -78,7 +71,7 @@ start b; PID_b=$!
 B_ADDR=$(wait_log $PID_b "$WORK/b.log" 's/.*reachable on \([0-9.:]*\).*/\1/p' node-b)
 config $A 1 "$B_ADDR" no > "$WORK/a.json"
 start a; PID_a=$!
-PORT=$(wait_log $PID_a "$WORK/a.log" 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' node-a)
+PORT=$(weir_port $PID_a "$WORK/a.log" node-a)
 uri() { echo "nbd://127.0.0.1:$PORT/bench/$1"; }
 fio1() { fio --name=b --ioengine=nbd --uri="$1" --rw="$2" --bs=4k --iodepth=32 --size=256m \
            --runtime="$SECS" --time_based --output-format=json; }
