@@ -309,7 +309,7 @@ class DataNodeQosE2ETest {
     /** fio's IOPS log interval: {@link #medianInterval} compares the jobs over these. */
     private static final int LOG_INTERVAL_MS = 250;
 
-    /** Per job: fio's IOPS log of the last {@link #fio} run, by export. */
+    /** fio's IOPS log of the last {@link #fio} run, by export (its first job's, as in the results). */
     private final Map<String, List<Double>> intervalIops = new HashMap<>();
 
     /**
