@@ -10,14 +10,14 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
  *
  * @param name task name
  * @param share static CPU share, 1-10000; the root scheduler runs the task with the lowest
- *     CPU time divided by share
+ *     worker time (CPU time, plus time blocked in the store) divided by share
  * @param dynamic optional curve that makes the share follow a utilization signal; null for a
  *     static share
  */
 @JsonClassDescription("The CPU share of one scheduler task (foreground, gc, flush, replication, scrub, ...).")
 public record TaskShareConfig(
         @JsonPropertyDescription("Task name.") String name,
-        @JsonPropertyDescription("Static CPU share, 1-10000: the root scheduler runs the task with the lowest CPU time divided by share.") int share,
+        @JsonPropertyDescription("Static CPU share, 1-10000: the root scheduler runs the task with the lowest worker time (CPU time, plus time blocked in the store) divided by share.") int share,
         @JsonPropertyDescription("Optional curve that makes the share follow a utilization signal; null for a static share.") @Nullable DynamicShare dynamic) {
 
     /**

@@ -1,50 +1,102 @@
 package io.weir.scheduler;
 
 /**
- * What a worker charges each request it runs in CPU time, reading its thread's CPU clock at most
- * once per sample interval (see "CPU accounting" in {@link QosExecutor}): between samples a
- * request is charged its wall time times the CPU/wall ratio of the previous interval; the request
- * that closes an interval is charged the interval's measured CPU time minus what was already
- * charged in it (never below 0), so every interval's CPU time is charged once, or, when the
- * estimate at the previous ratio overshoots it, the interval is charged the estimate. One per
- * worker thread; not thread-safe.
+ * What a worker charges each request it runs, reading its thread's clocks at most once per sample
+ * interval (see "CPU accounting" in {@link QosExecutor}). Two charges per request:
+ * <ul>
+ *   <li><b>CPU time</b>, what usage reports: between samples a request is charged its wall time
+ *       times the CPU/wall ratio of the previous interval; the request that closes an interval is
+ *       charged the interval's measured CPU time minus what was already charged in it (never
+ *       below 0), so every interval's CPU time is charged once, or, when the estimate at the
+ *       previous ratio overshoots it, the interval is charged the estimate.</li>
+ *   <li><b>Worker time</b>, what the tasks' shares divide: the interval's CPU time plus the time
+ *       its requests held the worker blocked (in a store slower than the CPU, say), which is their
+ *       wall time less the interval's CPU time and {@linkplain RunDelay run delay} (time runnable
+ *       but waiting for a CPU, not charged). It is spread over the interval's requests the same
+ *       way, by their wall time. Without a run delay reader it is the CPU time.</li>
+ * </ul>
+ * One per worker thread, made and closed on it; not thread-safe.
  */
-final class CpuSampler {
+final class CpuSampler implements AutoCloseable {
 
     private final CpuClock clock;
+    private final RunDelay runDelay;
     private final long interval;
     private long windowWall;
     private long windowCpu;
+    private long windowDelay;
+    /** Wall time of the requests run in the current interval. */
+    private long windowRunWall;
     private long chargedInWindow;
+    private long workChargedInWindow;
     private double ratio = 1.0;
+    private double workRatio = 1.0;
+    private long work;
 
     /**
      * @param clock the worker thread's CPU clock; read on the worker thread only
-     * @param intervalNanos the sample interval, 0 to read the clock for every request
+     * @param runDelay the worker thread's run delay, null to charge worker time as CPU time; closed
+     *     with this sampler
+     * @param intervalNanos the sample interval, 0 to read the clocks for every request
      * @param nowNanos the wall time now
      */
-    CpuSampler(CpuClock clock, long intervalNanos, long nowNanos) {
+    CpuSampler(CpuClock clock, RunDelay runDelay, long intervalNanos, long nowNanos) {
         this.clock = clock;
+        this.runDelay = runDelay;
         this.interval = intervalNanos;
         this.windowWall = nowNanos;
         this.windowCpu = clock.currentThreadCpuNanos();
+        this.windowDelay = runDelay == null ? -1 : runDelay.nanos();
     }
 
-    /** The CPU time to charge a request that ran on this thread from {@code start} to {@code end} (wall, ns). */
+    /**
+     * The CPU time to charge a request that ran on this thread from {@code start} to {@code end}
+     * (wall, ns); {@link #work()} then gives its worker time.
+     */
     long charge(long start, long end) {
+        windowRunWall += end - start;
         if (interval == 0 || end - windowWall >= interval) {
             long cpu = clock.currentThreadCpuNanos();
             long windowTotal = cpu - windowCpu;
             long wall = end - windowWall;
             long charge = Math.max(0, windowTotal - chargedInWindow);
             ratio = wall <= 0 ? 1.0 : Math.min(1.0, Math.max(0.0, (double) windowTotal / wall));
+            if (runDelay != null) {
+                long delay = runDelay.nanos();
+                long windowWork = windowTotal;
+                if (delay >= 0 && windowDelay >= 0) {
+                    windowWork += Math.max(0, windowRunWall - windowTotal - (delay - windowDelay));
+                }
+                work = Math.max(0, windowWork - workChargedInWindow);
+                workRatio = windowRunWall <= 0 ? 1.0
+                        : Math.min(1.0, Math.max(0.0, (double) windowWork / windowRunWall));
+                windowDelay = delay;
+            } else {
+                work = charge;
+            }
             windowWall = end;
             windowCpu = cpu;
+            windowRunWall = 0;
             chargedInWindow = 0;
+            workChargedInWindow = 0;
             return charge;
         }
         long charge = (long) ((end - start) * ratio);
         chargedInWindow += charge;
+        work = runDelay == null ? charge : (long) ((end - start) * workRatio);
+        workChargedInWindow += work;
         return charge;
+    }
+
+    /** The worker time of the request last passed to {@link #charge}. */
+    long work() {
+        return work;
+    }
+
+    @Override
+    public void close() {
+        if (runDelay != null) {
+            runDelay.close();
+        }
     }
 }

@@ -32,6 +32,7 @@ import java.util.Set;
  * Ticket<Runnable> t = s.next(clock.nanoTime());                       // null: nothing eligible now
  * long cpu = run(t.request());
  * s.complete(t, cpu, clock.nanoTime());                                 // charges the task's CPU time
+ * s.complete(t, cpu, worker, clock.nanoTime());                         // or its worker time (CPU + blocked)
  * }</pre>
  *
  * <p>The theory &mdash; the rejoin rule, the fairness bound, reservations and their bounded lead,
@@ -43,8 +44,8 @@ import java.util.Set;
  * <h3>Structure</h3>
  * <ol>
  *   <li><b>Root.</b> A linear scan over the (few) tasks picks, among tasks with dispatchable work,
- *       the lowest counter {@code cpuNanos / share}. Charged at {@link #complete} with measured
- *       CPU time.</li>
+ *       the lowest counter {@code workerNanos / share}. Charged at {@link #complete} with measured
+ *       worker time: CPU time plus time blocked (in a store slower than the CPU, say).</li>
  *   <li><b>Foreground.</b> First the reservation phase: the volume with the earliest reservation
  *       tag, if that tag is {@code <= now}. Otherwise the weight phase: the tenant with the lowest
  *       counter in the foreground ready heap, then its volume with the lowest counter. Both levels
@@ -631,14 +632,29 @@ public final class HierarchicalScheduler<R> {
     }
 
     /**
-     * Reports that a running request finished and charges its task (and volume) the CPU time it
-     * consumed. The ticket must not be used afterwards.
+     * Reports that a running request finished and charges its task the CPU time it consumed, as
+     * {@link #complete(Ticket, long, long, long)} with a worker time equal to that CPU time.
      *
      * @param ticket a ticket returned by {@link #next(long)}
      * @param cpuNanos the CPU time spent processing it, as measured by the executor
      * @param now current time
      */
     public void complete(Ticket<R> ticket, long cpuNanos, long now) {
+        complete(ticket, cpuNanos, cpuNanos, now);
+    }
+
+    /**
+     * Reports that a running request finished: its task's counter is charged its worker time, and
+     * its task's and volume's usage its CPU time. The ticket must not be used afterwards.
+     *
+     * @param ticket a ticket returned by {@link #next(long)}
+     * @param cpuNanos the CPU time spent processing it, as measured by the executor
+     * @param workerNanos the time it held its worker running or blocked (waiting for a CPU not
+     *     included): what the tasks' shares divide; at least {@code cpuNanos} when the store is
+     *     slower than the CPU
+     * @param now current time
+     */
+    public void complete(Ticket<R> ticket, long cpuNanos, long workerNanos, long now) {
         RequestRecord r = ticket.record;
         if (r.owner != pool) {
             throw new IllegalArgumentException("ticket of another scheduler: " + ticket);
@@ -652,7 +668,7 @@ public final class HierarchicalScheduler<R> {
         long cpu = Math.max(0, cpuNanos);
         long served = now - r.dispatchedAt;
         TaskNode k = r.task;
-        k.charge(cpu);
+        k.charge(Math.max(0, workerNanos));
         k.cpuNanos += cpu;
         k.inFlight--;
         boolean op = r.isFirst(); // a continuation adds bytes to its request, not an op

@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs storage work on a fixed pool of worker threads in the order a {@link HierarchicalScheduler}
- * decides, and charges each task the CPU time its work actually used.
+ * decides, and charges each task the worker time its work actually used: CPU time, plus time
+ * blocked in the store.
  *
  * <h2>How a request flows</h2>
  * <pre>
@@ -36,9 +37,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *       {@link QueueFullException} immediately; nothing is ever dropped silently. Submitters
  *       never take the scheduler lock unless a worker is asleep and must be woken.</li>
  *   <li>A worker takes the scheduler lock, moves everything in the inbox into the scheduler (in
- *       arrival order), reports its previous request's CPU time, and takes the next decision: the
- *       task with the least CPU per share, then within the foreground task the reservation phase
- *       or the lowest-counter tenant and volume that is within its limits.</li>
+ *       arrival order), reports its previous requests' CPU and worker time, and takes the next
+ *       decision: the task with the least worker time per share, then within the foreground task
+ *       the reservation phase or the lowest-counter tenant and volume that is within its
+ *       limits.</li>
  *   <li>The worker runs the work outside the lock and completes the future with the result or
  *       the exception thrown. When the backlog is deep it takes up to {@value #MAX_BATCH}
  *       decisions per lock acquisition and runs them in order, which amortises the lock. If
@@ -70,9 +72,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * interval is charged almost exactly its own CPU time (time blocked is not CPU), and short
  * requests share the interval's time in proportion to their wall time. An interval of 0 reads
  * the CPU clock for every request. The charge includes the worker's scheduling overhead and
- * excludes time spent parked while idle. Each worker's {@link CpuSampler} does this; submissions reach the
- * scheduler through the {@link Inbox}, so that a worker's loop reads as "complete the last batch,
- * drain the inbox, take a batch, run it".
+ * excludes time spent parked while idle.
+ *
+ * <p>The tasks' counters are charged worker time, measured the same way: at each sample the
+ * worker also reads its thread's run delay ({@code RunDelay}: time runnable but waiting for a
+ * CPU), and an interval's worker time is its CPU time plus what its requests' wall time holds
+ * beyond that CPU time and run delay, the time they were blocked (in a store slower than the
+ * CPU, a lock, a page fault). Without a run delay (not Linux) worker time is CPU time. Usage
+ * ({@link Stats#cpuNanos()}) reports CPU time. Each worker's {@link CpuSampler} does both;
+ * submissions reach the scheduler through the {@link Inbox}, so that a worker's loop reads as
+ * "complete the last batch, drain the inbox, take a batch, run it".
  *
  * <h2>Lifecycle</h2>
  * {@link #close()} stops accepting new work ({@link RejectedExecutionException}), lets the workers
@@ -471,19 +480,26 @@ public final class QosExecutor implements AutoCloseable {
     }
 
     private void workerLoop(int index) {
+        try (CpuSampler cpu = new CpuSampler(cpuClock, RunDelay.openForCurrentThread(), cpuSampleInterval,
+                System.nanoTime())) {
+            workerLoop(index, cpu);
+        }
+    }
+
+    private void workerLoop(int index, CpuSampler cpu) {
         @SuppressWarnings("unchecked")
         Ticket<Job<?>>[] batch = new Ticket[MAX_BATCH];
         long[] batchCpu = new long[MAX_BATCH];
+        long[] batchWork = new long[MAX_BATCH];
         int batchSize = 0;
         int workerCount = workers.size();
-        CpuSampler cpu = new CpuSampler(cpuClock, cpuSampleInterval, System.nanoTime());
         for (;;) {
             boolean exiting = false;
             lock.lock();
             try {
                 long now = clock.nanoTime();
                 for (int i = 0; i < batchSize; i++) {
-                    scheduler.complete(batch[i], batchCpu[i], now);
+                    scheduler.complete(batch[i], batchCpu[i], batchWork[i], now);
                     batch[i] = null;
                 }
                 batchSize = 0;
@@ -552,6 +568,7 @@ public final class QosExecutor implements AutoCloseable {
                 batch[i].request().run();
                 long end = System.nanoTime();
                 batchCpu[i] = cpu.charge(start, end);
+                batchWork[i] = cpu.work();
                 start = end;
             }
         }
@@ -679,7 +696,10 @@ public final class QosExecutor implements AutoCloseable {
             return this;
         }
 
-        /** How CPU time is measured; default {@link CpuClock#threadCpuTime()}. */
+        /**
+         * How CPU time is measured; default {@link CpuClock#threadCpuTime()}. Worker time adds the
+         * time blocked, from the wall clock and the thread's run delay, whatever this clock.
+         */
         public Builder cpuClock(CpuClock c) {
             this.cpuClock = Objects.requireNonNull(c);
             return this;

@@ -24,8 +24,9 @@
  *       requests on one volume resolves it once to a {@link io.weir.scheduler.VolumeHandle} (the
  *       volume's node itself), so the per-request path does no id lookup.</li>
  *   <li>{@link io.weir.scheduler.QosExecutor} runs work on N threads under that core, measures
- *       each item's CPU time ({@link io.weir.scheduler.CpuClock}, sampled by each worker's
- *       {@code CpuSampler}) and charges it; submissions reach the core through its lock-free
+ *       each item's CPU time ({@link io.weir.scheduler.CpuClock}) and worker time (CPU time plus
+ *       time blocked, from the thread's {@code RunDelay}), both sampled by each worker's
+ *       {@code CpuSampler}, and charges them; submissions reach the core through its lock-free
  *       {@code Inbox}.</li>
  *   <li><b>Anticipation</b> (off unless {@link io.weir.scheduler.QosExecutor.Builder#anticipation}
  *       turns it on; the data node turns it on unless {@code --anticipation off}) makes weights
@@ -205,11 +206,17 @@
  * the weights there, and anticipation has nothing to do. {@code DataNodeQosE2ETest}'s slow-store
  * checks (a test-only service time of 0.5 ms per transfer, no limits) gave 3.00 for weights
  * 300:100 and a cost ratio of 1.00 for 4 KiB beside 64 KiB reads, with anticipation on and off.
- * Task shares are shares of CPU time (the patent's currency), and there a task's time in the
- * store is not CPU: beside a continuous scrub at shares 75:25, one fio client (4 KiB randread,
- * QD32) went from 3,155 to 2,100 IOPS with that 0.5 ms store: the CPU split held (3.27:1), but
- * a scrub step's reads cost it little CPU and much of the store's time. Dividing a slow store's
- * time among tasks would need a second currency; it is not built.
+ * Task shares divide <em>worker time</em>: the patent's currency is CPU time, but there a
+ * task's time in the store is not CPU. A request's worker time is its CPU time plus the time it
+ * held its worker blocked, which is its wall time less its CPU time and its run delay (the time
+ * it was runnable but waiting for a CPU, read from Linux's {@code schedstat}; where the OS does
+ * not give it, worker time is CPU time). When the CPU is the bottleneck the two are the same;
+ * when the store is, worker time is the store's time. Charged only its CPU, a continuous scrub at
+ * shares 75:25 took 0.44 of that 0.5 ms store's transfers beside two clients of 64 KiB reads, a
+ * 64 KiB read costing the foreground more CPU per transfer than a block's checksum costs scrub;
+ * charged its worker time, it took 0.28-0.30 ({@code DataNodeQosE2ETest}). The rest of the
+ * overrun is the length of a scrub step (64 block reads, about 36 ms there), charged when it
+ * ends, so the root sees scrub behind while a step runs. Usage still reports CPU time.
  *
   * <h2>Deviations from the published algorithms</h2>
  * <ol>

@@ -294,6 +294,37 @@ class DataNodeQosE2ETest {
                 .isCloseTo(3.0, within(0.45));
     }
 
+    /**
+     * Task shares divide the workers' time, not only their CPU. On a store slower than the CPU
+     * every transfer holds its worker about the same service time, so the transfers each task
+     * made while both had work are its part of the store's time. Charged only its CPU, scrub at a
+     * share of 25 took 0.43-0.44 of the transfers beside the foreground's 64 KiB reads: a 64 KiB
+     * read costs the foreground more CPU per transfer than a block's checksum costs scrub. Charged
+     * its worker time, scrub took 0.28-0.30: the part of its share it still overruns comes from
+     * its steps being long (64 block reads, about 36 ms here) and charged when they end, so the
+     * root sees scrub behind while a step runs. The foreground saturates the store (two clients
+     * at QD32 against at most 4,000 transfers a second), and scrub always has work.
+     */
+    @Test
+    void withAStoreSlowerThanTheCpuScrubIsChargedItsTimeInTheStore() throws Exception {
+        start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
+                .task("gc", 10).task("flush", 10).build(), Duration.ZERO, CORES, DataNodeQosE2ETest::slowStore);
+        // data for scrub to verify
+        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
+                "--iodepth=8", "--size=64m");
+        long t0 = System.nanoTime();
+        long fg0 = node.executor().snapshot(false).tasks().get("foreground").ops();
+        long scrub0 = node.scrubCounts()[0];
+        fio(8, job("v", "randread", "64k"), job("v", "randread", "64k"));
+        double fg = node.executor().snapshot(false).tasks().get("foreground").ops() - fg0;
+        double scrub = node.scrubCounts()[0] - scrub0;
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertThat(node.scrubCounts()[1]).as("no checksum mismatches").isZero();
+        assertTheSlowStoreBinds((fg + scrub) / seconds);
+        assertThat(fg / (fg + scrub)).as("the foreground's part of the store's transfers (%.0f of %.0f), owed 0.75",
+                fg, fg + scrub).isBetween(0.67, 0.80);
+    }
+
     private record Job(String export, String rw, String bs) {
     }
 

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** {@link CpuSampler}: each interval's CPU time is charged exactly once, reading the clock once per interval. */
+/**
+ * {@link CpuSampler}: each interval's CPU time is charged exactly once, reading the clock once per
+ * interval; worker time adds the time requests were blocked, not the time they waited for a CPU.
+ */
 class CpuSamplerTest {
 
     private final AtomicLong cpu = new AtomicLong();
@@ -17,7 +20,7 @@ class CpuSamplerTest {
 
     @Test
     void requestsBetweenSamplesShareTheIntervalsCpuTimeAndTheClosingOneTakesTheRest() {
-        CpuSampler s = new CpuSampler(clock, 1_000, 0);
+        CpuSampler s = new CpuSampler(clock, null, 1_000, 0);
         reads.set(0);
         // ten requests of 100 ns wall each; the thread burned 950 ns of CPU over the interval
         long charged = 0;
@@ -35,7 +38,7 @@ class CpuSamplerTest {
 
     @Test
     void anIntervalEstimatedAboveItsCpuTimeIsChargedTheEstimateNeverLess() {
-        CpuSampler s = new CpuSampler(clock, 1_000, 0);
+        CpuSampler s = new CpuSampler(clock, null, 1_000, 0);
         long charged = 0;
         for (int i = 0; i < 10; i++) {
             if (i == 9) {
@@ -49,12 +52,49 @@ class CpuSamplerTest {
 
     @Test
     void anIntervalOfZeroReadsTheClockForEveryRequest() {
-        CpuSampler s = new CpuSampler(clock, 0, 0);
+        CpuSampler s = new CpuSampler(clock, null, 0, 0);
         reads.set(0);
         cpu.set(70);
         assertThat(s.charge(0, 100)).isEqualTo(70);
         cpu.set(120);
         assertThat(s.charge(100, 200)).isEqualTo(50);
         assertThat(reads.get()).isEqualTo(2);
+    }
+
+    private final AtomicLong delay = new AtomicLong();
+
+    @Test
+    void workerTimeIsTheCpuTimePlusTheTimeBlockedButNotTheTimeWaitingForACpu() {
+        CpuSampler s = new CpuSampler(clock, delay::get, 1_000, 0);
+        // one request of 1,000 ns wall: 100 ns on the CPU, 300 ns runnable but off it, 600 ns blocked
+        cpu.set(100);
+        delay.set(300);
+        assertThat(s.charge(0, 1_000)).as("CPU time").isEqualTo(100);
+        assertThat(s.work()).as("worker time: CPU and blocked").isEqualTo(700);
+    }
+
+    @Test
+    void requestsBetweenSamplesShareTheIntervalsWorkerTimeByWallTime() {
+        CpuSampler s = new CpuSampler(clock, delay::get, 1_000, 0);
+        cpu.set(100);
+        s.charge(0, 1_000); // ratio 0.1 CPU, worker time 1.0 of the requests' wall
+        long work = 0;
+        for (int i = 0; i < 4; i++) {
+            s.charge(1_000 + i * 200L, 1_200 + i * 200L);
+            work += s.work();
+        }
+        assertThat(work).as("estimated at the previous interval's worker/wall ratio").isEqualTo(800);
+        cpu.set(200);
+        delay.set(100); // the interval: 1,000 ns of requests, 100 on the CPU, 100 waiting for it
+        s.charge(1_800, 2_000);
+        assertThat(work + s.work()).as("the interval's worker time in total: 1,000 less 100 waiting").isEqualTo(900);
+    }
+
+    @Test
+    void withoutARunDelayWorkerTimeIsTheCpuTime() {
+        CpuSampler s = new CpuSampler(clock, null, 0, 0);
+        cpu.set(70);
+        assertThat(s.charge(0, 1_000)).isEqualTo(70);
+        assertThat(s.work()).isEqualTo(70);
     }
 }

@@ -11,7 +11,7 @@ import jakarta.validation.Valid;
 public record TaskShareRequest(
         @Schema(description = "Task name, unique within the set; 'foreground' is the client IO task.", example = "flush", requiredMode = Schema.RequiredMode.REQUIRED)
         @ResourceName String name,
-        @Schema(description = "Static CPU share, 1-10000: the root scheduler runs the task with the lowest CPU time / share.", defaultValue = "100")
+        @Schema(description = "Static CPU share, 1-10000: the root scheduler runs the task with the lowest worker time (CPU time, plus time blocked in the store) / share.", defaultValue = "100")
         @Weight Integer share,
         @Schema(description = "Optional: make the share follow a utilization signal; null for a static share.")
         @Valid DynamicShareRequest dynamic) {
