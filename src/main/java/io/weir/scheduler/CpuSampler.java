@@ -13,11 +13,14 @@ package io.weir.scheduler;
  *       its requests held the worker blocked (in a store slower than the CPU, say), which is their
  *       wall time less the interval's CPU time and {@linkplain RunDelay run delay} (time runnable
  *       but waiting for a CPU, not charged). It is spread over the interval's requests the same
- *       way, by their wall time. Without a run delay reader it is the CPU time.</li>
+ *       way, by their wall time. The run delay and the CPU time spent outside the requests (a
+ *       wake-up after an idle park, the scheduling) are subtracted too, so the blocked time is a
+ *       lower bound and worker time never less than the interval's CPU time. Without a run delay
+ *       reader, and for an interval whose run delay could not be read, it is the CPU time.</li>
  * </ul>
- * One per worker thread, made and closed on it; not thread-safe.
+ * One per worker thread, made on it; not thread-safe.
  */
-final class CpuSampler implements AutoCloseable {
+final class CpuSampler {
 
     private final CpuClock clock;
     private final RunDelay runDelay;
@@ -35,8 +38,7 @@ final class CpuSampler implements AutoCloseable {
 
     /**
      * @param clock the worker thread's CPU clock; read on the worker thread only
-     * @param runDelay the worker thread's run delay, null to charge worker time as CPU time; closed
-     *     with this sampler
+     * @param runDelay the worker thread's run delay, null to charge worker time as CPU time
      * @param intervalNanos the sample interval, 0 to read the clocks for every request
      * @param nowNanos the wall time now
      */
@@ -64,7 +66,7 @@ final class CpuSampler implements AutoCloseable {
             if (runDelay != null) {
                 long delay = runDelay.nanos();
                 long windowWork = windowTotal;
-                if (delay >= 0 && windowDelay >= 0) {
+                if (delay >= 0 && windowDelay >= 0 && delay >= windowDelay) {
                     windowWork += Math.max(0, windowRunWall - windowTotal - (delay - windowDelay));
                 }
                 work = Math.max(0, windowWork - workChargedInWindow);
@@ -91,12 +93,5 @@ final class CpuSampler implements AutoCloseable {
     /** The worker time of the request last passed to {@link #charge}. */
     long work() {
         return work;
-    }
-
-    @Override
-    public void close() {
-        if (runDelay != null) {
-            runDelay.close();
-        }
     }
 }

@@ -15,7 +15,7 @@ import java.util.Set;
 
 /**
  * The single-threaded core of Weir's hierarchical QoS scheduler: a root scheduler that divides
- * CPU time among tasks, and below its foreground task a tenant/volume hierarchy that divides the
+ * worker time (CPU time, plus time blocked in the store) among tasks, and below its foreground task a tenant/volume hierarchy that divides the
  * IO among flows, with limits, bursting and reservations at every level.
  *
  * <p>The caller owns time and threads: every method takes {@code now} (from a
@@ -650,8 +650,8 @@ public final class HierarchicalScheduler<R> {
      * @param ticket a ticket returned by {@link #next(long)}
      * @param cpuNanos the CPU time spent processing it, as measured by the executor
      * @param workerNanos the time it held its worker running or blocked (waiting for a CPU not
-     *     included): what the tasks' shares divide; at least {@code cpuNanos} when the store is
-     *     slower than the CPU
+     *     included): what the tasks' shares divide; more than {@code cpuNanos} over time when the
+     *     store is slower than the CPU
      * @param now current time
      */
     public void complete(Ticket<R> ticket, long cpuNanos, long workerNanos, long now) {

@@ -480,9 +480,8 @@ public final class QosExecutor implements AutoCloseable {
     }
 
     private void workerLoop(int index) {
-        try (CpuSampler cpu = new CpuSampler(cpuClock, RunDelay.openForCurrentThread(), cpuSampleInterval,
-                System.nanoTime())) {
-            workerLoop(index, cpu);
+        try (RunDelay runDelay = RunDelay.openForCurrentThread()) { // null where not measured
+            workerLoop(index, new CpuSampler(cpuClock, runDelay, cpuSampleInterval, System.nanoTime()));
         }
     }
 

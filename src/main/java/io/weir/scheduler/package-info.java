@@ -7,7 +7,7 @@
  *
  * <h2>Architecture</h2>
  * <pre>
- *                         root: tasks by CPU time / share   (first currency, charged at completion)
+ *                         root: tasks by worker time / share   (first currency, charged at completion)
  *        ┌──────────────┬─────────┬─────────┬──────────────┬─────────┐
  *    foreground        flush      gc     replication     scrub      (each background task: a FIFO)
  *        │
@@ -41,8 +41,8 @@
  * <h2>Parameters</h2>
  * As in dmclock: <em>weight</em> is proportional share (1..10000, default 100); <em>min IOPS</em>
  * is a reservation; <em>max IOPS / max bytes/s</em> are limits; <em>burst IOPS / burst bytes/s</em>
- * are SolidFire peak rates. {@code 0} means unlimited / none. A task's <em>share</em> is its CPU
- * weight, optionally driven by a utilization signal (low below T1, high above T2, linear or
+ * are SolidFire peak rates. {@code 0} means unlimited / none. A task's <em>share</em> is its
+ * weight for worker time (CPU time plus time blocked in the store), optionally driven by a utilization signal (low below T1, high above T2, linear or
  * exponential between).
  *
  * <h2>The rejoin rule, exactly</h2>
@@ -66,8 +66,8 @@
  * after 10 s of idleness a volume receives at most {@code Lmax_i/w_i + Lmax_j/w_j} more normalised
  * service than a continuously backlogged sibling, and is not starved. After a weight change the
  * bound holds again once each of the two has been charged once under its new weight. At the root,
- * the same argument bounds CPU time per share, with the CPU time of requests in flight on other
- * workers added to {@code Lmax} (charges arrive at completion). The tests check the bound
+ * the same argument bounds worker time per share, with the worker time of requests in flight on
+ * other workers added to {@code Lmax} (charges arrive at completion). The tests check the bound
  * exactly, in integers.
  *
  * <h2>Limits and bursting</h2>
@@ -184,7 +184,7 @@
  *       the deep volume's short gaps, in batches, instead of parking at every one: with no slack
  *       two volumes together got 0.875 of {@code --qos off}'s aggregate, with it 0.93-1.00;</li>
  *   <li>the root does the same for the foreground task: when the deep foreground runs dry, a
- *       background task (scrub, gc, ...) whose CPU counter is further ahead waits up to 1 ms
+ *       background task (scrub, gc, ...) whose counter is further ahead waits up to 1 ms
  *       for it. Scrub beside one fio client (4 KiB, QD32, no limits) took more CPU than the
  *       foreground without it (0.63:1 for shares 75:25) and 2.05:1 with it
  *       ({@code DataNodeQosE2ETest});</li>
@@ -250,6 +250,11 @@
  *       interval takes the interval's remainder (never below 0), so every measured nanosecond is
  *       charged once, or the estimate when it overshot. {@code cpuSampleInterval(0)} measures
  *       every request.</li>
+ *   <li><b>Worker time, not CPU time, at the root</b>: the patent charges a task the CPU cycles
+ *       it used; Weir charges CPU time plus the time the worker was blocked (its wall time less
+ *       CPU time and run delay, per sample interval), because on a store slower than the CPU the
+ *       store's time is what the tasks share and a task's time in it is not CPU (see above). The
+ *       two agree when the CPU is the bottleneck.</li>
  *   <li><b>Anticipation</b> (only with anticipation on, above): the weight phase may wait up to
  *       1 ms per dry moment of a deep flow while work is queued (not work-conserving for that
  *       long), and an anticipated node that returns within its 20 ms credit keeps its counter
@@ -259,7 +264,7 @@
  *       default of {@code HierarchicalScheduler} and {@code QosExecutor}) none of this applies and
  *       every property above holds as stated.</li>
  *   <li><b>Batched dispatch</b> ({@link io.weir.scheduler.QosExecutor}): a worker may take up to 8
- *       decisions per lock acquisition while no other worker is idle, so the root sees CPU charges
+ *       decisions per lock acquisition while no other worker is idle, so the root sees charges
  *       up to 8 requests per worker late.</li>
  *   <li><b>Latency recording</b>: per-node log-linear buckets (1/32 of an octave, 128 ns floor)
  *       on the hot path, turned into HdrHistograms when a snapshot is taken; percentiles are

@@ -1,5 +1,6 @@
 /**
- * Task CPU shares: how the root scheduler of each data node divides CPU time among its tasks
+ * Task CPU shares: how the root scheduler of each data node divides its workers' time (CPU time,
+ * plus time blocked in the store) among its tasks
  * (foreground client IO, gc, flush, replication, scrub, ...).
  *
  * <p>One cluster default, seeded by the schema, and at most one override per node; a node
