@@ -23,9 +23,9 @@ interface RunDelay extends AutoCloseable {
      * or null where the OS does not measure it (not Linux, or a kernel without schedstat); then
      * tasks are charged CPU time only. A kernel that keeps no schedule statistics prints
      * {@code 0 0 0}; the calling thread is running, so it has had a timeslice, and a count of 0
-     * means the same. One reading is a seek and a read of a short text (about 3 µs on the 2-core
-     * VM of the benchmarks). Not interruptible: an interrupt left set by work on the worker does
-     * not close it.
+     * means the same. One reading is a seek and a read of a short text (4 µs on the 2-core VM of
+     * the benchmarks, loaded; once per CPU sample). Not interruptible: an interrupt left set by
+     * work on the worker does not close it.
      */
     static RunDelay openForCurrentThread() {
         try {
