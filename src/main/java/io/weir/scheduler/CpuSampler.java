@@ -30,10 +30,8 @@ final class CpuSampler {
     private long windowDelay;
     /** Wall time of the requests run in the current interval. */
     private long windowRunWall;
-    private long chargedInWindow;
-    private long workChargedInWindow;
-    private double ratio = 1.0;
-    private double workRatio = 1.0;
+    private final Split cpuSplit = new Split();
+    private final Split workSplit = new Split();
     private long work;
 
     /**
@@ -60,18 +58,14 @@ final class CpuSampler {
         if (interval == 0 || end - windowWall >= interval) {
             long cpu = clock.currentThreadCpuNanos();
             long windowTotal = cpu - windowCpu;
-            long wall = end - windowWall;
-            long charge = Math.max(0, windowTotal - chargedInWindow);
-            ratio = wall <= 0 ? 1.0 : Math.min(1.0, Math.max(0.0, (double) windowTotal / wall));
+            long charge = cpuSplit.close(windowTotal, end - windowWall);
             if (runDelay != null) {
                 long delay = runDelay.nanos();
                 long windowWork = windowTotal;
-                if (delay >= 0 && windowDelay >= 0 && delay >= windowDelay) {
+                if (windowDelay >= 0 && delay >= windowDelay) {
                     windowWork += Math.max(0, windowRunWall - windowTotal - (delay - windowDelay));
                 }
-                work = Math.max(0, windowWork - workChargedInWindow);
-                workRatio = windowRunWall <= 0 ? 1.0
-                        : Math.min(1.0, Math.max(0.0, (double) windowWork / windowRunWall));
+                work = workSplit.close(windowWork, windowRunWall);
                 windowDelay = delay;
             } else {
                 work = charge;
@@ -79,19 +73,41 @@ final class CpuSampler {
             windowWall = end;
             windowCpu = cpu;
             windowRunWall = 0;
-            chargedInWindow = 0;
-            workChargedInWindow = 0;
             return charge;
         }
-        long charge = (long) ((end - start) * ratio);
-        chargedInWindow += charge;
-        work = runDelay == null ? charge : (long) ((end - start) * workRatio);
-        workChargedInWindow += work;
+        long charge = cpuSplit.estimate(end - start);
+        work = runDelay == null ? charge : workSplit.estimate(end - start);
         return charge;
     }
 
     /** The worker time of the request last passed to {@link #charge}. */
     long work() {
         return work;
+    }
+
+    /**
+     * One currency's charges within an interval: estimates at the previous interval's ratio to
+     * wall time, then the interval's measured total less what the estimates already charged.
+     */
+    private static final class Split {
+        private long chargedInWindow;
+        private double ratio = 1.0;
+
+        long estimate(long wall) {
+            long charge = (long) (wall * ratio);
+            chargedInWindow += charge;
+            return charge;
+        }
+
+        /**
+         * Closes the interval: returns what is left of its measured {@code total} to charge (never
+         * below 0), and takes {@code total / wall} (within [0, 1]) as the ratio of the next.
+         */
+        long close(long total, long wall) {
+            long charge = Math.max(0, total - chargedInWindow);
+            ratio = wall <= 0 ? 1.0 : Math.min(1.0, Math.max(0.0, (double) total / wall));
+            chargedInWindow = 0;
+            return charge;
+        }
     }
 }
