@@ -15,8 +15,9 @@ import java.util.Set;
 
 /**
  * The single-threaded core of Weir's hierarchical QoS scheduler: a root scheduler that divides
- * worker time (CPU time, plus time blocked in the store) among tasks, and below its foreground task a tenant/volume hierarchy that divides the
- * IO among flows, with limits, bursting and reservations at every level.
+ * worker time (CPU time, plus time blocked in the store) among tasks, and below its foreground
+ * task a tenant/volume hierarchy that divides the IO among flows, with limits, bursting and
+ * reservations at every level.
  *
  * <p>The caller owns time and threads: every method takes {@code now} (from a
  * {@link TimeSource}) and the caller must serialize all calls, normally with one lock as

@@ -231,10 +231,8 @@ class DataNodeQosE2ETest {
      */
     @Test
     void withNoLimitsScrubDoesNotTakeTheCpuOfAForegroundThatRunsDryBetweenRequests() throws Exception {
-        start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
-                .task("gc", 10).task("flush", 10).build(), Duration.ZERO, CORES);
-        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
-                "--iodepth=8", "--size=64m");
+        start(scrubBesideForeground(), Duration.ZERO, CORES);
+        fillForScrub();
         Map<String, Stats> before = node.executor().snapshot(false).tasks();
         fio(8, job("v", "randread", "4k"));
         Map<String, Stats> after = node.executor().snapshot(false).tasks();
@@ -255,11 +253,8 @@ class DataNodeQosE2ETest {
      */
     @Test
     void taskSharesHoldWhileScrubRuns() throws Exception {
-        start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
-                .task("gc", 10).task("flush", 10).build(), Duration.ZERO, 1);
-        // data for scrub to verify
-        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
-                "--iodepth=8", "--size=64m");
+        start(scrubBesideForeground(), Duration.ZERO, 1);
+        fillForScrub();
         CompletableFuture<Map<String, JsonNode>> run = CompletableFuture.supplyAsync(() -> {
             try {
                 return fio(8, job("v", "randread", "64k"), job("v", "randread", "64k"), job("v", "randread", "64k"),
@@ -297,7 +292,7 @@ class DataNodeQosE2ETest {
     /**
      * Task shares divide the workers' time, not only their CPU. On a store slower than the CPU
      * every transfer holds its worker about the same service time, so the transfers each task
-     * made while both had work are its part of the store's time. Charged only its CPU, scrub at a
+     * made over the clients' run (scrub has work throughout) are its part of the store's time. Charged only its CPU, scrub at a
      * share of 25 took 0.43-0.44 of the transfers beside the foreground's 64 KiB reads: a 64 KiB
      * read costs the foreground more CPU per transfer than a block's checksum costs scrub. Charged
      * its worker time, scrub took 0.28-0.30: the part of its share it still overruns comes from
@@ -307,11 +302,8 @@ class DataNodeQosE2ETest {
      */
     @Test
     void withAStoreSlowerThanTheCpuScrubIsChargedItsTimeInTheStore() throws Exception {
-        start(config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
-                .task("gc", 10).task("flush", 10).build(), Duration.ZERO, CORES, DataNodeQosE2ETest::slowStore);
-        // data for scrub to verify
-        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
-                "--iodepth=8", "--size=64m");
+        start(scrubBesideForeground(), Duration.ZERO, CORES, DataNodeQosE2ETest::slowStore);
+        fillForScrub();
         long t0 = System.nanoTime();
         long fg0 = node.executor().snapshot(false).tasks().get("foreground").ops();
         long scrub0 = node.scrubCounts()[0];
@@ -323,6 +315,18 @@ class DataNodeQosE2ETest {
         assertTheSlowStoreBinds((fg + scrub) / seconds);
         assertThat(fg / (fg + scrub)).as("the foreground's part of the store's transfers (%.0f of %.0f), owed 0.75",
                 fg, fg + scrub).isBetween(0.67, 0.80);
+    }
+
+    /** One 64 MiB volume t/v; the foreground at a share of 75, scrub at 25, gc and flush at 10. */
+    private static DesiredConfig scrubBesideForeground() {
+        return config().tenant("t").volume("t", "v", 64 * MiB).task("foreground", 75).task("scrub", 25)
+                .task("gc", 10).task("flush", 10).build();
+    }
+
+    /** Writes all of t/v, the data for scrub to verify. */
+    private void fillForScrub() throws Exception {
+        Programs.ok(120, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/v"), "--rw=write", "--bs=1m",
+                "--iodepth=8", "--size=64m");
     }
 
     private record Job(String export, String rw, String bs) {
