@@ -211,12 +211,13 @@
  * held its worker blocked, which is its wall time less its CPU time and its run delay (the time
  * it was runnable but waiting for a CPU, read from Linux's {@code schedstat}; where the OS does
  * not give it, worker time is CPU time). When the CPU is the bottleneck the two are the same;
- * when the store is, worker time is the store's time. Charged only its CPU, a continuous scrub at
- * shares 75:25 took 0.44 of that 0.5 ms store's transfers beside two clients of 64 KiB reads, a
- * 64 KiB read costing the foreground more CPU per transfer than a block's checksum costs scrub;
- * charged its worker time, it took 0.28-0.30 ({@code DataNodeQosE2ETest}). The rest of the
- * overrun is the length of a scrub step (64 block reads, about 36 ms there), charged when it
- * ends, so the root sees scrub behind while a step runs. Usage still reports CPU time.
+ * when the store is, worker time is the store's time. Beside two clients of 64 KiB reads on that
+ * 0.5 ms store, a continuous scrub at shares 75:25 took 0.40 of the transfers when charged only
+ * its CPU (a 64 KiB read costs the foreground more CPU per transfer than a block's checksum costs
+ * scrub) and 0.248 charged its worker time ({@code DataNodeQosE2ETest}, counted over the
+ * milliseconds in which the foreground had requests queued). A scrub step (64 block reads, about
+ * 36 ms there) is charged when it ends, which delays its charge but loses none of it. Usage
+ * still reports CPU time.
  *
   * <h2>Deviations from the published algorithms</h2>
  * <ol>
