@@ -246,7 +246,7 @@
     }
     if (series.tasks.length === 0) return;
     const x = xs(series.tasks[0].points);
-    state.charts['chart-tasks'].setData([x].concat(series.tasks.map((t) => t.points.map((q) => q.cpuFraction))));
+    state.charts['chart-tasks'].setData([x].concat(series.tasks.map((t) => t.points.map((q) => q.workerFraction))));
   }
   function renderTop(top, tenantsById) {
     const body = $('top-table').querySelector('tbody');

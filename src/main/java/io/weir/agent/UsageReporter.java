@@ -278,7 +278,7 @@ public final class UsageReporter {
         List<TaskUsage> tasks = new ArrayList<>(s.tasks().size());
         for (Stats cur : s.tasks().values()) {
             Stats d = delta(cur, previousTasks.get(cur.id()));
-            tasks.add(new TaskUsage(cur.id(), d.ops(), d.cpuNanos(), cur.share()));
+            tasks.add(new TaskUsage(cur.id(), d.ops(), d.cpuNanos(), d.workerNanos(), cur.share()));
         }
         Instant to = now.isBefore(intervalStart) ? intervalStart : now;
         evict(to, 1); // first, so that this report already carries the gaps it causes
@@ -372,13 +372,14 @@ public final class UsageReporter {
         if (prev == null || cur.readOps() < prev.readOps() || cur.writeOps() < prev.writeOps()
                 || cur.readBytes() < prev.readBytes() || cur.writeBytes() < prev.writeBytes()
                 || cur.rejected() < prev.rejected() || cur.throttledNanos() < prev.throttledNanos()
-                || cur.cpuNanos() < prev.cpuNanos()) {
+                || cur.cpuNanos() < prev.cpuNanos() || cur.workerNanos() < prev.workerNanos()) {
             return cur;
         }
         return new Stats(cur.id(), cur.readOps() - prev.readOps(), cur.writeOps() - prev.writeOps(),
                 cur.readBytes() - prev.readBytes(), cur.writeBytes() - prev.writeBytes(), cur.queueDepth(),
                 cur.inFlight(), cur.rejected() - prev.rejected(), 0, 0, 0, 0,
-                cur.throttledNanos() - prev.throttledNanos(), cur.cpuNanos() - prev.cpuNanos(), cur.share());
+                cur.throttledNanos() - prev.throttledNanos(), cur.cpuNanos() - prev.cpuNanos(), cur.share(), 0, 0,
+                cur.workerNanos() - prev.workerNanos());
     }
 
     private static long micros(long nanos) {

@@ -248,14 +248,20 @@ public record UsageReport(
      * @param name the task
      * @param ops requests the task completed
      * @param cpuNanos CPU time charged to the task
-     * @param effectiveShare the task's CPU share at the end of the interval (a dynamic share
+     * @param workerNanos worker time charged to the task: its CPU time plus the time its requests
+     *     held a worker blocked (in a store slower than the CPU, say), which is what the tasks'
+     *     shares divide; equal to {@code cpuNanos} when the CPU is the bottleneck (0 from agents
+     *     that do not report it)
+     * @param effectiveShare the task's share at the end of the interval (a dynamic share
      *     follows its utilization signal, so it may differ from the configured one)
      */
     public record TaskUsage(
             @JsonPropertyDescription("The task.") String name,
             @JsonPropertyDescription("Requests completed.") long ops,
             @JsonPropertyDescription("CPU time charged, ns.") long cpuNanos,
-            @JsonPropertyDescription("CPU share in force at the end of the interval.") double effectiveShare) {
+            @JsonPropertyDescription("Worker time charged, ns: CPU time plus time blocked holding a worker; what task shares divide.")
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long workerNanos,
+            @JsonPropertyDescription("Share in force at the end of the interval.") double effectiveShare) {
 
         public TaskUsage {
             Objects.requireNonNull(name, "name");
@@ -265,6 +271,7 @@ public record UsageReport(
             }
             check("ops of task " + name, ops, MAX_COUNT);
             check("cpuNanos of task " + name, cpuNanos, MAX_NANOS);
+            check("workerNanos of task " + name, workerNanos, MAX_NANOS);
             check("effectiveShare of task " + name, effectiveShare, MAX_SHARE);
         }
     }

@@ -645,8 +645,9 @@ public final class HierarchicalScheduler<R> {
     }
 
     /**
-     * Reports that a running request finished: its task's counter is charged its worker time, and
-     * its task's and volume's usage its CPU time. The ticket must not be used afterwards.
+     * Reports that a running request finished: its task's counter is charged its worker time, its
+     * task's usage both times, and its volume's usage its CPU time. The ticket must not be used
+     * afterwards.
      *
      * @param ticket a ticket returned by {@link #next(long)}
      * @param cpuNanos the CPU time spent processing it, as measured by the executor
@@ -669,8 +670,10 @@ public final class HierarchicalScheduler<R> {
         long cpu = Math.max(0, cpuNanos);
         long served = now - r.dispatchedAt;
         TaskNode k = r.task;
-        k.charge(Math.max(0, workerNanos));
+        long worker = Math.max(0, workerNanos);
+        k.charge(worker);
         k.cpuNanos += cpu;
+        k.workerNanos += worker;
         k.inFlight--;
         boolean op = r.isFirst(); // a continuation adds bytes to its request, not an op
         if (op) {

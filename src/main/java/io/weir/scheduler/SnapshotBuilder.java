@@ -49,7 +49,7 @@ final class SnapshotBuilder {
                 vs.put(f.id, new Stats(f.id, f.readOps, f.writeOps, f.readBytes, f.writeBytes, f.size, f.inFlight,
                         f.rejected, LatencyRecorder.percentile(w, 50), LatencyRecorder.percentile(w, 99),
                         LatencyRecorder.percentile(sv, 50), LatencyRecorder.percentile(sv, 99), f.throttledNanos(now),
-                        f.cpuNanos, 0, LatencyRecorder.percentile(w, 100), LatencyRecorder.percentile(sv, 100)));
+                        f.cpuNanos, 0, LatencyRecorder.percentile(w, 100), LatencyRecorder.percentile(sv, 100), 0));
                 rOps += f.readOps;
                 wOps += f.writeOps;
                 rB += f.readBytes;
@@ -72,7 +72,7 @@ final class SnapshotBuilder {
             ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, LatencyRecorder.percentile(tw, 50),
                     LatencyRecorder.percentile(tw, 99), LatencyRecorder.percentile(tsv, 50),
                     LatencyRecorder.percentile(tsv, 99), tn.throttledNanos(now), cpu, 0, LatencyRecorder.percentile(tw, 100),
-                    LatencyRecorder.percentile(tsv, 100)));
+                    LatencyRecorder.percentile(tsv, 100), 0));
             tenantLeads.put(tn.id, tn.counter - s.fgVtime);
             volumeLevels.put(tn.id, new Level(tn.vtime, leads));
         }
@@ -83,7 +83,8 @@ final class SnapshotBuilder {
                     k.inFlight, k.rejected, LatencyRecorder.percentile(k.waitCounts, 50),
                     LatencyRecorder.percentile(k.waitCounts, 99), LatencyRecorder.percentile(k.serviceCounts, 50),
                     LatencyRecorder.percentile(k.serviceCounts, 99), 0, k.cpuNanos, k.share,
-                    LatencyRecorder.percentile(k.waitCounts, 100), LatencyRecorder.percentile(k.serviceCounts, 100)));
+                    LatencyRecorder.percentile(k.waitCounts, 100), LatencyRecorder.percentile(k.serviceCounts, 100),
+                    k.workerNanos));
             if (resetLatencies) {
                 LatencyRecorder.reset(k.waitCounts);
                 LatencyRecorder.reset(k.serviceCounts);

@@ -4,7 +4,7 @@ package io.weir.scheduler;
  * Counters of one volume, tenant or task at the moment of a {@link SchedulerSnapshot}.
  *
  * <p>Counts ({@code *Ops}, {@code *Bytes}, {@code rejected}, {@code throttledNanos},
- * {@code cpuNanos}) are cumulative since the node was created, so a reporter takes differences
+ * {@code cpuNanos}, {@code workerNanos}) are cumulative since the node was created, so a reporter takes differences
  * between two snapshots. Latency percentiles cover the requests completed since the last snapshot
  * taken with {@code resetLatencies = true} (or since creation). For tasks, {@code readOps} counts
  * all completed requests and {@code writeOps}, {@code readBytes}, {@code writeBytes} are 0 for
@@ -28,18 +28,20 @@ package io.weir.scheduler;
  * @param waitMaxNanos longest time from enqueue to dispatch, over the same requests as the
  *     percentiles (to the histogram's precision, about 3%)
  * @param serviceMaxNanos longest time from dispatch to completion, likewise
+ * @param workerNanos worker time charged by completions (tasks only; 0 otherwise): CPU time plus
+ *     the time the task's requests held a worker blocked, what the tasks' shares divide
  */
 public record Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
         long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
         long serviceP99Nanos, long throttledNanos, long cpuNanos, double share, long waitMaxNanos,
-        long serviceMaxNanos) {
+        long serviceMaxNanos, long workerNanos) {
 
-    /** Statistics without latency maxima (both 0). */
+    /** Statistics without latency maxima and worker time (all 0). */
     public Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
             long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
             long serviceP99Nanos, long throttledNanos, long cpuNanos, double share) {
         this(id, readOps, writeOps, readBytes, writeBytes, queueDepth, inFlight, rejected, waitP50Nanos, waitP99Nanos,
-                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, 0, 0);
+                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, 0, 0, 0);
     }
 
     /** Completed requests. */

@@ -7,20 +7,21 @@ import io.weir.scheduler.SchedulerConfig.TaskSpec;
  * lives in the flow hierarchy.
  *
  * <h2>Implementation notes</h2>
- * The counter is the first currency: CPU nanoseconds times {@link #SCALE} divided by the current
- * share, charged at completion with the CPU time the executor measured, at most
- * {@link #MAX_CHARGE} per completion. The root rebases the counters like every other level
+ * The counter is the first currency: worker nanoseconds (CPU time plus the time a request held
+ * its worker blocked; see {@code CpuSampler}) times {@link #SCALE} divided by the current share,
+ * charged at completion with the worker time the executor measured, at most {@link #MAX_CHARGE}
+ * per completion. The root rebases the counters like every other level
  * ({@link HierarchicalScheduler#REBASE_THRESHOLD}).
  *
  * <p>Not thread-safe; guarded by the scheduler lock.
  */
 final class TaskNode extends TicketQueue {
 
-    /** Counter units per CPU nanosecond at share 1; keeps fractional shares precise. */
+    /** Counter units per worker nanosecond at share 1; keeps fractional shares precise. */
     static final double SCALE = 1024.0;
 
     /**
-     * Largest charge of one completion, in counter units ({@code 2^54}): about 4.9 hours of CPU
+     * Largest charge of one completion, in counter units ({@code 2^54}): about 4.9 hours of worker
      * time at share 1, so it binds only for absurd measurements or tiny shares, and it keeps the
      * root's counters far from {@code 2^63} between two rebases.
      */
@@ -31,7 +32,7 @@ final class TaskNode extends TicketQueue {
     TaskSpec spec;
     double share;
     /** {@code SCALE / share}, kept with the share so that a charge multiplies instead of dividing. */
-    private double unitsPerCpuNano;
+    private double unitsPerNano;
     double utilization;
     long counter;
     boolean wasReady;
@@ -49,6 +50,8 @@ final class TaskNode extends TicketQueue {
 
     long ops;
     long cpuNanos;
+    /** Worker time charged, ns: what {@link #counter} divides by the share. */
+    long workerNanos;
     long rejected;
     /** Wait-time counts ({@link LatencyRecorder}), allocated on first use. */
     int[] waitCounts;
@@ -69,7 +72,7 @@ final class TaskNode extends TicketQueue {
 
     private void setShare(double s) {
         share = s;
-        unitsPerCpuNano = SCALE / s;
+        unitsPerNano = SCALE / s;
     }
 
     void setUtilization(double u) {
@@ -79,10 +82,10 @@ final class TaskNode extends TicketQueue {
         }
     }
 
-    void charge(long cpu) {
-        if (cpu > 0) {
-            // the same double as cpu * (SCALE / share); at most MAX_CHARGE, so counters stay in range
-            counter += Math.min((long) (cpu * unitsPerCpuNano), MAX_CHARGE);
+    void charge(long nanos) {
+        if (nanos > 0) {
+            // the same double as nanos * (SCALE / share); at most MAX_CHARGE, so counters stay in range
+            counter += Math.min((long) (nanos * unitsPerNano), MAX_CHARGE);
         }
     }
 

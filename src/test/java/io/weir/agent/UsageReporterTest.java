@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.weir.protocol.UsageReport;
 import io.weir.protocol.UsageReport.Gap;
+import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
 import io.weir.scheduler.IoKind;
 import io.weir.scheduler.QosExecutor;
@@ -21,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -97,6 +99,33 @@ class UsageReporterTest {
             assertThat(volume(second, V1).ops()).isZero();
             assertThat(volume(second, V2).writeOps()).isEqualTo(4);
             assertThat(volume(second, V2).writeBytes()).isEqualTo(4 * 512);
+        }
+    }
+
+    /**
+     * A task's worker time counts the time its requests held a worker blocked, as a read from a
+     * store slower than the CPU does; CPU time leaves it out. Assumes Linux, whose schedstat gives
+     * the run delay that worker time needs (elsewhere worker time is CPU time).
+     */
+    @Test
+    void aTasksWorkerTimeCountsTheTimeItsRequestsHeldAWorkerBlocked() {
+        ManualClock clock = new ManualClock(T0);
+        long blocked = Duration.ofMillis(50).toNanos();
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).cpuSampleInterval(0).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).interval(Duration.ofSeconds(10)).build();
+            ex.submit(V1.toString(), IoKind.READ, 4096, () -> {
+                long until = System.nanoTime() + blocked;
+                for (long left = blocked; left > 0; left = until - System.nanoTime()) {
+                    LockSupport.parkNanos(left); // the slow store's service time, not a wait for an event
+                }
+                return 1;
+            }).join();
+            settled(ex);
+            clock.advance(Duration.ofSeconds(10));
+            TaskUsage fg = reporter.tick().orElseThrow().tasks().stream().filter(t -> t.name().equals("foreground"))
+                    .findFirst().orElseThrow();
+            assertThat(fg.cpuNanos()).as("CPU time").isLessThan(blocked / 2);
+            assertThat(fg.workerNanos()).as("worker time").isGreaterThanOrEqualTo(fg.cpuNanos() + blocked * 9 / 10);
         }
     }
 

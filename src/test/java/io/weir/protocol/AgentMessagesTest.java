@@ -140,7 +140,7 @@ class AgentMessagesTest {
         Instant from = Instant.parse("2026-12-02T05:00:00Z");
         return new UsageReport(1_733_115_600_000L, from, from.plusSeconds(10),
                 List.of(new UsageReport.VolumeUsage(NODE, 10, 20, 40960, 81920, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000)),
-                List.of(new UsageReport.TaskUsage("foreground", 30, 9_000_000, 700)),
+                List.of(new UsageReport.TaskUsage("foreground", 30, 9_000_000, 9_400_000, 700)),
                 List.of(new UsageReport.Gap(5, 9, from.minusSeconds(60), from.minusSeconds(10))));
     }
 

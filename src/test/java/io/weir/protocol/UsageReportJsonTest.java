@@ -23,7 +23,7 @@ class UsageReportJsonTest {
         UsageReport report = new UsageReport(7, from, from.plusSeconds(10),
                 List.of(new VolumeUsage(UUID.randomUUID(), 10, 20, 40960, 163840, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000,
                         80, 700)),
-                List.of(new TaskUsage("foreground", 30, 9_000_000, 700), new TaskUsage("flush", 4, 1_000_000, 250.5)),
+                List.of(new TaskUsage("foreground", 30, 9_000_000, 9_500_000, 700), new TaskUsage("flush", 4, 1_000_000, 6_000_000, 250.5)),
                 List.of(new Gap(2, 4, from.minusSeconds(40), from.minusSeconds(10))));
         String text = JSON.writeValueAsString(report);
         JsonNode tree = JSON.readTree(text);
@@ -31,6 +31,7 @@ class UsageReportJsonTest {
         assertThat(tree.get("volumes").get(0).get("latencyP99Us").asLong()).isEqualTo(900);
         assertThat(tree.get("gaps").get(0).get("lastSequence").asLong()).isEqualTo(4);
         assertThat(tree.get("volumes").get(0).get("queuedP99Us").asLong()).isEqualTo(700);
+        assertThat(tree.get("tasks").get(1).get("workerNanos").asLong()).isEqualTo(6_000_000);
         assertThat(JSON.readValue(text, UsageReport.class)).isEqualTo(report);
     }
 
@@ -46,6 +47,17 @@ class UsageReportJsonTest {
         assertThat(v.latencyP99Us()).isEqualTo(200);
         assertThat(v.queuedP50Us()).isZero();
         assertThat(v.queuedP99Us()).isZero();
+    }
+
+    /** An agent from before worker time was reported: its tasks read as worker time 0. */
+    @Test
+    void aTaskWithoutWorkerTimeReadsAsWorkerTimeZero() {
+        String text = "{\"sequence\": 1, \"from\": \"2026-12-02T05:00:00Z\", \"to\": \"2026-12-02T05:00:10Z\","
+                + " \"volumes\": [], \"tasks\": [{\"name\": \"scrub\", \"ops\": 2, \"cpuNanos\": 1000,"
+                + " \"effectiveShare\": 50}], \"gaps\": []}";
+        TaskUsage t = JSON.readValue(text, UsageReport.class).tasks().get(0);
+        assertThat(t.cpuNanos()).isEqualTo(1000);
+        assertThat(t.workerNanos()).isZero();
     }
 
     @Test
@@ -72,9 +84,11 @@ class UsageReportJsonTest {
                 .hasMessageContaining("queueDepth");
         assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, Double.NaN, 0, 0, 0))
                 .hasMessageContaining("queueDepth");
-        assertThatThrownBy(() -> new TaskUsage("fore\u0000ground", 1, 1, 1)).hasMessageContaining("control character");
-        assertThatThrownBy(() -> new TaskUsage("x".repeat(10_000), 1, 1, 1)).hasMessageContaining("10000 characters");
-        assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, Double.POSITIVE_INFINITY)).hasMessageContaining("effectiveShare");
+        assertThatThrownBy(() -> new TaskUsage("fore\u0000ground", 1, 1, 1, 1)).hasMessageContaining("control character");
+        assertThatThrownBy(() -> new TaskUsage("x".repeat(10_000), 1, 1, 1, 1)).hasMessageContaining("10000 characters");
+        assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, 1, Double.POSITIVE_INFINITY)).hasMessageContaining("effectiveShare");
+        assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, -1, 1)).hasMessageContaining("workerNanos");
+        assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, Long.MAX_VALUE, 1)).hasMessageContaining("workerNanos");
         assertThatThrownBy(() -> new UsageReport(1, t, t.plus(java.time.Duration.ofDays(2)), List.of(), List.of(), List.of()))
                 .hasMessageContaining("longer than");
         assertThatThrownBy(() -> new UsageReport(1, Instant.parse("9999-01-01T00:00:00Z"),

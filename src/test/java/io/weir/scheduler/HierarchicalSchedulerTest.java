@@ -11,6 +11,7 @@ import io.weir.scheduler.SchedulerConfig.TenantSpec;
 import io.weir.scheduler.SchedulerConfig.VolumeSpec;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -386,6 +387,46 @@ class HierarchicalSchedulerTest {
         }
         double fg = cpu.get("foreground") / (double) (cpu.get("foreground") + cpu.get("gc"));
         assertThat(fg).isBetween(0.74, 0.76);
+    }
+
+    /**
+     * On a store slower than the CPU: gc items cost as much CPU as foreground reads but hold their
+     * worker 20 times longer, blocked. The root divides worker time by share, and the snapshot
+     * reports both currencies per task, as charged.
+     */
+    @Test
+    void rootDividesWorkerTimeByShareAndReportsItBesideTheCpuTime() {
+        SchedulerConfig c = SchedulerConfig.builder()
+                .task("foreground", 3).task("gc", 1)
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        Map<String, Long> cpu = new HashMap<>();
+        Map<String, Long> worker = new HashMap<>();
+        for (int i = 0; i < 4; i++) {
+            s.enqueue("v", IoKind.READ, 4096, "v", 0);
+            s.enqueueBackground("gc", "g", 0);
+        }
+        for (int i = 0; i < 4000; i++) {
+            Ticket<String> t = s.next(0);
+            String task = t.task();
+            long w = task.equals("gc") ? 200_000 : 10_000;
+            cpu.merge(task, 10_000L, Long::sum);
+            worker.merge(task, w, Long::sum);
+            s.complete(t, 10_000, w, 0);
+            if (task.equals("gc")) {
+                s.enqueueBackground("gc", "g", 0);
+            } else {
+                s.enqueue("v", IoKind.READ, 4096, "v", 0);
+            }
+        }
+        double fg = worker.get("foreground") / (double) (worker.get("foreground") + worker.get("gc"));
+        assertThat(fg).as("the foreground's part of the worker time").isBetween(0.74, 0.76);
+        SchedulerSnapshot snap = s.snapshot(0);
+        for (String task : List.of("foreground", "gc")) {
+            assertThat(snap.task(task).cpuNanos()).as("CPU time of " + task).isEqualTo(cpu.get(task));
+            assertThat(snap.task(task).workerNanos()).as("worker time of " + task).isEqualTo(worker.get(task));
+        }
+        assertThat(snap.volume("v").workerNanos()).as("volumes report CPU time only").isZero();
     }
 
     @Test

@@ -160,9 +160,9 @@ public final class UsageIngestBenchmark {
             vs.add(new VolumeUsage(v, reads, writes, reads * 4096, writes * 8192, p50, p50 * 5, p50 * 20, r.nextDouble(8),
                     r.nextInt(10) == 0 ? r.nextLong(1, 10_000_000_000L) : 0, 0, (reads + writes) * 8_000));
         }
-        List<TaskUsage> tasks = List.of(new TaskUsage("foreground", 0, 9_000_000_000L, 700), new TaskUsage("gc", 10, 500_000_000, 100),
-                new TaskUsage("flush", 10, 700_000_000, 100), new TaskUsage("replication", 5, 100_000_000, 50),
-                new TaskUsage("scrub", 1, 50_000_000, 50));
+        List<TaskUsage> tasks = List.of(new TaskUsage("foreground", 0, 9_000_000_000L, 9_000_000_000L, 700),
+                new TaskUsage("gc", 10, 500_000_000, 500_000_000, 100), new TaskUsage("flush", 10, 700_000_000, 900_000_000, 100),
+                new TaskUsage("replication", 5, 100_000_000, 100_000_000, 50), new TaskUsage("scrub", 1, 50_000_000, 80_000_000, 50));
         return new UsageReport(seq, from, from.plus(REPORT_INTERVAL), vs, tasks, List.of());
     }
 

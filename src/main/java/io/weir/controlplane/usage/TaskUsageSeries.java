@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
-/** How one node's CPU went to its scheduler tasks over [from, to). */
-@Schema(name = "TaskUsageSeries", description = "CPU time of a node's scheduler tasks, one point per step over [from, to).")
+/** How one node's CPU and workers went to its scheduler tasks over [from, to). */
+@Schema(name = "TaskUsageSeries", description = "CPU time and worker time of a node's scheduler tasks, one point per step over [from, to).")
 record TaskUsageSeries(
         UUID nodeId,
         Instant from,
@@ -25,7 +25,12 @@ record TaskUsageSeries(
      * One task over [ts, ts + step).
      *
      * @param cpuFraction this task's part of the CPU charged to all tasks of the node in the point
-     * @param share time-weighted mean of the task's CPU share in force; null without reports
+     * @param workerMs worker time charged: CPU time plus the time the task's requests held a
+     *     worker blocked (in a store slower than the CPU, say)
+     * @param workerFraction this task's part of the worker time charged to all tasks of the node
+     *     in the point: the split the shares govern while the tasks have work (0 in points whose
+     *     reports carry no worker time)
+     * @param share time-weighted mean of the task's share in force; null without reports
      */
     @Schema(name = "TaskPoint")
     record TaskPoint(
@@ -33,6 +38,9 @@ record TaskUsageSeries(
             @Schema(description = "Requests completed.") long ops,
             @Schema(description = "CPU time charged, ms.") double cpuMs,
             @Schema(description = "This task's part of the node's charged CPU in the point (0..1).") double cpuFraction,
-            @Schema(description = "Mean CPU share in force; null without reports.") Double share) {
+            @Schema(description = "Worker time charged, ms: CPU time plus time blocked holding a worker.") double workerMs,
+            @Schema(description = "This task's part of the node's charged worker time in the point (0..1): the split "
+                    + "task shares govern while the tasks have work.") double workerFraction,
+            @Schema(description = "Mean share in force; null without reports.") Double share) {
     }
 }

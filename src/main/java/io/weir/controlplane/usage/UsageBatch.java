@@ -89,7 +89,7 @@ final class UsageBatch {
             if (raw) {
                 taskCopy.append(ts).append('\t').append(durationMs).append('\t').append(d.nodeId()).append('\t')
                         .append(copyText(t.name())).append('\t').append(t.ops()).append('\t').append(t.cpuNanos())
-                        .append('\t').append(t.effectiveShare()).append('\n');
+                        .append('\t').append(t.effectiveShare()).append('\t').append(t.workerNanos()).append('\n');
             }
             for (UsageLevel level : List.of(UsageLevel.MINUTE, UsageLevel.HOUR)) {
                 if (retained.keeps(level, r.from())) {
@@ -199,13 +199,14 @@ final class UsageBatch {
 
     /** Rollup sums of one task bucket. */
     static final class TaskSums {
-        long samples, ops, cpuNs, durationMs;
+        long samples, ops, cpuNs, workerNs, durationMs;
         double shareMs;
 
         void add(TaskUsage t, long duration) {
             samples++;
             ops = plus(ops, t.ops());
             cpuNs = plus(cpuNs, t.cpuNanos());
+            workerNs = plus(workerNs, t.workerNanos());
             shareMs += t.effectiveShare() * duration;
             durationMs = plus(durationMs, duration);
         }

@@ -93,8 +93,10 @@ class UsageController {
     }
 
     @GetMapping("/nodes/{nodeId}/tasks")
-    @Operation(summary = "CPU split of a node by scheduler task",
-            description = "Per task: ops, CPU time, its part of the node's charged CPU and its mean share, per step.")
+    @Operation(summary = "CPU and worker time split of a node by scheduler task",
+            description = "Per task: ops, CPU time and worker time (CPU time plus time blocked holding a worker), "
+                    + "its part of the node's charged CPU and of its worker time (the split task shares govern), "
+                    + "and its mean share, per step.")
     TaskUsageSeries nodeTaskUsage(@PathVariable UUID nodeId,
             @Parameter(description = FROM) @RequestParam(required = false) String from,
             @Parameter(description = TO) @RequestParam(required = false) String to,

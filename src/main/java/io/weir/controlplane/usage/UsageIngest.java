@@ -274,7 +274,7 @@ public class UsageIngest {
                             + "queue_depth, throttled_ns, rejected, cpu_ns, queued_p50_us, queued_p99_us) FROM STDIN", new StringReader(batch.volumeCopy.toString()));
                 }
                 if (!batch.taskCopy.isEmpty()) {
-                    copy.copyIn("COPY usage_task_raw (ts, duration_ms, node_id, task, ops, cpu_ns, share) FROM STDIN",
+                    copy.copyIn("COPY usage_task_raw (ts, duration_ms, node_id, task, ops, cpu_ns, share, worker_ns) FROM STDIN",
                             new StringReader(batch.taskCopy.toString()));
                 }
             } catch (java.io.IOException e) {
@@ -362,11 +362,12 @@ public class UsageIngest {
                 return;
             }
             List<Map.Entry<UsageBatch.TaskKey, UsageBatch.TaskSums>> list = new ArrayList<>(rows.entrySet());
-            String sql = "INSERT INTO " + table + " AS u (bucket, node_id, task, samples, ops, cpu_ns, share_ms, duration_ms) "
-                    + "SELECT b::timestamptz, n, t, s1, s2, s3, s4, s5 FROM unnest(?::text[], ?::uuid[], ?::text[], "
-                    + "?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[]) AS r(b, n, t, s1, s2, s3, s4, s5) "
+            String sql = "INSERT INTO " + table + " AS u (bucket, node_id, task, samples, ops, cpu_ns, share_ms, duration_ms, "
+                    + "worker_ns) SELECT b::timestamptz, n, t, s1, s2, s3, s4, s5, s6 FROM unnest(?::text[], ?::uuid[], "
+                    + "?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], ?::bigint[], ?::bigint[]) "
+                    + "AS r(b, n, t, s1, s2, s3, s4, s5, s6) "
                     + "ON CONFLICT (node_id, bucket, task) DO UPDATE SET " + sat("samples") + ", " + sat("ops") + ", "
-                    + sat("cpu_ns") + ", " + satFloat("share_ms") + ", " + sat("duration_ms");
+                    + sat("cpu_ns") + ", " + satFloat("share_ms") + ", " + sat("duration_ms") + ", " + sat("worker_ns");
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setArray(1, array(c, "text", list, e -> e.getKey().bucket().toString()));
                 ps.setArray(2, array(c, "uuid", list, e -> e.getKey().nodeId()));
@@ -376,6 +377,7 @@ public class UsageIngest {
                 ps.setArray(6, array(c, "bigint", list, e -> e.getValue().cpuNs));
                 ps.setArray(7, array(c, "float8", list, e -> e.getValue().shareMs));
                 ps.setArray(8, array(c, "bigint", list, e -> e.getValue().durationMs));
+                ps.setArray(9, array(c, "bigint", list, e -> e.getValue().workerNs));
                 ps.executeUpdate();
             }
         }

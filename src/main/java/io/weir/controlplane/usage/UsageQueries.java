@@ -125,35 +125,41 @@ class UsageQueries {
         boolean raw = range.level() == UsageLevel.RAW;
         String table = raw ? "usage_task_raw" : "usage_task_" + range.level().wireName();
         String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, task, " + sum("ops") + ", "
-                + sum("cpu_ns") + ", " + (raw ? "sum(LEAST(share, 1e6) * duration_ms), sum(duration_ms::float8)"
+                + sum("cpu_ns") + ", " + sum("worker_ns") + ", "
+                + (raw ? "sum(LEAST(share, 1e6) * duration_ms), sum(duration_ms::float8)"
                         : "sum(LEAST(share_ms, " + MAX_FLOAT_TERM + ")), sum(duration_ms::float8)")
                 + " FROM " + table + " WHERE node_id = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p, task";
         int n = range.points();
-        Map<String, long[][]> byTask = new TreeMap<>(); // [point][ops, cpu]
+        Map<String, long[][]> byTask = new TreeMap<>(); // [point][ops, cpu, worker]
         Map<String, double[][]> shares = new TreeMap<>(); // [point][shareMs, durationMs]
         long[] cpuPerPoint = new long[n];
+        long[] workerPerPoint = new long[n];
         jdbc.query(sql, rs -> {
             int i = index(range, rs.getObject(1, OffsetDateTime.class).toInstant());
             if (i < 0 || i >= n) {
                 return;
             }
             String task = rs.getString(2);
-            long[][] v = byTask.computeIfAbsent(task, k -> new long[n][2]);
+            long[][] v = byTask.computeIfAbsent(task, k -> new long[n][3]);
             v[i][0] = add(v[i][0], rs.getLong(3));
             v[i][1] = add(v[i][1], rs.getLong(4));
+            v[i][2] = add(v[i][2], rs.getLong(5));
             double[][] s = shares.computeIfAbsent(task, k -> new double[n][2]);
-            s[i][0] += rs.getDouble(5);
-            s[i][1] += rs.getDouble(6);
+            s[i][0] += rs.getDouble(6);
+            s[i][1] += rs.getDouble(7);
             cpuPerPoint[i] = add(cpuPerPoint[i], rs.getLong(4));
+            workerPerPoint[i] = add(workerPerPoint[i], rs.getLong(5));
         }, range.step().toSeconds(), at(range.from()), nodeId, at(range.from()), at(range.to()));
         List<TaskSeries> result = new ArrayList<>();
         byTask.forEach((task, v) -> {
             double[][] s = shares.get(task);
             List<TaskPoint> points = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                double fraction = cpuPerPoint[i] == 0 ? 0 : (double) v[i][1] / cpuPerPoint[i];
+                double cpuFraction = cpuPerPoint[i] == 0 ? 0 : (double) v[i][1] / cpuPerPoint[i];
+                double workerFraction = workerPerPoint[i] == 0 ? 0 : (double) v[i][2] / workerPerPoint[i];
                 Double share = s[i][1] == 0 ? null : s[i][0] / s[i][1];
-                points.add(new TaskPoint(ts(range, i), v[i][0], v[i][1] / 1e6, fraction, share));
+                points.add(new TaskPoint(ts(range, i), v[i][0], v[i][1] / 1e6, cpuFraction, v[i][2] / 1e6,
+                        workerFraction, share));
             }
             result.add(new TaskSeries(task, points));
         });

@@ -126,9 +126,12 @@ class DashboardE2ETest extends IntegrationTest {
         }
         long gc = Math.round(cpuTotal * (0.08 + 0.05 * Math.sin(i / 25.0)));
         long flush = Math.round(cpuTotal * (0.12 + 0.08 * Math.sin(i / 11.0)));
-        List<TaskUsage> tasks = List.of(new TaskUsage("foreground", 0, cpuTotal, 700), new TaskUsage("gc", 40, gc, 100),
-                new TaskUsage("flush", 60, flush, 100 + 200 * Math.max(0, Math.sin(i / 11.0))),
-                new TaskUsage("replication", 20, cpuTotal / 20, 50), new TaskUsage("scrub", 5, cpuTotal / 50, 50));
+        // worker time: CPU time plus time blocked in the store, where flush and scrub wait most
+        List<TaskUsage> tasks = List.of(new TaskUsage("foreground", 0, cpuTotal, cpuTotal * 2, 700),
+                new TaskUsage("gc", 40, gc, gc, 100),
+                new TaskUsage("flush", 60, flush, flush * 4, 100 + 200 * Math.max(0, Math.sin(i / 11.0))),
+                new TaskUsage("replication", 20, cpuTotal / 20, cpuTotal / 10, 50),
+                new TaskUsage("scrub", 5, cpuTotal / 50, cpuTotal / 10, 50));
         return new UsageReport(seq, from, from.plusSeconds(10), vs, tasks, List.of());
     }
 

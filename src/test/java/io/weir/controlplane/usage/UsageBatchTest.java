@@ -26,7 +26,7 @@ class UsageBatchTest {
 
     private static UsageIngest.Delivery report(long sequence, Instant from, List<VolumeUsage> volumes, List<Gap> gaps) {
         return new UsageIngest.Delivery(NODE, new UsageReport(sequence, from, from.plusSeconds(10), volumes,
-                List.of(new TaskUsage("foreground", 30, 9_000, 700)), gaps));
+                List.of(new TaskUsage("foreground", 30, 9_000, 9_000, 700)), gaps));
     }
 
     private static VolumeUsage usage(UUID volume, long reads, long p50) {

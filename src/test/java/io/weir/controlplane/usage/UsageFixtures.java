@@ -57,8 +57,8 @@ final class UsageFixtures {
 
     static UsageReport report(long seq, Instant from, Duration length, List<VolumeUsage> volumes) {
         return new UsageReport(seq, from, from.plus(length), volumes,
-                List.of(new TaskUsage("foreground", 10 * seq, 7_000_000 * seq, 700),
-                        new TaskUsage("gc", seq, 1_000_000 * seq, 100)), List.of());
+                List.of(new TaskUsage("foreground", 10 * seq, 7_000_000 * seq, 8_000_000 * seq, 700),
+                        new TaskUsage("gc", seq, 1_000_000 * seq, 2_000_000 * seq, 100)), List.of());
     }
 
     static UsageReport withGaps(UsageReport r, Gap... gaps) {

@@ -230,7 +230,7 @@ class UsageQueryTest extends IntegrationTest {
             List<Map<String, Object>> tenantRollup = jdbc.queryForList("SELECT bucket AS b, " + rollup
                     + " FROM usage_tenant_" + level + " WHERE tenant_id = ? GROUP BY b ORDER BY b", tenant);
             assertThat(tenantRollup).as(level + " of the tenant").isEqualTo(tenantRaw);
-            String taskSums = "sum(ops), sum(cpu_ns), round(%s::numeric, 6), sum(duration_ms)::bigint";
+            String taskSums = "sum(ops), sum(cpu_ns), sum(worker_ns), round(%s::numeric, 6), sum(duration_ms)::bigint";
             assertThat(jdbc.queryForList("SELECT bucket AS b, task, " + taskSums.formatted("sum(share_ms)")
                     + " FROM usage_task_" + level + " WHERE node_id = ? GROUP BY b, task ORDER BY b, task", node1))
                     .as(level + " of the tasks")
@@ -241,28 +241,39 @@ class UsageQueryTest extends IntegrationTest {
     }
 
     @Test
-    void aNodesTaskSeriesSplitsItsCpuByTask() {
+    void aNodesTaskSeriesSplitsItsCpuAndWorkerTimeByTask() {
         Instant from = base.truncatedTo(ChronoUnit.HOURS);
         JsonNode s = api.get("/api/v1/usage/nodes/" + node1 + "/tasks?from=" + from + "&to=" + from.plus(Duration.ofHours(4))
                 + "&step=1h").json();
         assertThat(s.get("resolution").asString()).isEqualTo("1h");
         Map<String, double[]> cpu = Map.of("foreground", new double[4], "gc", new double[4]);
+        Map<String, double[]> worker = Map.of("foreground", new double[4], "gc", new double[4]);
         for (Delivery d : stored) {
             if (d.nodeId().equals(node1)) {
                 int i = (int) Duration.between(from, d.report().from()).toHours();
-                d.report().tasks().forEach(t -> cpu.get(t.name())[i] += t.cpuNanos() / 1e6);
+                d.report().tasks().forEach(t -> {
+                    cpu.get(t.name())[i] += t.cpuNanos() / 1e6;
+                    worker.get(t.name())[i] += t.workerNanos() / 1e6;
+                });
             }
         }
         assertThat(s.get("tasks")).hasSize(2);
         for (JsonNode task : s.get("tasks")) {
-            double[] expected = cpu.get(task.get("name").asString());
+            String name = task.get("name").asString();
             for (int i = 0; i < 4; i++) {
                 JsonNode p = task.get("points").get(i);
-                assertThat(p.get("cpuMs").asDouble()).isCloseTo(expected[i], within(1e-6));
+                assertThat(p.get("cpuMs").asDouble()).isCloseTo(cpu.get(name)[i], within(1e-6));
                 double total = cpu.get("foreground")[i] + cpu.get("gc")[i];
-                assertThat(p.get("cpuFraction").asDouble()).isCloseTo(total == 0 ? 0 : expected[i] / total, within(1e-9));
+                assertThat(p.get("cpuFraction").asDouble()).isCloseTo(total == 0 ? 0 : cpu.get(name)[i] / total, within(1e-9));
+                assertThat(p.get("workerMs").asDouble()).isCloseTo(worker.get(name)[i], within(1e-6));
+                double workerTotal = worker.get("foreground")[i] + worker.get("gc")[i];
+                assertThat(p.get("workerFraction").asDouble())
+                        .isCloseTo(workerTotal == 0 ? 0 : worker.get(name)[i] / workerTotal, within(1e-9));
             }
         }
+        // the fixtures give gc twice its CPU in worker time, the foreground 8/7: the two splits differ
+        assertThat(s.get("tasks").get(1).get("points").get(1).get("workerFraction").asDouble())
+                .isGreaterThan(s.get("tasks").get(1).get("points").get(1).get("cpuFraction").asDouble());
         assertThat(s.get("tasks").get(0).get("points").get(1).get("share").asDouble())
                 .isEqualTo(s.get("tasks").get(0).get("name").asString().equals("foreground") ? 700.0 : 100.0);
     }
