@@ -24,8 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * not yet confirmed holds it first, and whichever thread confirms it submits it). A worker runs the
  * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
  * the non-blocking socket at once if nothing is queued before it; what the socket does not take
- * is queued and written by the selector thread when the socket is writable again. Replies go out
- * in completion order, not request order (NBD matches them by cookie).
+ * is queued and written by the selector thread when the socket is writable again. A worker
+ * running a batch of requests holds their replies for a moment and writes each connection's in
+ * one gathering write ({@link ReplyBatch}, {@link #sendNow}). Replies go out in completion order,
+ * not request order (NBD matches them by cookie).
  *
  * <h2>Bounded buffering</h2>
  * The selector stops reading from a client, in every state, while it has
@@ -56,7 +58,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the stream (bad magic, unknown client flags, an unknown export named by NBD_OPT_EXPORT_NAME) is
  * a hard disconnect, as the document requires.
  */
-final class NbdConnection {
+final class NbdConnection implements ReplyBatch.Sink {
 
     private static final System.Logger LOG = System.getLogger(NbdConnection.class.getName());
 
@@ -704,8 +706,13 @@ final class NbdConnection {
         }
     }
 
-    /** Worker: one request fully answered. */
-    void requestDone(long bytes) {
+    /** Worker: one request fully answered (held with its reply while a worker batches replies). */
+    @Override
+    public void requestDone(long bytes) {
+        ReplyBatch.Held held = ReplyBatch.current();
+        if (held != null && held.holdDone(this, bytes)) {
+            return;
+        }
         lastActivityAt = System.nanoTime();
         int n = inFlight.decrementAndGet();
         long b = buffered.addAndGet(-bytes);
@@ -721,9 +728,18 @@ final class NbdConnection {
     /**
      * Writes {@code b} (position to limit) and returns it to the pool once written: at once if
      * nothing is queued and the socket takes it, else after the queued replies, from the selector
-     * thread. Never blocks.
+     * thread; held with the others of its batch when a worker runs a batch ({@link ReplyBatch}).
+     * Never blocks.
      */
     void send(ByteBuffer b) {
+        ReplyBatch.Held held = ReplyBatch.current();
+        if (held != null && held.hold(this, b)) {
+            return; // a worker running a batch: written with the batch's other replies
+        }
+        sendAtOnce(b);
+    }
+
+    private void sendAtOnce(ByteBuffer b) {
         boolean wake = false;
         synchronized (out) {
             if (closed) {
@@ -751,6 +767,67 @@ final class NbdConnection {
             queuedReplies = out.size();
             server.noteQueuedReplies(queuedReplies);
             buffered.addAndGet(b.remaining());
+            if (!writeInterest) {
+                writeInterest = true;
+                wake = true;
+            }
+        }
+        if (wake) {
+            if (server.inSelectorThread()) {
+                enableWrite();
+            } else {
+                server.execute(this, this::enableWrite);
+            }
+        }
+    }
+
+    /**
+     * Writes {@code n} replies a {@link ReplyBatch} held, in order, as {@link #send} writes one:
+     * in one gathering write when nothing is queued before them on a connection without TLS (with
+     * TLS, one after the other), what the socket does not take queued for the selector.
+     */
+    @Override
+    public void sendNow(ByteBuffer[] replies, int n) {
+        if (tls != null || n == 1) {
+            for (int i = 0; i < n; i++) {
+                sendAtOnce(replies[i]);
+            }
+            return;
+        }
+        server.noteGatheredReplies(n);
+        boolean wake = false;
+        synchronized (out) {
+            if (closed) {
+                for (int i = 0; i < n; i++) {
+                    pool.release(replies[i]);
+                }
+                return;
+            }
+            int first = 0;
+            if (out.isEmpty()) {
+                try {
+                    channel.write(replies, 0, n);
+                } catch (IOException e) {
+                    for (int i = 0; i < n; i++) {
+                        pool.release(replies[i]);
+                    }
+                    closeFromAnyThread("write failed: " + e.getMessage());
+                    return;
+                }
+                while (first < n && !replies[first].hasRemaining()) {
+                    pool.release(replies[first++]);
+                }
+                if (first == n) {
+                    return;
+                }
+                lastWriteProgress = System.nanoTime();
+            }
+            for (int i = first; i < n; i++) {
+                out.add(replies[i]);
+                buffered.addAndGet(replies[i].remaining());
+            }
+            queuedReplies = out.size();
+            server.noteQueuedReplies(queuedReplies);
             if (!writeInterest) {
                 writeInterest = true;
                 wake = true;

@@ -137,6 +137,8 @@ final class NbdServer implements AutoCloseable {
     private volatile boolean running = true;
     /** The most replies one connection has had queued unwritten (diagnostics and tests). */
     private final java.util.concurrent.atomic.AtomicInteger peakQueuedReplies = new java.util.concurrent.atomic.AtomicInteger();
+    /** Replies written together with others of their batch (diagnostics and tests). */
+    private final java.util.concurrent.atomic.LongAdder gatheredReplies = new java.util.concurrent.atomic.LongAdder();
     /** Times the selector thread returned from {@code select} (written by that thread only). */
     private volatile long wakeups;
     /** Opens volume files for connections entering transmission, off the selector thread. */
@@ -226,6 +228,16 @@ final class NbdServer implements AutoCloseable {
         for (NbdConnection c : connections) {
             execute(c, c::revalidateTls);
         }
+    }
+
+    /** Worker: {@code n} replies held by a {@link ReplyBatch} went to one connection together. */
+    void noteGatheredReplies(int n) {
+        gatheredReplies.add(n);
+    }
+
+    /** Replies written together with others of their batch ({@link ReplyBatch}) since the server started. */
+    long gatheredReplies() {
+        return gatheredReplies.sum();
     }
 
     /** Any thread: a connection has {@code n} replies queued unwritten; records a new peak. */

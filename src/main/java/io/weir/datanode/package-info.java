@@ -24,8 +24,9 @@
  *       and whom it lets in: a client certificate's tenant sees that tenant's exports only; TLS
  *       through the {@code tls-channel} library's non-blocking {@code SSLEngine} channel, over a
  *       {@code RecordBatchingChannel} that sends the records of a large reply with one system
- *       call per MiB) and {@code NbdRequest} (one transmission request, run by a worker, and
- *       its reply). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
+ *       call per MiB), {@code NbdRequest} (one transmission request, run by a worker, and
+ *       its reply) and {@code ReplyBatch} (the replies of a worker's batch of requests, written
+ *       per connection in one gathering write). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       Replication (see below): {@code Replication}, {@code ReplicatedVolume}, {@code ReplicaLink},
@@ -68,8 +69,9 @@
  * unanswered (in flight, or with their reply unsent: option replies and requests refused at once
  * with an error count too) or {@value io.weir.datanode.NbdServer.Limits#DEFAULT_MAX_BUFFERED_MIB} MiB
  * of payloads and unsent replies. Workers do the data work and write the reply to the non-blocking
- * socket themselves; what the socket does not take waits in the connection's reply queue for the
- * selector thread. A client that takes no reply bytes for
+ * socket themselves (a worker running a batch of requests holds their replies for at most 50 µs
+ * and writes each connection's in one gathering write); what the socket does not take waits in the
+ * connection's reply queue for the selector thread. A client that takes no reply bytes for
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_WRITE_STALL_SECONDS} s (settable, as every
  * default here) is disconnected, and so is one that has not finished its handshake
  * {@value io.weir.datanode.NbdServer.Limits#DEFAULT_HANDSHAKE_SECONDS} s after connecting, and one

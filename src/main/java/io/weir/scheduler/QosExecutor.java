@@ -43,7 +43,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       limits.</li>
  *   <li>The worker runs the work outside the lock and completes the future with the result or
  *       the exception thrown. When the backlog is deep it takes up to {@value #MAX_BATCH}
- *       decisions per lock acquisition and runs them in order, which amortises the lock. If
+ *       decisions per lock acquisition and runs them in order, which amortises the lock (and
+ *       tells a {@link BatchListener}, so that the caller can merge what the requests do on
+ *       their way out, such as writing replies). If
  *       everything queued is throttled, workers sleep until the earliest eligible time or the
  *       next submission.</li>
  * </ol>
@@ -123,6 +125,7 @@ public final class QosExecutor implements AutoCloseable {
     private final TimeSource clock;
     private final CpuClock cpuClock;
     private final long cpuSampleInterval;
+    private final BatchListener batchListener;
     private final List<Thread> workers;
     /** Per worker: 1 while it is parked (or about to park) with no work; claimed by a waker. */
     private final AtomicIntegerArray parked;
@@ -144,6 +147,7 @@ public final class QosExecutor implements AutoCloseable {
         this.clock = b.timeSource;
         this.cpuClock = b.cpuClock;
         this.cpuSampleInterval = b.cpuSampleInterval;
+        this.batchListener = b.batchListener;
         this.scheduler = new HierarchicalScheduler<>(b.config, clock.nanoTime());
         scheduler.anticipation(b.anticipation);
         installGates(b.config);
@@ -562,13 +566,26 @@ public final class QosExecutor implements AutoCloseable {
             }
             // One wall-clock read per request (reads cost 30-60 ns on some VMs): a request's wall
             // time runs from the previous one's end, so it includes the bookkeeping in between.
-            long start = System.nanoTime();
-            for (int i = 0; i < batchSize; i++) {
-                batch[i].request().run();
-                long end = System.nanoTime();
-                batchCpu[i] = cpu.charge(start, end);
-                batchWork[i] = cpu.work();
-                start = end;
+            BatchListener listener = batchSize > 1 ? batchListener : null;
+            if (listener != null) {
+                listener.batchStarted();
+            }
+            try {
+                long start = System.nanoTime();
+                for (int i = 0; i < batchSize; i++) {
+                    batch[i].request().run();
+                    long end = System.nanoTime();
+                    batchCpu[i] = cpu.charge(start, end);
+                    batchWork[i] = cpu.work();
+                    if (listener != null) {
+                        listener.requestRan(start, end);
+                    }
+                    start = end;
+                }
+            } finally {
+                if (listener != null) {
+                    listener.batchEnded();
+                }
             }
         }
     }
@@ -666,6 +683,24 @@ public final class QosExecutor implements AutoCloseable {
         }
     }
 
+    /**
+     * Told on a worker thread when it runs a batch of more than one request (see
+     * {@link #MAX_BATCH}), so that the caller can hold back what each request does on its way
+     * out, such as writing its reply to a socket, and do it for several requests at once. Its
+     * methods run on the worker, outside the scheduler lock, and must not block.
+     */
+    public interface BatchListener {
+
+        /** The worker starts running a batch of more than one request. */
+        void batchStarted();
+
+        /** A request of the batch ran from {@code startNanos} to {@code endNanos} ({@link System#nanoTime()}). */
+        void requestRan(long startNanos, long endNanos);
+
+        /** The batch has run (also when a request ended with an error). */
+        void batchEnded();
+    }
+
     /** Configures a {@link QosExecutor}. */
     public static final class Builder {
         private final SchedulerConfig config;
@@ -675,6 +710,7 @@ public final class QosExecutor implements AutoCloseable {
         private long cpuSampleInterval = DEFAULT_CPU_SAMPLE_INTERVAL_NANOS;
         private ThreadFactory threadFactory = defaultThreadFactory();
         private boolean anticipation;
+        private BatchListener batchListener;
 
         private Builder(SchedulerConfig config) {
             this.config = Objects.requireNonNull(config, "config");
@@ -730,6 +766,12 @@ public final class QosExecutor implements AutoCloseable {
          */
         public Builder anticipation(boolean on) {
             this.anticipation = on;
+            return this;
+        }
+
+        /** Told when a worker runs a batch of more than one request; default none. */
+        public Builder batchListener(BatchListener l) {
+            this.batchListener = Objects.requireNonNull(l);
             return this;
         }
 

@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -406,6 +409,59 @@ class NbdServerTest {
                     .isGreaterThan(Duration.ofMillis(400));
             assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
             assertThat(c.in.read()).as("after the last reply the server closes the connection").isEqualTo(-1);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> node.connectionCount() == 0);
+    }
+
+    /**
+     * The replies a worker holds while it runs a batch ({@link ReplyBatch}) go out before the
+     * connection, draining after NBD_CMD_DISC, closes. One worker: the first read holds it in the
+     * store until the other seven reads and the DISC are in, and then it runs those seven as one
+     * batch.
+     */
+    @Test
+    void requestsOfABatchInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws Exception {
+        node.close();
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean armed = new AtomicBoolean();
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(1)
+                .serviceTime(bytes -> {
+                    if (armed.compareAndSet(true, false)) {
+                        entered.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+        int n = 8;
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db1")) {
+            byte[] data = bytes(n * 4096, 7);
+            c.write(0, data);
+            armed.set(true);
+            for (int i = 0; i < n; i++) {
+                c.request(Nbd.CMD_READ, 0, 100 + i, 4096L * i, 4096, null);
+            }
+            c.disconnect();
+            assertThat(entered.await(20, TimeUnit.SECONDS)).as("the first read reached the store").isTrue();
+            await().atMost(Duration.ofSeconds(20)).until(() -> node.executor().pending() == n);
+            long gathered = node.server().gatheredReplies();
+            release.countDown();
+            List<Long> cookies = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Reply r = c.readReply();
+                assertThat(r.error()).isZero();
+                int k = (int) (r.cookie() - 100);
+                assertThat(r.data()).isEqualTo(Arrays.copyOfRange(data, k * 4096, (k + 1) * 4096));
+                cookies.add(r.cookie());
+            }
+            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(c.in.read()).as("after the last reply the server closes the connection").isEqualTo(-1);
+            assertThat(node.server().gatheredReplies() - gathered).as("replies of the batch written together")
+                    .isGreaterThan(1);
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> node.connectionCount() == 0);
     }

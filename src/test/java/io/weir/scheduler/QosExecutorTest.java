@@ -49,6 +49,56 @@ class QosExecutorTest {
         return release::countDown;
     }
 
+    /**
+     * A worker that runs a batch of more than one request tells its listener, on its own thread:
+     * the start, each request's run (its wall-clock span) and the end. A lone request is no batch.
+     */
+    @Test
+    void aWorkerTellsItsBatchListenerAboutEachBatchOfMoreThanOneRequest() throws Exception {
+        List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        Set<Thread> threads = ConcurrentHashMap.newKeySet();
+        QosExecutor.BatchListener listener = new QosExecutor.BatchListener() {
+            @Override
+            public void batchStarted() {
+                threads.add(Thread.currentThread());
+                events.add("start");
+            }
+
+            @Override
+            public void requestRan(long startNanos, long endNanos) {
+                threads.add(Thread.currentThread());
+                events.add(endNanos >= startNanos ? "ran" : "ran backwards");
+            }
+
+            @Override
+            public void batchEnded() {
+                threads.add(Thread.currentThread());
+                events.add("end");
+            }
+        };
+        Set<Thread> workers = ConcurrentHashMap.newKeySet();
+        try (QosExecutor ex = QosExecutor.builder(config(1, 100)).workers(1).batchListener(listener).build()) {
+            List<CompletableFuture<Integer>> fs = new ArrayList<>();
+            try (AutoCloseable held = holdTheWorker(ex, "v0")) {
+                for (int i = 0; i < 5; i++) {
+                    fs.add(ex.submit("v0", IoKind.READ, 4096, () -> {
+                        workers.add(Thread.currentThread());
+                        return 1;
+                    }));
+                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 6);
+                assertThat(events).as("the held request alone is no batch").isEmpty();
+            }
+            CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).join();
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("end"));
+            assertThat(events).containsExactly("start", "ran", "ran", "ran", "ran", "ran", "end");
+            assertThat(threads).as("the worker's thread").isEqualTo(workers).hasSize(1);
+            ex.submit("v0", IoKind.READ, 4096, () -> 1).join();
+            await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 0);
+            assertThat(events).as("a lone request is no batch").hasSize(7);
+        }
+    }
+
     @Test
     void manyConcurrentSubmittersGetEveryRequestCompletedExactlyOnce() throws Exception {
         int submitters = 8, perSubmitter = 2_000, n = submitters * perSubmitter;
