@@ -46,9 +46,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * session over the same socket, still non-blocking on the same selector: a read that needs the
  * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
- * counts as written only once its last record is on the socket. Replies are wrapped one at a
- * time, in the order they are written, under the output lock; the records of a reply larger
- * than one record are gathered and sent together ({@link RecordBatchingChannel}).
+ * counts as written only once its last record is on the socket. Replies are wrapped in the order
+ * they are written, under the output lock, the replies a worker's batch held together into as
+ * few records as they fill; the records of a write larger than one record are gathered and sent
+ * together ({@link RecordBatchingChannel}).
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
@@ -145,6 +146,8 @@ final class NbdConnection implements ReplyBatch.Sink {
     private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
     /** Replies in {@link #out}: written under its lock, read without it. */
     private volatile int queuedReplies;
+    /** {@link #write(ByteBuffer)}'s one-element array; used under {@link #out} only. */
+    private final ByteBuffer[] oneReply = new ByteBuffer[1];
     private boolean writeInterest;
     private long lastWriteProgress;
     private volatile boolean closed;
@@ -783,15 +786,13 @@ final class NbdConnection implements ReplyBatch.Sink {
 
     /**
      * Writes {@code n} replies a {@link ReplyBatch} held, in order, as {@link #send} writes one:
-     * in one gathering write when nothing is queued before them on a connection without TLS (with
-     * TLS, one after the other), what the socket does not take queued for the selector.
+     * in one gathering write when nothing is queued before them (over TLS, wrapped together into
+     * as few records as they fill), what the socket does not take queued for the selector.
      */
     @Override
     public void sendNow(ByteBuffer[] replies, int n) {
-        if (tls != null || n == 1) {
-            for (int i = 0; i < n; i++) {
-                sendAtOnce(replies[i]);
-            }
+        if (n == 1) {
+            sendAtOnce(replies[0]);
             return;
         }
         server.noteGatheredReplies(n);
@@ -805,8 +806,9 @@ final class NbdConnection implements ReplyBatch.Sink {
             }
             int first = 0;
             if (out.isEmpty()) {
+                boolean flushed;
                 try {
-                    channel.write(replies, 0, n);
+                    flushed = write(replies, n);
                 } catch (IOException e) {
                     for (int i = 0; i < n; i++) {
                         pool.release(replies[i]);
@@ -814,12 +816,17 @@ final class NbdConnection implements ReplyBatch.Sink {
                     closeFromAnyThread("write failed: " + e.getMessage());
                     return;
                 }
-                while (first < n && !replies[first].hasRemaining()) {
-                    pool.release(replies[first++]);
-                }
-                if (first == n) {
+                if (flushed) {
+                    for (int i = 0; i < n; i++) {
+                        pool.release(replies[i]);
+                    }
                     return;
                 }
+                if (tls == null) {
+                    while (!replies[first].hasRemaining()) {
+                        pool.release(replies[first++]);
+                    }
+                } // over TLS all stay queued, taken or not: their records may still wait (see write)
                 lastWriteProgress = System.nanoTime();
             }
             for (int i = first; i < n; i++) {
@@ -884,19 +891,42 @@ final class NbdConnection implements ReplyBatch.Sink {
      * it. Caller holds {@link #out}: one wrap at a time, in order.
      */
     private boolean write(ByteBuffer b) throws IOException {
+        oneReply[0] = b;
+        try {
+            return write(oneReply, 1);
+        } finally {
+            oneReply[0] = null;
+        }
+    }
+
+    /** As {@link #write(ByteBuffer)}, for {@code bs[0..n)} in order, gathered into one write. */
+    private boolean write(ByteBuffer[] bs, int n) throws IOException {
         tlschannel.TlsChannel t = tls;
         if (t == null) {
-            channel.write(b);
-            return !b.hasRemaining();
+            if (n == 1) {
+                channel.write(bs[0]);
+            } else {
+                channel.write(bs, 0, n);
+            }
+            return !bs[n - 1].hasRemaining();
         }
         RecordBatchingChannel socket = tlsSocket;
-        if (b.remaining() > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
+        long bytes = 0;
+        for (int i = 0; i < n; i++) {
+            bytes += bs[i].remaining();
+        }
+        if (bytes > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
             socket.batch(); // several records: sent together
         }
         boolean wrapped;
         try {
-            t.write(b); // returns once what it wrapped is on the socket, or gathered
-            wrapped = true;
+            // returns once what it wrapped is on the socket, or gathered
+            if (n == 1) {
+                t.write(bs[0]);
+            } else {
+                t.write(bs, 0, n);
+            }
+            wrapped = !bs[n - 1].hasRemaining();
         } catch (tlschannel.WouldBlockException e) {
             wrapped = false; // the socket is full (or the session must read first): OP_WRITE resumes it
         }

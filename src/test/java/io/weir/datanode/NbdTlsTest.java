@@ -141,17 +141,20 @@ class NbdTlsTest {
 
     /**
      * Over TLS, 64 reads in flight at a time, replies of one record (4 KiB) and of several,
-     * gathered (64 KiB): each arrives whole with its own block.
+     * gathered (64 KiB), and the replies of a worker's batch wrapped together
+     * ({@link ReplyBatch}): each arrives whole with its own block.
      */
     @Test
     void manyRepliesInFlightOverTlsEachArriveWholeWithTheirOwnData() throws IOException {
         byte[] data = new byte[4 * (int) MiB];
         new Random(5).nextBytes(data);
+        long gathered = node.server().gatheredReplies();
         try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
             c.negotiate("acme/db");
             c.write(0, data);
             c.readsMatchWithManyInFlight(data, 40, 64);
         }
+        assertThat(node.server().gatheredReplies() - gathered).as("replies wrapped together").isPositive();
     }
 
     /** Replaces the node with one that requires TLS (the datanode command's default, {@code --tls on}). */
