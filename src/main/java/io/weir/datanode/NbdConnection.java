@@ -739,63 +739,19 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (held != null && held.hold(this, b)) {
             return; // a worker running a batch: written with the batch's other replies
         }
-        sendAtOnce(b);
-    }
-
-    private void sendAtOnce(ByteBuffer b) {
-        boolean wake = false;
-        synchronized (out) {
-            if (closed) {
-                pool.release(b);
-                return;
-            }
-            if (out.isEmpty()) {
-                boolean flushed;
-                try {
-                    flushed = write(b);
-                } catch (IOException e) {
-                    pool.release(b);
-                    closeFromAnyThread("write failed: " + e.getMessage());
-                    return;
-                }
-                if (flushed) {
-                    pool.release(b);
-                    return;
-                }
-                // queued, even when all of it was taken: over TLS its last record may still be
-                // waiting in the session for the socket, and only a later write pushes it out
-                lastWriteProgress = System.nanoTime();
-            }
-            out.add(b);
-            queuedReplies = out.size();
-            server.noteQueuedReplies(queuedReplies);
-            buffered.addAndGet(b.remaining());
-            if (!writeInterest) {
-                writeInterest = true;
-                wake = true;
-            }
-        }
-        if (wake) {
-            if (server.inSelectorThread()) {
-                enableWrite();
-            } else {
-                server.execute(this, this::enableWrite);
-            }
-        }
+        sendNow(new ByteBuffer[] {b}, 1);
     }
 
     /**
-     * Writes {@code n} replies a {@link ReplyBatch} held, in order, as {@link #send} writes one:
-     * in one gathering write when nothing is queued before them (over TLS, wrapped together into
-     * as few records as they fill), what the socket does not take queued for the selector.
+     * Writes {@code n} replies in order (those a {@link ReplyBatch} held, or {@link #send}'s one):
+     * at once, in one gathering write, if nothing is queued before them (over TLS wrapped together,
+     * into as few records as they fill); what the socket does not take is queued for the selector.
      */
     @Override
     public void sendNow(ByteBuffer[] replies, int n) {
-        if (n == 1) {
-            sendAtOnce(replies[0]);
-            return;
+        if (n > 1) {
+            server.noteGatheredReplies(n);
         }
-        server.noteGatheredReplies(n);
         boolean wake = false;
         synchronized (out) {
             if (closed) {
@@ -826,7 +782,9 @@ final class NbdConnection implements ReplyBatch.Sink {
                     while (!replies[first].hasRemaining()) {
                         pool.release(replies[first++]);
                     }
-                } // over TLS all stay queued, taken or not: their records may still wait (see write)
+                }
+                // over TLS all stay queued, even when all was taken: a last record may still be
+                // waiting in the session for the socket, and only a later write pushes it out
                 lastWriteProgress = System.nanoTime();
             }
             for (int i = first; i < n; i++) {

@@ -383,6 +383,22 @@ class NbdServerTest {
         }
     }
 
+    /**
+     * Reads {@code n} replies to 4 KiB reads of cookie 100 + k at offset 4096 k, checks each
+     * against {@code data}, and returns their cookies in the order they came.
+     */
+    private static List<Long> readReplies(NbdTestClient c, byte[] data, int n) throws IOException {
+        List<Long> cookies = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Reply r = c.readReply();
+            assertThat(r.error()).isZero();
+            int k = (int) (r.cookie() - 100);
+            assertThat(r.data()).isEqualTo(Arrays.copyOfRange(data, k * 4096, (k + 1) * 4096));
+            cookies.add(r.cookie());
+        }
+        return cookies;
+    }
+
     @Test
     void requestsInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 8 * MiB)
@@ -397,14 +413,7 @@ class NbdServerTest {
             long sent = System.nanoTime();
             c.disconnect(); // the reads and DISC go out together, nothing answered yet
             // at 10 IOPS the reads are answered over most of a second, long after the DISC arrived
-            List<Long> cookies = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                Reply r = c.readReply();
-                assertThat(r.error()).isZero();
-                int k = (int) (r.cookie() - 100);
-                assertThat(r.data()).isEqualTo(Arrays.copyOfRange(data, k * 4096, (k + 1) * 4096));
-                cookies.add(r.cookie());
-            }
+            List<Long> cookies = readReplies(c, data, n);
             assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("the reads were held by the IOPS cap")
                     .isGreaterThan(Duration.ofMillis(400));
             assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
@@ -450,14 +459,7 @@ class NbdServerTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> node.executor().pending() == n);
             long gathered = node.server().gatheredReplies();
             release.countDown();
-            List<Long> cookies = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                Reply r = c.readReply();
-                assertThat(r.error()).isZero();
-                int k = (int) (r.cookie() - 100);
-                assertThat(r.data()).isEqualTo(Arrays.copyOfRange(data, k * 4096, (k + 1) * 4096));
-                cookies.add(r.cookie());
-            }
+            List<Long> cookies = readReplies(c, data, n);
             assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
             assertThat(c.in.read()).as("after the last reply the server closes the connection").isEqualTo(-1);
             assertThat(node.server().gatheredReplies() - gathered).as("replies of the batch written together")

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.Test;
 
 class HierarchicalSchedulerTest {
@@ -362,30 +363,47 @@ class HierarchicalSchedulerTest {
         assertThat(s.snapshot(3 * MS).volume("a").waitP50Nanos()).isZero(); // reset
     }
 
-    @Test
-    void rootSchedulerPicksTaskWithLowestCpuPerShare() {
+    /** The foreground (volume v) at share 3 and gc at 1, both always backlogged. */
+    private static HierarchicalScheduler<String> foregroundAndGc() {
         SchedulerConfig c = SchedulerConfig.builder()
                 .task("foreground", 3).task("gc", 1)
                 .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build();
         HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
-        Map<String, Long> cpu = new HashMap<>();
         for (int i = 0; i < 4; i++) {
             s.enqueue("v", IoKind.READ, 4096, "v", 0);
             s.enqueueBackground("gc", "g", 0);
         }
+        return s;
+    }
+
+    /**
+     * Runs 4,000 decisions of {@link #foregroundAndGc}, completing each at once with the CPU and
+     * worker time its task costs and queueing the next; returns the times charged by task.
+     */
+    private static Map<String, long[]> runBacklogged(HierarchicalScheduler<String> s, ToLongFunction<String> cpu,
+            ToLongFunction<String> worker) {
+        Map<String, long[]> charged = new HashMap<>(); // [cpu, worker]
         for (int i = 0; i < 4000; i++) {
             Ticket<String> t = s.next(0);
             String task = t.task();
-            long c1 = task.equals("gc") ? 50_000 : 10_000; // gc items cost 5x more CPU
-            cpu.merge(task, c1, Long::sum);
-            s.complete(t, c1, 0);
+            long[] c = charged.computeIfAbsent(task, k -> new long[2]);
+            c[0] += cpu.applyAsLong(task);
+            c[1] += worker.applyAsLong(task);
+            s.complete(t, cpu.applyAsLong(task), worker.applyAsLong(task), 0);
             if (task.equals("gc")) {
                 s.enqueueBackground("gc", "g", 0);
             } else {
                 s.enqueue("v", IoKind.READ, 4096, "v", 0);
             }
         }
-        double fg = cpu.get("foreground") / (double) (cpu.get("foreground") + cpu.get("gc"));
+        return charged;
+    }
+
+    @Test
+    void rootSchedulerPicksTaskWithLowestCpuPerShare() {
+        ToLongFunction<String> cpu = task -> task.equals("gc") ? 50_000 : 10_000; // gc items cost 5x more CPU
+        Map<String, long[]> charged = runBacklogged(foregroundAndGc(), cpu, cpu);
+        double fg = charged.get("foreground")[0] / (double) (charged.get("foreground")[0] + charged.get("gc")[0]);
         assertThat(fg).isBetween(0.74, 0.76);
     }
 
@@ -396,29 +414,10 @@ class HierarchicalSchedulerTest {
      */
     @Test
     void rootDividesWorkerTimeByShareAndReportsItBesideTheCpuTime() {
-        SchedulerConfig c = SchedulerConfig.builder()
-                .task("foreground", 3).task("gc", 1)
-                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t")).build();
-        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
-        Map<String, Long> cpu = new HashMap<>();
-        Map<String, Long> worker = new HashMap<>();
-        for (int i = 0; i < 4; i++) {
-            s.enqueue("v", IoKind.READ, 4096, "v", 0);
-            s.enqueueBackground("gc", "g", 0);
-        }
-        for (int i = 0; i < 4000; i++) {
-            Ticket<String> t = s.next(0);
-            String task = t.task();
-            long w = task.equals("gc") ? 200_000 : 10_000;
-            cpu.merge(task, 10_000L, Long::sum);
-            worker.merge(task, w, Long::sum);
-            s.complete(t, 10_000, w, 0);
-            if (task.equals("gc")) {
-                s.enqueueBackground("gc", "g", 0);
-            } else {
-                s.enqueue("v", IoKind.READ, 4096, "v", 0);
-            }
-        }
+        HierarchicalScheduler<String> s = foregroundAndGc();
+        Map<String, long[]> charged = runBacklogged(s, task -> 10_000, task -> task.equals("gc") ? 200_000 : 10_000);
+        Map<String, Long> cpu = Map.of("foreground", charged.get("foreground")[0], "gc", charged.get("gc")[0]);
+        Map<String, Long> worker = Map.of("foreground", charged.get("foreground")[1], "gc", charged.get("gc")[1]);
         double fg = worker.get("foreground") / (double) (worker.get("foreground") + worker.get("gc"));
         assertThat(fg).as("the foreground's part of the worker time").isBetween(0.74, 0.76);
         SchedulerSnapshot snap = s.snapshot(0);
