@@ -117,7 +117,7 @@ public final class DataNode implements AutoCloseable {
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
-                        .threadFactory(workerThreads()).anticipation(b.anticipation).batchListener(new ReplyBatch()).build();
+                        .threadFactory(workerThreads()).anticipation(b.anticipation).batchListener(new ReplyBatch(b.replyHold.toNanos())).build();
         NbdServer.Exports exports = new NbdServer.Exports() {
             @Override
             public VolumeStore lookup(String name) {
@@ -599,6 +599,7 @@ public final class DataNode implements AutoCloseable {
         private boolean qos = true;
         private boolean tlsRequired;
         private boolean anticipation = true;
+        private Duration replyHold = Duration.ofNanos(ReplyBatch.DEFAULT_HOLD_NANOS);
         private Duration handshakeTimeout = Duration.ofNanos(NbdServer.Limits.defaults().handshakeNanos());
         private int maxConnections = NbdServer.Limits.defaults().maxConnections();
         private int maxConnectionsPerSource = NbdServer.Limits.defaults().maxConnectionsPerSource();
@@ -771,6 +772,17 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder anticipation(boolean on) {
             this.anticipation = on;
+            return this;
+        }
+
+        /**
+         * Longest a worker running a batch holds a reply for the replies after it
+         * ({@link ReplyBatch}); default {@value ReplyBatch#DEFAULT_HOLD_NANOS} ns. Tests set a long
+         * one so that a batch's replies go out together however slowly its requests run. Ignored
+         * with {@link #executor}.
+         */
+        Builder replyHold(Duration hold) {
+            this.replyHold = hold;
             return this;
         }
 

@@ -713,7 +713,8 @@ final class NbdConnection implements ReplyBatch.Sink {
     @Override
     public void requestDone(long bytes) {
         ReplyBatch.Held held = ReplyBatch.current();
-        if (held != null && held.holdDone(this, bytes)) {
+        if (held != null) {
+            held.holdDone(this, bytes);
             return;
         }
         lastActivityAt = System.nanoTime();
@@ -736,8 +737,9 @@ final class NbdConnection implements ReplyBatch.Sink {
      */
     void send(ByteBuffer b) {
         ReplyBatch.Held held = ReplyBatch.current();
-        if (held != null && held.hold(this, b)) {
-            return; // a worker running a batch: written with the batch's other replies
+        if (held != null) {
+            held.hold(this, b); // a worker running a batch: written with the batch's other replies
+            return;
         }
         sendNow(new ByteBuffer[] {b}, 1);
     }
@@ -765,7 +767,7 @@ final class NbdConnection implements ReplyBatch.Sink {
                 boolean flushed;
                 try {
                     flushed = write(replies, n);
-                } catch (IOException e) {
+                } catch (IOException | RuntimeException e) { // a TLS session's failure too: it closes
                     for (int i = 0; i < n; i++) {
                         pool.release(replies[i]);
                     }

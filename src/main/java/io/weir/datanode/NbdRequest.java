@@ -23,7 +23,7 @@ import java.util.function.BiConsumer;
  * buffer piece by piece), so a piece that fails is answered as the request's error. Without
  * QoS (the scheduler bypassed) the pieces run one after the other on one worker.
  */
-final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
+final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, ReplyBatch.Work {
 
     private static final System.Logger LOG = System.getLogger(NbdRequest.class.getName());
 
@@ -178,6 +178,18 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable> {
             }
         }
         return null;
+    }
+
+    /**
+     * Whether the request runs in a moment unless the store is slow: a READ, WRITE or CACHE
+     * without FUA on a volume of one copy. A FLUSH or FUA waits for the disk, and a replicated
+     * volume's write for its copies; {@link ReplyBatch} holds no reply across such a request.
+     */
+    @Override
+    public boolean quick() {
+        VolumeStore v = conn.volume();
+        return (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE || type == Nbd.CMD_CACHE) && !fua()
+                && v != null && v.replication == null;
     }
 
     private boolean fua() {

@@ -15,30 +15,45 @@ import java.util.Arrays;
  * the replies its requests make ({@link NbdConnection#send}) and the ends of those requests
  * ({@link NbdConnection#requestDone}) are held here, and go out:
  * <ul>
- *   <li>when the batch ends;</li>
- *   <li>after a request that ran {@link #MAX_HOLD_NANOS} or longer (a slow store's, say), its own
- *       reply included: such requests gain nothing from sharing a write;</li>
- *   <li>once the first held reply has waited {@link #MAX_HOLD_NANOS} for the requests after it
- *       (checked after each request).</li>
+ *   <li>after the batch's last request;</li>
+ *   <li>before a request that may wait (anything but {@linkplain Work#quick quick} work, which
+ *       only NBD requests can be: a FLUSH or FUA, a replicated volume's write, a background
+ *       task's step all may), so that no reply waits for the disk or the network on another
+ *       request's behalf;</li>
+ *   <li>after a request that ran the hold time or longer (a slow store's, say), its own reply
+ *       included: such requests gain little from sharing a write;</li>
+ *   <li>once the first held reply has waited the hold time ({@link #DEFAULT_HOLD_NANOS}) for the
+ *       requests after it;</li>
+ *   <li>before a reply that would not fit in {@link #CAPACITY}.</li>
  * </ul>
- * So a reply waits for others at most {@link #MAX_HOLD_NANOS} plus the run of one request begun
- * within that time. A connection's held replies are written before its held request ends are
+ * So a reply waits at most the hold time plus the run of one quick request begun within it: a
+ * quick request that turns out slow (a read that misses the page cache) delays the replies held
+ * before it by its run. A connection's held replies are written before its held request ends are
  * counted, so a connection draining to close (after NBD_CMD_DISC) never closes with one of them
- * still held. A worker outside a batch, and every other thread, sends at once; so does a worker
- * whose {@link #CAPACITY} is full.
+ * still held. A worker outside a batch, and every other thread, sends at once. The write of the
+ * held replies is charged to the request after which it happens.
  */
 final class ReplyBatch implements QosExecutor.BatchListener {
 
-    /** Longest a reply is held for the replies of the requests after it in its batch. */
-    static final long MAX_HOLD_NANOS = 50_000;
+    private static final System.Logger LOG = System.getLogger(ReplyBatch.class.getName());
 
-    /** Most replies and request ends a worker holds; more go out at once (a batch has at most 8 requests). */
+    /** Longest a reply is held for the replies of the requests after it in its batch, by default. */
+    static final long DEFAULT_HOLD_NANOS = 50_000;
+
+    /** Most replies and request ends a worker holds (a batch has at most 8 requests). */
     static final int CAPACITY = 64;
+
+    /** Work that can tell whether it runs in a moment: an NBD request. */
+    interface Work {
+
+        /** Whether it runs in a moment unless the store is slow. */
+        boolean quick();
+    }
 
     /** Where held replies and request ends go: a connection. */
     interface Sink {
 
-        /** Writes {@code n} replies, in this order. */
+        /** Writes {@code n} replies, in this order; never throws for a failed write (it closes). */
         void sendNow(ByteBuffer[] replies, int n);
 
         /** One request fully answered; {@code bytes} as held. */
@@ -46,6 +61,16 @@ final class ReplyBatch implements QosExecutor.BatchListener {
     }
 
     private static final ThreadLocal<Held> HELD = ThreadLocal.withInitial(Held::new);
+
+    private final long holdNanos;
+
+    /** @param holdNanos longest a reply is held for those after it (and a request is quick) */
+    ReplyBatch(long holdNanos) {
+        if (holdNanos <= 0) {
+            throw new IllegalArgumentException("holdNanos must be > 0");
+        }
+        this.holdNanos = holdNanos;
+    }
 
     /** The calling thread's held replies while it runs a batch, else null: send at once. */
     static Held current() {
@@ -59,25 +84,27 @@ final class ReplyBatch implements QosExecutor.BatchListener {
     }
 
     @Override
-    public void requestRan(long startNanos, long endNanos) {
+    public boolean requestRan(long startNanos, long endNanos, Object next) {
         Held h = HELD.get();
         if (h.count == 0) {
-            return;
+            return false;
         }
-        if (endNanos - startNanos >= MAX_HOLD_NANOS) {
-            h.flush(); // a slow request: waiting for the next gains nothing
-        } else if (h.firstAt == 0) {
-            h.firstAt = endNanos;
-        } else if (endNanos - h.firstAt >= MAX_HOLD_NANOS) {
+        if (endNanos - startNanos >= holdNanos || next == null || !(next instanceof Work w && w.quick())
+                || h.firstAt != 0 && endNanos - h.firstAt >= holdNanos) {
             h.flush();
+            return true;
         }
+        if (h.firstAt == 0) {
+            h.firstAt = endNanos;
+        }
+        return false;
     }
 
     @Override
     public void batchEnded() {
         Held h = HELD.get();
         h.active = false;
-        h.flush();
+        h.flush(); // empty unless a request ended the batch early
     }
 
     /** One worker's held replies and request ends, in the order its requests made them. */
@@ -93,31 +120,30 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         /** When the request that made the first held slot had run; 0 before. */
         private long firstAt;
 
-        /** Holds {@code reply} for {@code sink}; false when full (the caller sends it at once). */
-        boolean hold(Sink sink, ByteBuffer reply) {
+        /** Holds {@code reply} for {@code sink}, writing what is held first if it is full. */
+        void hold(Sink sink, ByteBuffer reply) {
             if (count == CAPACITY) {
-                return false;
+                flush();
             }
             sinks[count] = sink;
             ends[count] = false;
             replies[count++] = reply;
-            return true;
         }
 
-        /** Holds the end of a request of {@code sink}; false when full (the caller ends it at once). */
-        boolean holdDone(Sink sink, long bytes) {
+        /** Holds the end of a request of {@code sink}, writing what is held first if it is full. */
+        void holdDone(Sink sink, long bytes) {
             if (count == CAPACITY) {
-                return false;
+                flush();
             }
             sinks[count] = sink;
             ends[count] = true;
             doneBytes[count++] = bytes;
-            return true;
         }
 
         /**
          * Writes the held replies, one {@link Sink#sendNow} per sink in the order the sinks first
-         * appear, each followed by that sink's held request ends.
+         * appear, each followed by that sink's held request ends. A sink that throws is logged
+         * and the others still go out.
          */
         void flush() {
             boolean wasActive = active;
@@ -125,33 +151,46 @@ final class ReplyBatch implements QosExecutor.BatchListener {
             try {
                 for (int i = 0; i < count; i++) {
                     Sink s = sinks[i];
-                    if (s == null) {
-                        continue; // flushed with an earlier slot of its sink
-                    }
-                    int n = 0;
-                    for (int j = i; j < count; j++) {
-                        if (sinks[j] == s && !ends[j]) {
-                            gather[n++] = replies[j];
-                            replies[j] = null;
-                        }
-                    }
-                    if (n > 0) {
-                        s.sendNow(gather, n);
-                        Arrays.fill(gather, 0, n, null);
-                    }
-                    for (int j = i; j < count; j++) {
-                        if (sinks[j] == s) {
-                            sinks[j] = null;
-                            if (ends[j]) {
-                                s.requestDone(doneBytes[j]);
-                            }
+                    if (s != null) {
+                        try {
+                            flush(s, i);
+                        } catch (RuntimeException e) {
+                            LOG.log(System.Logger.Level.ERROR, "writing held replies failed", e);
                         }
                     }
                 }
             } finally {
+                Arrays.fill(sinks, 0, count, null);
+                Arrays.fill(replies, 0, count, null);
                 count = 0;
                 firstAt = 0;
                 active = wasActive;
+            }
+        }
+
+        /** Writes {@code s}'s held replies from slot {@code from} on, then counts its held ends. */
+        private void flush(Sink s, int from) {
+            int n = 0;
+            for (int j = from; j < count; j++) {
+                if (sinks[j] == s && !ends[j]) {
+                    gather[n++] = replies[j];
+                    replies[j] = null;
+                }
+            }
+            try {
+                if (n > 0) {
+                    s.sendNow(gather, n);
+                }
+            } finally {
+                Arrays.fill(gather, 0, n, null);
+                for (int j = from; j < count; j++) {
+                    if (sinks[j] == s) {
+                        sinks[j] = null;
+                        if (ends[j]) {
+                            s.requestDone(doneBytes[j]);
+                        }
+                    }
+                }
             }
         }
     }

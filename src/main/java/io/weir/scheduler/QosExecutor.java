@@ -575,11 +575,12 @@ public final class QosExecutor implements AutoCloseable {
                 for (int i = 0; i < batchSize; i++) {
                     batch[i].request().run();
                     long end = System.nanoTime();
+                    if (listener != null
+                            && listener.requestRan(start, end, i + 1 < batchSize ? batch[i + 1].request().work : null)) {
+                        end = System.nanoTime(); // what the listener did for it is the request's
+                    }
                     batchCpu[i] = cpu.charge(start, end);
                     batchWork[i] = cpu.work();
-                    if (listener != null) {
-                        listener.requestRan(start, end);
-                    }
                     start = end;
                 }
             } finally {
@@ -642,7 +643,7 @@ public final class QosExecutor implements AutoCloseable {
             }
         }
 
-        private final Callable<T> work;
+        final Callable<T> work;
         final String target;
         final IoKind kind;
         final long bytes;
@@ -694,10 +695,16 @@ public final class QosExecutor implements AutoCloseable {
         /** The worker starts running a batch of more than one request. */
         void batchStarted();
 
-        /** A request of the batch ran from {@code startNanos} to {@code endNanos} ({@link System#nanoTime()}). */
-        void requestRan(long startNanos, long endNanos);
+        /**
+         * A request of the batch ran from {@code startNanos} to {@code endNanos}
+         * ({@link System#nanoTime()}); {@code next} is the work the worker runs next in this
+         * batch (the {@code Callable} submitted), or null after the batch's last request.
+         * Answers whether it did work of its own after {@code endNanos}: the worker then charges
+         * that time to this request.
+         */
+        boolean requestRan(long startNanos, long endNanos, Object next);
 
-        /** The batch has run (also when a request ended with an error). */
+        /** The batch has run (also when a request ended with an error): after its last {@link #requestRan}. */
         void batchEnded();
     }
 

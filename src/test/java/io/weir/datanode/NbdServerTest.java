@@ -435,6 +435,7 @@ class NbdServerTest {
         CountDownLatch release = new CountDownLatch(1);
         AtomicBoolean armed = new AtomicBoolean();
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(1)
+                .replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
                 .serviceTime(bytes -> {
                     if (armed.compareAndSet(true, false)) {
                         entered.countDown();

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,9 @@ class NbdTlsTest {
 
     @BeforeEach
     void start() throws IOException {
-        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).build();
+        // a batch's replies held to its end however slowly its requests run, so that they go out together
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .replyHold(Duration.ofSeconds(10)).build();
         node.apply(config(REVOKED_SERIAL));
         TestPki.Issued server = ca.issue("node", 0x99);
         node.serverCertificate(new ServerCertificate(server.keys().getPrivate(), server.certificate(),

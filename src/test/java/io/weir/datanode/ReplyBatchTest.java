@@ -13,7 +13,7 @@ class ReplyBatchTest {
 
     private static final long US = 1_000;
 
-    private final ReplyBatch batch = new ReplyBatch();
+    private final ReplyBatch batch = new ReplyBatch(ReplyBatch.DEFAULT_HOLD_NANOS);
     /** What the sinks were asked, in order: "a:r1,r3" for a write, "a:done 7" for a request end. */
     private final List<String> events = new ArrayList<>();
 
@@ -45,6 +45,10 @@ class ReplyBatchTest {
         return ByteBuffer.allocate(16).putInt(0, id);
     }
 
+    /** Next in the batch: a quick NBD request, and work that may wait (a FLUSH, a background step). */
+    private static final ReplyBatch.Work QUICK = () -> true;
+    private static final Object MAY_WAIT = (ReplyBatch.Work) () -> false;
+
     @AfterEach
     void endTheBatch() {
         batch.batchEnded(); // the worker's thread-local state must not outlive a test
@@ -64,17 +68,18 @@ class ReplyBatchTest {
         Recorder a = new Recorder("a");
         Recorder b = new Recorder("b");
         batch.batchStarted();
-        ReplyBatch.Held held = ReplyBatch.current();
         long t = 0;
         for (int i = 1; i <= 3; i++) {
             Recorder to = i == 2 ? b : a;
-            assertThat(held.hold(to, reply(i))).isTrue();
-            assertThat(held.holdDone(to, i * 100)).isTrue();
-            batch.requestRan(t, t + 5 * US);
+            ReplyBatch.current().hold(to, reply(i));
+            ReplyBatch.current().holdDone(to, i * 100);
+            boolean wrote = batch.requestRan(t, t + 5 * US, i < 3 ? QUICK : null);
+            assertThat(wrote).as("wrote after request %d", i).isEqualTo(i == 3);
+            if (i < 3) {
+                assertThat(events).as("nothing out before the batch's last request").isEmpty();
+            }
             t += 5 * US;
         }
-        assertThat(events).as("nothing out before the batch ends").isEmpty();
-        batch.batchEnded();
         assertThat(events).containsExactly("a:r1,r3", "a:done 100", "a:done 300", "b:r2", "b:done 200");
     }
 
@@ -82,19 +87,29 @@ class ReplyBatchTest {
     void aReplyWaitsForTheRequestsAfterItAtMostMaxHold() {
         Recorder a = new Recorder("a");
         batch.batchStarted();
-        ReplyBatch.Held held = ReplyBatch.current();
-        held.hold(a, reply(1));
-        batch.requestRan(0, 10 * US);
-        held.hold(a, reply(2));
-        batch.requestRan(10 * US, 20 * US);
+        ReplyBatch.current().hold(a, reply(1));
+        batch.requestRan(0, 10 * US, QUICK);
+        ReplyBatch.current().hold(a, reply(2));
+        batch.requestRan(10 * US, 20 * US, QUICK);
         assertThat(events).as("held 10 us").isEmpty();
-        held.hold(a, reply(3));
-        batch.requestRan(20 * US, 10 * US + ReplyBatch.MAX_HOLD_NANOS);
-        assertThat(events).as("the first held for MAX_HOLD").containsExactly("a:r1,r2,r3");
-        held.hold(a, reply(4));
-        batch.requestRan(60 * US, 65 * US);
-        batch.batchEnded();
+        ReplyBatch.current().hold(a, reply(3));
+        assertThat(batch.requestRan(20 * US, 10 * US + ReplyBatch.DEFAULT_HOLD_NANOS, QUICK)).isTrue();
+        assertThat(events).as("the first held for the hold time").containsExactly("a:r1,r2,r3");
+        ReplyBatch.current().hold(a, reply(4));
+        batch.requestRan(60 * US, 65 * US, null);
         assertThat(events).containsExactly("a:r1,r2,r3", "a:r4");
+    }
+
+    @Test
+    void noReplyIsHeldAcrossWorkThatMayWait() {
+        Recorder a = new Recorder("a");
+        batch.batchStarted();
+        ReplyBatch.current().hold(a, reply(1));
+        assertThat(batch.requestRan(0, 5 * US, MAY_WAIT)).isTrue();
+        assertThat(events).containsExactly("a:r1");
+        ReplyBatch.current().hold(a, reply(2));
+        assertThat(batch.requestRan(5 * US, 10 * US, new Object())).as("work that cannot tell may wait").isTrue();
+        assertThat(events).containsExactly("a:r1", "a:r2");
     }
 
     @Test
@@ -102,22 +117,45 @@ class ReplyBatchTest {
         Recorder a = new Recorder("a");
         batch.batchStarted();
         ReplyBatch.current().hold(a, reply(1));
-        batch.requestRan(0, ReplyBatch.MAX_HOLD_NANOS);
+        assertThat(batch.requestRan(0, ReplyBatch.DEFAULT_HOLD_NANOS, QUICK)).isTrue();
         assertThat(events).containsExactly("a:r1");
     }
 
     @Test
-    void aWorkerWhoseHoldIsFullSendsAtOnce() {
+    void aFullHoldWritesWhatItHoldsBeforeTakingMore() {
         Recorder a = new Recorder("a");
         batch.batchStarted();
-        ReplyBatch.Held held = ReplyBatch.current();
         for (int i = 0; i < ReplyBatch.CAPACITY; i++) {
-            assertThat(held.hold(a, reply(i))).isTrue();
+            ReplyBatch.current().hold(a, reply(i));
         }
-        assertThat(held.hold(a, reply(-1))).as("full").isFalse();
-        assertThat(held.holdDone(a, 1)).as("full").isFalse();
-        batch.batchEnded();
+        assertThat(events).isEmpty();
+        ReplyBatch.current().holdDone(a, 7);
         assertThat(events).hasSize(1);
         assertThat(events.get(0)).startsWith("a:r0,r1,").endsWith(",r63");
+        batch.batchEnded();
+        assertThat(events).containsExactly(events.get(0), "a:done 7");
+    }
+
+    @Test
+    void aConnectionWhoseWriteThrowsStillHasItsRequestsCountedAndTheOthersGoOut() {
+        Recorder b = new Recorder("b");
+        ReplyBatch.Sink broken = new ReplyBatch.Sink() {
+            @Override
+            public void sendNow(ByteBuffer[] replies, int n) {
+                throw new IllegalStateException("broken");
+            }
+
+            @Override
+            public void requestDone(long bytes) {
+                events.add("broken:done " + bytes);
+            }
+        };
+        batch.batchStarted();
+        ReplyBatch.current().hold(broken, reply(1));
+        ReplyBatch.current().holdDone(broken, 1);
+        ReplyBatch.current().hold(b, reply(2));
+        ReplyBatch.current().holdDone(b, 2);
+        batch.batchEnded();
+        assertThat(events).containsExactly("broken:done 1", "b:r2", "b:done 2");
     }
 }

@@ -56,6 +56,7 @@ class QosExecutorTest {
     @Test
     void aWorkerTellsItsBatchListenerAboutEachBatchOfMoreThanOneRequest() throws Exception {
         List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Object> nexts = java.util.Collections.synchronizedList(new ArrayList<>());
         Set<Thread> threads = ConcurrentHashMap.newKeySet();
         QosExecutor.BatchListener listener = new QosExecutor.BatchListener() {
             @Override
@@ -65,9 +66,11 @@ class QosExecutorTest {
             }
 
             @Override
-            public void requestRan(long startNanos, long endNanos) {
+            public boolean requestRan(long startNanos, long endNanos, Object next) {
                 threads.add(Thread.currentThread());
-                events.add(endNanos >= startNanos ? "ran" : "ran backwards");
+                events.add((endNanos >= startNanos ? "ran" : "ran backwards") + (next == null ? " last" : ""));
+                nexts.add(next);
+                return false;
             }
 
             @Override
@@ -79,19 +82,24 @@ class QosExecutorTest {
         Set<Thread> workers = ConcurrentHashMap.newKeySet();
         try (QosExecutor ex = QosExecutor.builder(config(1, 100)).workers(1).batchListener(listener).build()) {
             List<CompletableFuture<Integer>> fs = new ArrayList<>();
+            List<java.util.concurrent.Callable<Integer>> works = new ArrayList<>();
             try (AutoCloseable held = holdTheWorker(ex, "v0")) {
                 for (int i = 0; i < 5; i++) {
-                    fs.add(ex.submit("v0", IoKind.READ, 4096, () -> {
+                    java.util.concurrent.Callable<Integer> work = () -> {
                         workers.add(Thread.currentThread());
                         return 1;
-                    }));
+                    };
+                    works.add(work);
+                    fs.add(ex.submit("v0", IoKind.READ, 4096, work));
                 }
                 await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 6);
                 assertThat(events).as("the held request alone is no batch").isEmpty();
             }
             CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).join();
             await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("end"));
-            assertThat(events).containsExactly("start", "ran", "ran", "ran", "ran", "ran", "end");
+            assertThat(events).containsExactly("start", "ran", "ran", "ran", "ran", "ran last", "end");
+            assertThat(nexts).as("each time, the work run next").containsExactly(works.get(1), works.get(2),
+                    works.get(3), works.get(4), null);
             assertThat(threads).as("the worker's thread").isEqualTo(workers).hasSize(1);
             ex.submit("v0", IoKind.READ, 4096, () -> 1).join();
             await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 0);
