@@ -117,7 +117,8 @@ public final class DataNode implements AutoCloseable {
         this.ownsExecutor = b.executor == null;
         this.executor = b.executor != null ? b.executor
                 : QosExecutor.builder(SchedulerConfig.builder().defaultTasks().build()).workers(b.workers)
-                        .threadFactory(workerThreads()).anticipation(b.anticipation).batchListener(new ReplyBatch(b.replyHold.toNanos())).build();
+                        .threadFactory(workerThreads()).anticipation(b.anticipation)
+                        .batchListener(new ReplyBatch(b.replyHold.toNanos())).build();
         NbdServer.Exports exports = new NbdServer.Exports() {
             @Override
             public VolumeStore lookup(String name) {
