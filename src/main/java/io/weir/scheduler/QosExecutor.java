@@ -81,7 +81,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * CPU), and an interval's worker time is its CPU time plus what its requests' wall time holds
  * beyond that CPU time and run delay, the time they were blocked (in a store slower than the
  * CPU, a lock, a page fault). Without a run delay (not Linux) worker time is CPU time. Usage
- * ({@link Stats#cpuNanos()}) reports CPU time. Each worker's {@link CpuSampler} does both;
+ * reports CPU time ({@link Stats#cpuNanos()}) and, per task, worker time
+ * ({@link Stats#workerNanos()}). Each worker's {@link CpuSampler} does both;
  * submissions reach the scheduler through the {@link Inbox}, so that a worker's loop reads as
  * "complete the last batch, drain the inbox, take a batch, run it".
  *

@@ -102,7 +102,7 @@ public record SchedulerSnapshot(long nanoTime, Map<String, Stats> volumes, Map<S
     /**
      * Every level of the hierarchy.
      *
-     * @param root the root: tasks, by CPU time per share
+     * @param root the root: tasks, by worker time per share
      * @param tenantLevel the tenants of the foreground task
      * @param volumeLevels each tenant's volumes, by tenant id
      * @param reservationLagNanos for each volume with a reservation, how far its reservation tag

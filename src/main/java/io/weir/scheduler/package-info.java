@@ -217,7 +217,7 @@
  * scrub) and 0.248 charged its worker time ({@code DataNodeQosE2ETest}, counted over the
  * milliseconds in which the foreground had requests queued). A scrub step (64 block reads, about
  * 36 ms there) is charged when it ends, which delays its charge but loses none of it. Usage
- * still reports CPU time.
+ * reports CPU time per volume and task, and worker time per task: the split the shares govern.
  *
   * <h2>Deviations from the published algorithms</h2>
  * <ol>

@@ -26,10 +26,10 @@ record TaskUsageSeries(
      *
      * @param cpuFraction this task's part of the CPU charged to all tasks of the node in the point
      * @param workerMs worker time charged: CPU time plus the time the task's requests held a
-     *     worker blocked (in a store slower than the CPU, say)
+     *     worker blocked (in a store slower than the CPU, say); where a report carries none (an
+     *     agent from before it was reported), its CPU time, which worker time is never below
      * @param workerFraction this task's part of the worker time charged to all tasks of the node
-     *     in the point: the split the shares govern while the tasks have work (0 in points whose
-     *     reports carry no worker time)
+     *     in the point: the split the shares govern while the tasks have work
      * @param share time-weighted mean of the task's share in force; null without reports
      */
     @Schema(name = "TaskPoint")
@@ -38,7 +38,8 @@ record TaskUsageSeries(
             @Schema(description = "Requests completed.") long ops,
             @Schema(description = "CPU time charged, ms.") double cpuMs,
             @Schema(description = "This task's part of the node's charged CPU in the point (0..1).") double cpuFraction,
-            @Schema(description = "Worker time charged, ms: CPU time plus time blocked holding a worker.") double workerMs,
+            @Schema(description = "Worker time charged, ms: CPU time plus time blocked holding a worker (the CPU time "
+                    + "where a report carries none).") double workerMs,
             @Schema(description = "This task's part of the node's charged worker time in the point (0..1): the split "
                     + "task shares govern while the tasks have work.") double workerFraction,
             @Schema(description = "Mean share in force; null without reports.") Double share) {

@@ -125,7 +125,7 @@ class UsageQueries {
         boolean raw = range.level() == UsageLevel.RAW;
         String table = raw ? "usage_task_raw" : "usage_task_" + range.level().wireName();
         String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, task, " + sum("ops") + ", "
-                + sum("cpu_ns") + ", " + sum("worker_ns") + ", "
+                + sum("cpu_ns") + ", " + sum("GREATEST(worker_ns, cpu_ns)::numeric") + ", " // CPU where no worker time was reported
                 + (raw ? "sum(LEAST(share, 1e6) * duration_ms), sum(duration_ms::float8)"
                         : "sum(LEAST(share_ms, " + MAX_FLOAT_TERM + ")), sum(duration_ms::float8)")
                 + " FROM " + table + " WHERE node_id = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p, task";

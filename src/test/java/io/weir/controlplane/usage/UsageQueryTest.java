@@ -8,6 +8,7 @@ import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.controlplane.usage.UsageIngest.Delivery;
 import io.weir.protocol.UsageReport;
+import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
 import java.time.Duration;
 import java.time.Instant;
@@ -276,6 +277,28 @@ class UsageQueryTest extends IntegrationTest {
                 .isGreaterThan(s.get("tasks").get(1).get("points").get(1).get("cpuFraction").asDouble());
         assertThat(s.get("tasks").get(0).get("points").get(1).get("share").asDouble())
                 .isEqualTo(s.get("tasks").get(0).get("name").asString().equals("foreground") ? 700.0 : 100.0);
+    }
+
+    /**
+     * An agent from before worker time was reported sends none: its tasks' worker time reads as
+     * their CPU time (which worker time is never below), so the split of the dashboard's task
+     * chart does not fall to 0 for its nodes or for data stored before the upgrade.
+     */
+    @Test
+    void aTaskWhoseReportsCarryNoWorkerTimeShowsItsCpuTimeAsWorkerTime() {
+        UUID old = UsageFixtures.node(api, unique("usage-old-agent"));
+        Instant from = base.truncatedTo(ChronoUnit.HOURS);
+        ingest.ingestAll(List.of(new Delivery(old, new UsageReport(1, base, base.plusSeconds(10), List.of(),
+                List.of(new TaskUsage("foreground", 30, 6_000_000, 0, 700), new TaskUsage("scrub", 3, 2_000_000, 0, 50)),
+                List.of()))));
+        JsonNode s = api.get("/api/v1/usage/nodes/" + old + "/tasks?from=" + from + "&to=" + from.plus(Duration.ofHours(1))
+                + "&step=1h").json();
+        for (JsonNode task : s.get("tasks")) {
+            JsonNode p = task.get("points").get(0);
+            assertThat(p.get("workerMs").asDouble()).as(task.get("name").asString()).isEqualTo(p.get("cpuMs").asDouble());
+            assertThat(p.get("workerFraction").asDouble()).isEqualTo(p.get("cpuFraction").asDouble());
+        }
+        assertThat(s.get("tasks").get(0).get("points").get(0).get("workerFraction").asDouble()).isEqualTo(0.75);
     }
 
     @Test
