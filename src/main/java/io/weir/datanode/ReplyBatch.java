@@ -122,22 +122,22 @@ final class ReplyBatch implements QosExecutor.BatchListener {
 
         /** Holds {@code reply} for {@code sink}, writing what is held first if it is full. */
         void hold(Sink sink, ByteBuffer reply) {
-            if (count == CAPACITY) {
-                flush();
-            }
-            sinks[count] = sink;
-            ends[count] = false;
-            replies[count++] = reply;
+            replies[take(sink, false)] = reply;
         }
 
         /** Holds the end of a request of {@code sink}, writing what is held first if it is full. */
         void holdDone(Sink sink, long bytes) {
+            doneBytes[take(sink, true)] = bytes;
+        }
+
+        /** The next slot, for a reply or a request end of {@code sink}; writes what is held first if full. */
+        private int take(Sink sink, boolean end) {
             if (count == CAPACITY) {
                 flush();
             }
             sinks[count] = sink;
-            ends[count] = true;
-            doneBytes[count++] = bytes;
+            ends[count] = end;
+            return count++;
         }
 
         /**
