@@ -4,20 +4,21 @@ package io.weir.scheduler;
  * What a worker charges each request it runs, reading its thread's clocks at most once per sample
  * interval (see "CPU accounting" in {@link QosExecutor}). Two charges per request:
  * <ul>
- *   <li><b>CPU time</b>, what usage reports per volume and task: between samples a request is charged its wall time
- *       times the CPU/wall ratio of the previous interval; the request that closes an interval is
- *       charged the interval's measured CPU time minus what was already charged in it (never
- *       below 0), so every interval's CPU time is charged once, or, when the estimate at the
- *       previous ratio overshoots it, the interval is charged the estimate.</li>
+ *   <li><b>CPU time</b>, what usage reports per volume and task: between samples a request is
+ *       charged its wall time times the CPU/wall ratio of the previous interval; the request
+ *       that closes an interval is charged the interval's measured CPU time minus what was
+ *       already charged in it (never below 0), so every interval's CPU time is charged once, or,
+ *       when the estimate at the previous ratio overshoots it, the interval is charged the
+ *       estimate.</li>
  *   <li><b>Worker time</b>, what the tasks' shares divide and usage reports per task: the
  *       interval's CPU time plus the time its requests held the worker blocked (in a store
  *       slower than the CPU, say), which is their wall time less the interval's CPU time and
- *       {@linkplain RunDelay run delay} (time runnable
- *       but waiting for a CPU, not charged). It is spread over the interval's requests the same
- *       way, by their wall time. The run delay and the CPU time spent outside the requests (a
- *       wake-up after an idle park, the scheduling) are subtracted too, so the blocked time is a
- *       lower bound and worker time never less than the interval's CPU time. Without a run delay
- *       reader, and for an interval whose run delay could not be read, it is the CPU time.</li>
+ *       {@linkplain RunDelay run delay} (time runnable but waiting for a CPU, not charged). It is
+ *       spread over the interval's requests the same way, by their wall time. The run delay and
+ *       the CPU time spent outside the requests (a wake-up after an idle park, the scheduling)
+ *       are subtracted too, so the blocked time is a lower bound and worker time never less than
+ *       the interval's CPU time. Without a run delay reader, and for an interval whose run delay
+ *       could not be read, it is the CPU time.</li>
  * </ul>
  * One per worker thread, made on it; not thread-safe.
  */

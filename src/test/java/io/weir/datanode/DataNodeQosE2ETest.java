@@ -273,9 +273,10 @@ class DataNodeQosE2ETest {
      * made are its part of the store's time. They are counted, as in {@link #taskSharesHoldWhileScrubRuns},
      * over the intervals in which the foreground queue held work: fio's start and exit, half a
      * second or more of a run in which scrub has the store to itself, took the whole run's split
-     * to 0.71 while the intervals gave 0.754. Charged only its CPU, scrub at a share of 25 took
-     * 0.43-0.44 of the transfers beside the foreground's 64 KiB reads: a 64 KiB read costs the
-     * foreground more CPU per transfer than a block's checksum costs scrub. The foreground
+     * to 0.71 while the intervals gave 0.754. Charged only its CPU (c19bdec), scrub at a share of
+     * 25 took 0.40 of the intervals' transfers beside the foreground's 64 KiB reads (0.44 of the
+     * whole run's): a 64 KiB read costs the foreground more CPU per transfer than a block's
+     * checksum costs scrub. The foreground
      * saturates the store (two clients at QD32 against at most 4,000 transfers a second), and
      * scrub always has work.
      */
