@@ -42,14 +42,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link NbdServer.Limits#writeStallNanos} is disconnected. No thread ever blocks on a client.
  *
  * <h2>TLS</h2>
- * After NBD_OPT_STARTTLS ({@link #startTls}) every read and write goes through a tls-channel
- * session over the same socket, still non-blocking on the same selector: a read that needs the
- * socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
+ * Every byte goes through the connection's {@link NbdTransport}: the socket in clear, and after
+ * NBD_OPT_STARTTLS ({@link #startTls}) a tls-channel session over the same socket, still
+ * non-blocking on the same selector. The connection sees TLS in three places: a read that needs
+ * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
- * counts as written only once its last record is on the socket. Replies are wrapped in the order
- * they are written, under the output lock, the replies a worker's batch held together into as
- * few records as they fill; the records of a write larger than one record are gathered and sent
- * together ({@link RecordBatchingChannel}).
+ * stays queued until its last record is on the socket. Replies are wrapped in the order they are
+ * written, under the output lock, the replies a worker's batch held together into as few records
+ * as they fill.
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
@@ -89,13 +89,8 @@ final class NbdConnection implements ReplyBatch.Sink {
     private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, OPENING, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
 
     final NbdServer server;
-    private final SocketChannel channel;
-    /** After NBD_OPT_STARTTLS: the TLS session over {@link #channel}; all IO goes through it. */
-    private volatile tlschannel.TlsChannel tls;
-    /** The socket under {@link #tls}, gathering the records of a large reply; null before STARTTLS. */
-    private volatile RecordBatchingChannel tlsSocket;
-    /** A TLS read needs to write (the handshake) before it can go on: retried when the socket is writable. */
-    private boolean tlsReadWantsWrite;
+    /** The socket, or the TLS session over it after NBD_OPT_STARTTLS: all IO goes through it. */
+    private final NbdTransport transport;
     /** The tenant whose exports a TLS client sees (from its certificate), once known. */
     private String tlsTenant;
     final BufferPool pool;
@@ -146,16 +141,13 @@ final class NbdConnection implements ReplyBatch.Sink {
     private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
     /** Replies in {@link #out}: written under its lock, read without it. */
     private volatile int queuedReplies;
-    /** {@link #write(ByteBuffer)}'s one-element array; used under {@link #out} only. */
-    private final ByteBuffer[] oneReply = new ByteBuffer[1];
     private boolean writeInterest;
-    private long lastWriteProgress;
     private volatile boolean closed;
     private volatile boolean resumeQueued;
 
     NbdConnection(NbdServer server, SocketChannel channel, java.net.InetAddress source) {
         this.server = server;
-        this.channel = channel;
+        this.transport = new NbdTransport(channel);
         this.pool = server.pool;
         this.source = source;
     }
@@ -199,8 +191,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             if (!k.isValid()) {
                 return;
             }
-            boolean readAgain = tlsReadWantsWrite;
-            tlsReadWantsWrite = false;
+            boolean readAgain = transport.takeReadWantsWrite();
             flushQueued();
             if (k.isValid() && readAgain) {
                 readAndProcess();
@@ -229,14 +220,12 @@ final class NbdConnection implements ReplyBatch.Sink {
             taken = readAndProcessOnce();
             // A TLS session may hold decrypted bytes the socket will not announce again: read on
             // while it gives some and the connection reads at all.
-        } while (tls != null && taken > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
+        } while (transport.isTls() && taken > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
                 && state != State.OPENING);
     }
 
     /** Bytes the last read call of {@link #readOnce} took (selector thread). */
     private int lastRead;
-    /** The two buffers of a scattering read: a payload's rest, then {@link #in} (selector thread). */
-    private final ByteBuffer[] scatter = new ByteBuffer[2];
 
     /**
      * Reads and decodes. In a stream of large writes ({@link #largeWrites}) it reads on while each
@@ -279,9 +268,12 @@ final class NbdConnection implements ReplyBatch.Sink {
         long offered = in.remaining() + (payload == null ? 0 : payload.remaining());
         long n;
         try {
-            n = payload == null ? read(in) : read(payload, in);
+            n = payload == null ? transport.read(in) : transport.read(payload, in);
         } finally {
             in.limit(limit);
+        }
+        if (n == 0 && transport.readWantsWrite()) {
+            enableWrite(); // the TLS handshake must send first: onWritable reads again
         }
         lastRead = (int) Math.max(0, n);
         if (n < 0) {
@@ -514,7 +506,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             }
             r.payload.flip();
         }
-        if (type == Nbd.CMD_READ && validate(r) == 0) {
+        if (type == Nbd.CMD_READ && r.validate(exportSize, options.structured(), options.metaContext()) == 0) {
             // the reply buffer is taken here, within the node's budget, as a write's payload is
             try {
                 r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length);
@@ -557,10 +549,10 @@ final class NbdConnection implements ReplyBatch.Sink {
 
     /** Validates and submits a decoded request, or answers it with an error at once. */
     private void dispatch(NbdRequest r) {
-        int error = validate(r);
+        int error = r.validate(exportSize, options.structured(), options.metaContext());
         if (error != 0) {
             r.release();
-            r.replyError(error, errorMessage(error, r));
+            r.replyError(error, r.errorMessage(error, exportSize, options.metaContext()));
             return;
         }
         inFlight.incrementAndGet();
@@ -632,38 +624,6 @@ final class NbdConnection implements ReplyBatch.Sink {
                 || buffered.get() >= server.limits.maxBufferedBytes();
     }
 
-    private int validate(NbdRequest r) {
-        long end = r.offset + r.length;
-        boolean inRange = r.offset >= 0 && end >= r.offset && end <= exportSize;
-        return switch (r.type) {
-            case Nbd.CMD_READ -> (r.flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_DF)) != 0 || r.length == 0 || !inRange
-                    || (r.flags & Nbd.CMD_FLAG_DF) != 0 && !options.structured() ? Nbd.EINVAL
-                    : r.length > MAX_PAYLOAD ? Nbd.EINVAL : 0;
-            case Nbd.CMD_WRITE -> (r.flags & ~Nbd.CMD_FLAG_FUA) != 0 || r.length == 0 ? Nbd.EINVAL
-                    : !inRange ? Nbd.ENOSPC : 0;
-            case Nbd.CMD_WRITE_ZEROES -> (r.flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_NO_HOLE)) != 0 || r.length == 0
-                    ? Nbd.EINVAL : !inRange ? Nbd.ENOSPC : 0;
-            case Nbd.CMD_TRIM -> (r.flags & ~Nbd.CMD_FLAG_FUA) != 0 || r.length == 0 || !inRange ? Nbd.EINVAL : 0;
-            case Nbd.CMD_FLUSH -> (r.flags & ~Nbd.CMD_FLAG_FUA) != 0 ? Nbd.EINVAL : 0;
-            case Nbd.CMD_CACHE -> (r.flags & ~Nbd.CMD_FLAG_FUA) != 0 || r.length == 0 || !inRange ? Nbd.EINVAL : 0;
-            case Nbd.CMD_BLOCK_STATUS -> !options.metaContext() || (r.flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_REQ_ONE)) != 0
-                    || r.length == 0 || !inRange ? Nbd.EINVAL : 0;
-            default -> Nbd.EINVAL;
-        };
-    }
-
-    private String errorMessage(int error, NbdRequest r) {
-        if (r.type > Nbd.CMD_BLOCK_STATUS) {
-            return "unknown command " + r.type;
-        }
-        if (r.type == Nbd.CMD_BLOCK_STATUS && !options.metaContext()) {
-            return "no metadata context was negotiated";
-        }
-        return error == Nbd.ENOSPC ? "write beyond the end of the export (" + exportSize + " bytes)"
-                : "invalid request: flags 0x" + Integer.toHexString(r.flags) + ", offset " + r.offset
-                        + ", length " + r.length + ", export size " + exportSize;
-    }
-
     private void pauseReading() {
         if (!readPaused) {
             readPaused = true;
@@ -701,7 +661,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
         try {
             process(); // requests already buffered
-            if (tls != null && !readPaused) {
+            if (transport.isTls() && !readPaused) {
                 readAndProcess(); // and those the TLS session holds decrypted, which no OP_READ announces
             }
         } catch (IOException e) {
@@ -766,7 +726,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             if (out.isEmpty()) {
                 boolean flushed;
                 try {
-                    flushed = write(replies, n);
+                    flushed = transport.write(replies, n);
                 } catch (IOException | RuntimeException e) { // a TLS session's failure too: it closes
                     for (int i = 0; i < n; i++) {
                         pool.release(replies[i]);
@@ -780,14 +740,14 @@ final class NbdConnection implements ReplyBatch.Sink {
                     }
                     return;
                 }
-                if (tls == null) {
+                if (!transport.isTls()) {
                     while (!replies[first].hasRemaining()) {
                         pool.release(replies[first++]);
                     }
                 }
                 // over TLS all stay queued, even when all was taken: a last record may still be
                 // waiting in the session for the socket, and only a later write pushes it out
-                lastWriteProgress = System.nanoTime();
+                transport.markWriteProgress(System.nanoTime());
             }
             for (int i = first; i < n; i++) {
                 out.add(replies[i]);
@@ -809,93 +769,6 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
     }
 
-    /** As {@link #read(ByteBuffer)}, into {@code first} and then {@code second}, in one call. */
-    private long read(ByteBuffer first, ByteBuffer second) throws IOException {
-        scatter[0] = first;
-        scatter[1] = second;
-        try {
-            return readInto(null, scatter);
-        } finally {
-            scatter[0] = null;
-            scatter[1] = null;
-        }
-    }
-
-    /** Reads from the socket, or through the TLS session once there is one. Selector thread. */
-    private int read(ByteBuffer dst) throws IOException {
-        return (int) readInto(dst, null);
-    }
-
-    /** Reads into {@code dst}, or else scattered into {@code dsts}; 0 while TLS needs more first. */
-    private long readInto(ByteBuffer dst, ByteBuffer[] dsts) throws IOException {
-        tlschannel.TlsChannel t = tls;
-        try {
-            if (t == null) {
-                return dst != null ? channel.read(dst) : channel.read(dsts);
-            }
-            return dst != null ? t.read(dst) : t.read(dsts);
-        } catch (tlschannel.NeedsReadException e) {
-            return 0; // the socket has not the whole record yet: OP_READ brings the rest
-        } catch (tlschannel.NeedsWriteException e) {
-            tlsReadWantsWrite = true; // the handshake must send first: retried when writable
-            enableWrite();
-            return 0;
-        }
-    }
-
-    /**
-     * Writes {@code b} to the socket, or through the TLS session; answers whether all of it is on
-     * the socket. Over TLS, {@code b} may be taken whole while records of it still wait for room
-     * on the socket (in the session, or gathered in {@link #tlsSocket}): not flushed, so the
-     * caller keeps it queued (empty) and a later write, which first sends what waits, completes
-     * it. Caller holds {@link #out}: one wrap at a time, in order.
-     */
-    private boolean write(ByteBuffer b) throws IOException {
-        oneReply[0] = b;
-        try {
-            return write(oneReply, 1);
-        } finally {
-            oneReply[0] = null;
-        }
-    }
-
-    /** As {@link #write(ByteBuffer)}, for {@code bs[0..n)} in order, gathered into one write. */
-    private boolean write(ByteBuffer[] bs, int n) throws IOException {
-        tlschannel.TlsChannel t = tls;
-        if (t == null) {
-            if (n == 1) {
-                channel.write(bs[0]);
-            } else {
-                channel.write(bs, 0, n);
-            }
-            return !bs[n - 1].hasRemaining();
-        }
-        RecordBatchingChannel socket = tlsSocket;
-        long bytes = 0;
-        for (int i = 0; i < n; i++) {
-            bytes += bs[i].remaining();
-        }
-        if (bytes > RecordBatchingChannel.RECORD_PLAINTEXT_BYTES) {
-            socket.batch(); // several records: sent together
-        }
-        boolean wrapped;
-        try {
-            // returns once what it wrapped is on the socket, or gathered
-            if (n == 1) {
-                t.write(bs[0]);
-            } else {
-                t.write(bs, 0, n);
-            }
-            wrapped = !bs[n - 1].hasRemaining();
-        } catch (tlschannel.WouldBlockException e) {
-            wrapped = false; // the socket is full (or the session must read first): OP_WRITE resumes it
-        }
-        if (socket.flush() > 0) {
-            lastWriteProgress = System.nanoTime();
-        }
-        return wrapped && !socket.hasStaged();
-    }
-
     /**
      * NBD_OPT_STARTTLS was acknowledged (selector thread, while decoding it): from the next byte
      * on, the connection speaks TLS. The acknowledgement must have reached the socket in clear,
@@ -914,17 +787,13 @@ final class NbdConnection implements ReplyBatch.Sink {
             abort("the client sent data after NBD_OPT_STARTTLS before the TLS handshake");
             return false;
         }
-        // Its buffers stay with the connection (about 33 KiB of heap) instead of being freed and
-        // allocated again around every record: a quarter more 4 KiB reads a second over TLS.
-        tlsSocket = new RecordBatchingChannel(channel, pool);
-        tls = tlschannel.ServerTlsChannel.newBuilder(tlsSocket, context).withEngineFactory(NbdTls::serverEngine)
-                .withReleaseBuffers(false).build();
+        transport.startTls(context, pool);
         return true;
     }
 
     /** Whether the connection speaks TLS. */
     boolean isTls() {
-        return tls != null;
+        return transport.isTls();
     }
 
     /**
@@ -933,7 +802,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      */
     String tlsTenant() {
         if (tlsTenant == null && !closed) {
-            java.security.cert.X509Certificate peer = peerCertificate();
+            java.security.cert.X509Certificate peer = transport.peerCertificate();
             String tenant = peer == null ? null : server.tls.tenantOf(peer);
             if (tenant != null) {
                 if (!server.admitTenant(tenant)) {
@@ -952,27 +821,13 @@ final class NbdConnection implements ReplyBatch.Sink {
         return tlsTenant;
     }
 
-    /** The TLS client's certificate once its handshake is done, else null. */
-    private java.security.cert.X509Certificate peerCertificate() {
-        tlschannel.TlsChannel t = tls;
-        if (t == null) {
-            return null;
-        }
-        try {
-            java.security.cert.Certificate[] peer = t.getSslEngine().getSession().getPeerCertificates();
-            return peer.length > 0 && peer[0] instanceof java.security.cert.X509Certificate x ? x : null;
-        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
-            return null; // the handshake is not done yet
-        }
-    }
-
     /**
      * Selector thread, after a config changed whom the node lets in: a TLS client whose
      * certificate was revoked (or no longer belongs to a tenant here, or now to another one) is
      * disconnected at once, also in transmission.
      */
     void revalidateTls() {
-        java.security.cert.X509Certificate peer = peerCertificate();
+        java.security.cert.X509Certificate peer = transport.peerCertificate();
         if (peer == null || closed) {
             return;
         }
@@ -998,13 +853,13 @@ final class NbdConnection implements ReplyBatch.Sink {
                 int before = b.remaining();
                 int limit = b.limit();
                 b.limit(b.position() + Math.min(before, budget));
-                boolean flushed = write(b) && b.limit() == limit;
+                boolean flushed = transport.write(b) && b.limit() == limit;
                 b.limit(limit);
                 int written = before - b.remaining();
                 budget -= written;
                 if (written > 0) {
                     buffered.addAndGet(-written);
-                    lastWriteProgress = System.nanoTime();
+                    transport.markWriteProgress(System.nanoTime());
                 }
                 if (!flushed) {
                     break;
@@ -1044,7 +899,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
         boolean stalled;
         synchronized (out) {
-            stalled = !out.isEmpty() && now - lastWriteProgress > server.limits.writeStallNanos();
+            stalled = !out.isEmpty() && now - transport.lastWriteProgress() > server.limits.writeStallNanos();
         }
         if (stalled) {
             abort("client stopped reading replies");
@@ -1150,15 +1005,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (key != null) {
             key.cancel();
         }
-        try {
-            RecordBatchingChannel t = tlsSocket;
-            if (t != null) {
-                t.close(); // gives its staged buffer back to the pool
-            }
-            channel.close();
-        } catch (IOException ignored) {
-            // closed anyway
-        }
+        transport.close();
         letGoHeld();
         VolumeStore v = volume;
         if (v != null) {

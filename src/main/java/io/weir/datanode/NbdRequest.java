@@ -68,6 +68,45 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     }
 
     /**
+     * The error this request must be refused with on an export of {@code exportSize} bytes, or 0
+     * if it may run: EINVAL for flags its command does not take, a length of 0, a range outside
+     * the export (ENOSPC for writes), a READ above {@link NbdConnection#MAX_PAYLOAD}, DF without
+     * structured replies, BLOCK_STATUS without a metadata context, or an unknown command.
+     */
+    int validate(long exportSize, boolean structured, boolean metaContext) {
+        long end = offset + length;
+        boolean inRange = offset >= 0 && end >= offset && end <= exportSize;
+        return switch (type) {
+            case Nbd.CMD_READ -> (flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_DF)) != 0 || length == 0 || !inRange
+                    || (flags & Nbd.CMD_FLAG_DF) != 0 && !structured ? Nbd.EINVAL
+                    : length > NbdConnection.MAX_PAYLOAD ? Nbd.EINVAL : 0;
+            case Nbd.CMD_WRITE -> (flags & ~Nbd.CMD_FLAG_FUA) != 0 || length == 0 ? Nbd.EINVAL
+                    : !inRange ? Nbd.ENOSPC : 0;
+            case Nbd.CMD_WRITE_ZEROES -> (flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_NO_HOLE)) != 0 || length == 0
+                    ? Nbd.EINVAL : !inRange ? Nbd.ENOSPC : 0;
+            case Nbd.CMD_TRIM -> (flags & ~Nbd.CMD_FLAG_FUA) != 0 || length == 0 || !inRange ? Nbd.EINVAL : 0;
+            case Nbd.CMD_FLUSH -> (flags & ~Nbd.CMD_FLAG_FUA) != 0 ? Nbd.EINVAL : 0;
+            case Nbd.CMD_CACHE -> (flags & ~Nbd.CMD_FLAG_FUA) != 0 || length == 0 || !inRange ? Nbd.EINVAL : 0;
+            case Nbd.CMD_BLOCK_STATUS -> !metaContext || (flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_REQ_ONE)) != 0
+                    || length == 0 || !inRange ? Nbd.EINVAL : 0;
+            default -> Nbd.EINVAL;
+        };
+    }
+
+    /** The message of the error reply {@link #validate} chose. */
+    String errorMessage(int error, long exportSize, boolean metaContext) {
+        if (type > Nbd.CMD_BLOCK_STATUS) {
+            return "unknown command " + type;
+        }
+        if (type == Nbd.CMD_BLOCK_STATUS && !metaContext) {
+            return "no metadata context was negotiated";
+        }
+        return error == Nbd.ENOSPC ? "write beyond the end of the export (" + exportSize + " bytes)"
+                : "invalid request: flags 0x" + Integer.toHexString(flags) + ", offset " + offset
+                        + ", length " + length + ", export size " + exportSize;
+    }
+
+    /**
      * The scheduler cost: the bytes the request moves through the volume's file, whether or
      * not they cross the wire: READ, WRITE, CACHE (reads its range into the page cache) and
      * WRITE_ZEROES with NO_HOLE (writes its range), up to 4 GiB for the last two; 0 (the

@@ -19,12 +19,13 @@
  *       and hands it to the NBD server. On SIGTERM: refuse new clients, drain in-flight
  *       requests, close the agent, close the files.</li>
  *   <li>The protocol: {@code NbdServer} (the listener and selector loop), {@code NbdConnection}
- *       (one client's framing, flow control, output and closing), {@code NbdHandshake} (its
+ *       (one client's framing, flow control, output and closing), {@code NbdTransport} (its
+ *       bytes: the socket in clear, or after STARTTLS the {@code tls-channel} library's
+ *       non-blocking {@code SSLEngine} channel over a {@code RecordBatchingChannel} that sends the
+ *       records of a large reply with one system call per MiB), {@code NbdHandshake} (its
  *       option negotiation, NBD_OPT_STARTTLS included), {@code NbdTls} (the node's certificate
- *       and whom it lets in: a client certificate's tenant sees that tenant's exports only; TLS
- *       through the {@code tls-channel} library's non-blocking {@code SSLEngine} channel, over a
- *       {@code RecordBatchingChannel} that sends the records of a large reply with one system
- *       call per MiB), {@code NbdRequest} (one transmission request, run by a worker, and
+ *       and whom it lets in: a client certificate's tenant sees that tenant's exports only),
+ *       {@code NbdRequest} (one transmission request: its validation, its run by a worker, and
  *       its reply) and {@code ReplyBatch} (the replies of a worker's batch of requests, written
  *       per connection in one gathering write). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
