@@ -33,9 +33,24 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     long rejected;
     long cpuNanos;
 
-    FlowNode(VolumeSpec spec, int slot, Object owner) {
+    FlowNode(VolumeSpec spec, int slot, Object owner, long now) {
         super(spec.id(), spec.weight(), slot);
         this.owner = owner;
+        apply(spec, now);
+    }
+
+    /**
+     * Takes its (first or new) spec: weight, limits, reservation, cost model and queue bound; a
+     * volume named again is live again. Its tenant is the scheduler's to change.
+     */
+    void apply(VolumeSpec s, long now) {
+        limit(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
+        setWeight(s.weight());
+        draining = false;
+        spec = s;
+        costModel = s.costModel();
+        capacity = s.queueCapacity();
+        reservationInterval = s.minIops() > 0 ? Math.max(1, 1_000_000_000L / s.minIops()) : 0;
     }
 
     /** True if its own or its tenant's limits, or a reservation, decide this volume's share. */

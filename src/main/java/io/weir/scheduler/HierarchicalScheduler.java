@@ -880,20 +880,12 @@ public final class HierarchicalScheduler<R> {
             ids.add(s.id());
             TenantNode tn = tenants.get(s.id());
             if (tn == null) {
-                tn = new TenantNode(s, allocateSlot(), readyPositions, anticipatedPositions);
+                tn = new TenantNode(s, allocateSlot(), readyPositions, anticipatedPositions, now);
                 tn.counter = fgVtime;
-                tn.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
                 tenants.put(s.id(), tn);
             } else {
-                TenantSpec o = tn.spec;
-                if (o.maxIops() != s.maxIops() || o.burstIops() != s.burstIops()
-                        || o.maxBytesPerSec() != s.maxBytesPerSec() || o.burstBytesPerSec() != s.burstBytesPerSec()) {
-                    tn.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
-                }
-                tn.setWeight(s.weight());
-                tn.draining = false;
+                tn.apply(s, now);
             }
-            tn.spec = s;
         }
         for (TenantNode tn : tenants.values()) {
             if (!ids.contains(tn.id)) {
@@ -908,18 +900,13 @@ public final class HierarchicalScheduler<R> {
             TenantNode tn = tenants.get(s.tenantId());
             FlowNode f = flows.get(s.id());
             if (f == null) {
-                f = new FlowNode(s, allocateSlot(), this);
-                f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
+                f = new FlowNode(s, allocateSlot(), this, now);
                 f.reservationTag = now - reservationShift;
                 f.tenant = tn;
                 tn.flows.add(f);
                 flows.put(s.id(), f);
             } else {
-                VolumeSpec o = f.spec;
-                if (o.maxIops() != s.maxIops() || o.burstIops() != s.burstIops()
-                        || o.maxBytesPerSec() != s.maxBytesPerSec() || o.burstBytesPerSec() != s.burstBytesPerSec()) {
-                    f.limiter = Limiter.of(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
-                }
+                f.apply(s, now);
                 if (f.tenant != tn) {
                     // Its counter meant something only relative to the old tenant's virtual time:
                     // it starts at the new level as a newcomer (the heaps are rebuilt below).
@@ -928,13 +915,7 @@ public final class HierarchicalScheduler<R> {
                     tn.flows.add(f);
                     f.placeAt(tn.vtime);
                 }
-                f.setWeight(s.weight());
-                f.draining = false;
             }
-            f.spec = s;
-            f.costModel = s.costModel();
-            f.capacity = s.queueCapacity();
-            f.reservationInterval = s.minIops() > 0 ? Math.max(1, 1_000_000_000L / s.minIops()) : 0;
         }
         for (FlowNode f : flows.values()) {
             if (!ids.contains(f.id)) {

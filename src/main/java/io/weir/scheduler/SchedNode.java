@@ -48,6 +48,8 @@ abstract class SchedNode extends TicketQueue {
     long counter;
     private long remainder;
     Limiter limiter = Limiter.UNLIMITED;
+    /** The limits {@link #limiter} enforces: max IOPS, burst IOPS, max bytes/s, burst bytes/s (null: none set yet). */
+    private long[] limits;
     int state = IDLE;
     boolean draining;
 
@@ -73,6 +75,18 @@ abstract class SchedNode extends TicketQueue {
         this.id = id;
         this.weight = weight;
         this.slot = slot;
+    }
+
+    /**
+     * Sets the node's limits ({@link Limiter#of}): a new limiter when they changed, or on the
+     * first call; the current one, with its burst credit, when they did not.
+     */
+    final void limit(long maxIops, long burstIops, long maxBytesPerSec, long burstBytesPerSec, long now) {
+        long[] next = {maxIops, burstIops, maxBytesPerSec, burstBytesPerSec};
+        if (!java.util.Arrays.equals(next, limits)) {
+            limits = next;
+            limiter = Limiter.of(maxIops, burstIops, maxBytesPerSec, burstBytesPerSec, now);
+        }
     }
 
     /** Advances the counter by {@code cost / weight}. */

@@ -24,9 +24,18 @@ final class TenantNode extends SchedNode {
     final IndexedHeap<FlowNode> anticipated;
 
     TenantNode(TenantSpec spec, int slot, IndexedHeap.Positions readyPositions,
-            IndexedHeap.Positions anticipatedPositions) {
+            IndexedHeap.Positions anticipatedPositions, long now) {
         super(spec.id(), spec.weight(), slot);
         this.ready = new IndexedHeap<>(readyPositions);
         this.anticipated = new IndexedHeap<>(anticipatedPositions);
+        apply(spec, now);
+    }
+
+    /** Takes its (first or new) spec: weight and limits; a tenant named again is live again. */
+    void apply(TenantSpec s, long now) {
+        limit(s.maxIops(), s.burstIops(), s.maxBytesPerSec(), s.burstBytesPerSec(), now);
+        setWeight(s.weight());
+        draining = false;
+        spec = s;
     }
 }

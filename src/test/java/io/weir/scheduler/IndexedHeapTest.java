@@ -105,7 +105,7 @@ class IndexedHeapTest {
             int n = 1 + r.nextInt(300);
             FlowNode[] all = new FlowNode[n];
             for (int i = 0; i < n; i++) {
-                all[i] = new FlowNode(VolumeSpec.of("v" + i, "t"), i, this);
+                all[i] = new FlowNode(VolumeSpec.of("v" + i, "t"), i, this, 0);
                 positions.ensure(i);
             }
             int keyRange = 1 + r.nextInt(20); // small ranges: many ties
