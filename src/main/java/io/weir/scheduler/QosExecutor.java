@@ -486,19 +486,37 @@ public final class QosExecutor implements AutoCloseable {
 
     private void workerLoop(int index) {
         try (RunDelay runDelay = RunDelay.openForCurrentThread()) { // null where not measured
-            workerLoop(index, new CpuSampler(cpuClock, runDelay, cpuSampleInterval, System.nanoTime()));
+            Worker w = new Worker(index, new CpuSampler(cpuClock, runDelay, cpuSampleInterval, System.nanoTime()));
+            // The loop stays this small on purpose: the JIT compiles take() and run() as methods.
+            // As one 700-byte loop it ran as on-stack-replacement code, deoptimized whenever the
+            // load took a new path, and the workers then ran interpreted until recompiled.
+            while (w.take()) {
+                w.run();
+            }
         }
     }
 
-    private void workerLoop(int index, CpuSampler cpu) {
+    /** A worker thread's state: the batch it took, and the CPU and worker time each request used. */
+    private final class Worker {
+        private final int index;
+        private final CpuSampler cpu;
         @SuppressWarnings("unchecked")
-        Ticket<Job<?>>[] batch = new Ticket[MAX_BATCH];
-        long[] batchCpu = new long[MAX_BATCH];
-        long[] batchWork = new long[MAX_BATCH];
-        int batchSize = 0;
-        int workerCount = workers.size();
-        for (;;) {
-            boolean exiting = false;
+        private final Ticket<Job<?>>[] batch = new Ticket[MAX_BATCH];
+        private final long[] batchCpu = new long[MAX_BATCH];
+        private final long[] batchWork = new long[MAX_BATCH];
+        private final int workerCount = workers.size();
+        private int batchSize;
+
+        Worker(int index, CpuSampler cpu) {
+            this.index = index;
+            this.cpu = cpu;
+        }
+
+        /**
+         * Under the lock: completes the batch that ran, then takes the next one, parking while
+         * nothing is eligible. False when the executor is closed and drained: the worker exits.
+         */
+        boolean take() {
             lock.lock();
             try {
                 long now = clock.nanoTime();
@@ -525,46 +543,55 @@ public final class QosExecutor implements AutoCloseable {
                         break;
                     }
                     if (closed && undispatched.get() == 0) {
-                        exiting = true;
-                        break;
+                        wakeAll(); // the others re-check and exit too
+                        return false;
                     }
-                    long deadline = scheduler.nextEligibleTime();
-                    parked.set(index, 1);
-                    idleWorkers.incrementAndGet();
-                    if (!inbox.isEmpty()) {
-                        // a submission raced with going idle: take it back unless a waker already did
-                        if (parked.compareAndSet(index, 1, 0)) {
-                            idleWorkers.decrementAndGet();
-                        }
-                        continue;
-                    }
-                    lock.unlock();
-                    try {
-                        if (deadline == HierarchicalScheduler.NO_DEADLINE) {
-                            LockSupport.parkNanos(this, IDLE_PARK_NANOS);
-                        } else if (deadline - now > 0) {
-                            LockSupport.parkNanos(this, deadline - now);
-                        }
-                    } finally {
-                        lock.lock();
-                    }
-                    if (parked.compareAndSet(index, 1, 0)) {
-                        idleWorkers.decrementAndGet(); // timed out or spurious: nobody claimed us
-                    }
-                    now = clock.nanoTime();
-                }
-                if (exiting) {
-                    wakeAll(); // the others re-check and exit too
-                    return;
+                    now = park(now);
                 }
                 if (closed && undispatched.get() == 0) {
                     wakeAll(); // last work taken: parked workers may exit now
                 } else if (idleWorkers.get() > 0 && scheduler.queuedCount() > 0) {
                     wakeOne(); // let another idle worker look at the remaining work
                 }
+                return true;
             } finally {
                 lock.unlock();
             }
+        }
+
+        /**
+         * Holds the lock on entry and on return: parks until a submission, the next timed event
+         * of the scheduler, or the idle bound. Returns the time after it.
+         */
+        private long park(long now) {
+            long deadline = scheduler.nextEligibleTime();
+            parked.set(index, 1);
+            idleWorkers.incrementAndGet();
+            if (!inbox.isEmpty()) {
+                // a submission raced with going idle: take it back unless a waker already did
+                if (parked.compareAndSet(index, 1, 0)) {
+                    idleWorkers.decrementAndGet();
+                }
+                return now;
+            }
+            lock.unlock();
+            try {
+                if (deadline == HierarchicalScheduler.NO_DEADLINE) {
+                    LockSupport.parkNanos(QosExecutor.this, IDLE_PARK_NANOS);
+                } else if (deadline - now > 0) {
+                    LockSupport.parkNanos(QosExecutor.this, deadline - now);
+                }
+            } finally {
+                lock.lock();
+            }
+            if (parked.compareAndSet(index, 1, 0)) {
+                idleWorkers.decrementAndGet(); // timed out or spurious: nobody claimed us
+            }
+            return clock.nanoTime();
+        }
+
+        /** Outside the lock: runs the batch taken, measuring each request. */
+        void run() {
             // One wall-clock read per request (reads cost 30-60 ns on some VMs): a request's wall
             // time runs from the previous one's end, so it includes the bookkeeping in between.
             BatchListener listener = batchSize > 1 ? batchListener : null;
