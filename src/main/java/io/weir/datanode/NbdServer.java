@@ -385,49 +385,13 @@ final class NbdServer implements AutoCloseable {
     }
 
     private void loop() {
-        long nextTick = System.nanoTime();
+        nextTick = System.nanoTime();
         try {
+            // The loop stays this small on purpose: the JIT compiles round() as a method. As one
+            // 600-byte loop it ran as on-stack-replacement code, deoptimized whenever the load took
+            // a new path, and the selector then ran interpreted until recompiled.
             while (running) {
-                selector.select(TICK_MILLIS);
-                wakeups++;
-                Task t;
-                while ((t = tasks.poll()) != null) {
-                    contained(t.connection(), t.work());
-                }
-                if (memoryFreed) {
-                    retryMemoryWaiters();
-                }
-                // reads first, then writes within the round's budget, from a rotating start
-                Set<SelectionKey> keys = selector.selectedKeys();
-                Iterator<SelectionKey> it = keys.iterator();
-                while (it.hasNext()) {
-                    SelectionKey k = it.next();
-                    it.remove();
-                    if (k.attachment() == null) {
-                        accept();
-                    } else {
-                        NbdConnection c = (NbdConnection) k.attachment();
-                        contained(c, () -> c.onReadable(k));
-                        if (k.isValid() && k.isWritable()) {
-                            writable.add(k);
-                        }
-                    }
-                }
-                roundWriteBudget = ROUND_WRITE_BYTES;
-                int n = writable.size();
-                for (int i = 0, start = n == 0 ? 0 : Math.floorMod(writeRotation++, n); i < n; i++) {
-                    SelectionKey k = writable.get((start + i) % n);
-                    NbdConnection c = (NbdConnection) k.attachment();
-                    contained(c, () -> c.onWritable(k));
-                }
-                writable.clear();
-                long now = System.nanoTime();
-                if (now - nextTick >= 0) {
-                    nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
-                    for (NbdConnection c : connections) {
-                        contained(c, () -> c.checkStalled(now));
-                    }
-                }
+                round();
             }
         } catch (Throwable e) {
             LOG.log(Level.ERROR, "NBD selector loop failed: the node no longer serves NBD clients", e);
@@ -444,6 +408,53 @@ final class NbdServer implements AutoCloseable {
                 // nothing left to do
             }
             stopped.countDown();
+        }
+    }
+
+    /** When the selector next checks its connections for stalls and timeouts (selector thread). */
+    private long nextTick;
+
+    /** One round of the selector: tasks, then reads, then writes within the round's budget. */
+    private void round() throws IOException {
+        selector.select(TICK_MILLIS);
+        wakeups++;
+        Task t;
+        while ((t = tasks.poll()) != null) {
+            contained(t.connection(), t.work());
+        }
+        if (memoryFreed) {
+            retryMemoryWaiters();
+        }
+        // reads first, then writes within the round's budget, from a rotating start
+        Set<SelectionKey> keys = selector.selectedKeys();
+        Iterator<SelectionKey> it = keys.iterator();
+        while (it.hasNext()) {
+            SelectionKey k = it.next();
+            it.remove();
+            if (k.attachment() == null) {
+                accept();
+            } else {
+                NbdConnection c = (NbdConnection) k.attachment();
+                contained(c, () -> c.onReadable(k));
+                if (k.isValid() && k.isWritable()) {
+                    writable.add(k);
+                }
+            }
+        }
+        roundWriteBudget = ROUND_WRITE_BYTES;
+        int n = writable.size();
+        for (int i = 0, start = n == 0 ? 0 : Math.floorMod(writeRotation++, n); i < n; i++) {
+            SelectionKey k = writable.get((start + i) % n);
+            NbdConnection c = (NbdConnection) k.attachment();
+            contained(c, () -> c.onWritable(k));
+        }
+        writable.clear();
+        long now = System.nanoTime();
+        if (now - nextTick >= 0) {
+            nextTick = now + TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
+            for (NbdConnection c : connections) {
+                contained(c, () -> c.checkStalled(now));
+            }
         }
     }
 
