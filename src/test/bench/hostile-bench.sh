@@ -10,6 +10,10 @@
 #   mvn -o -q compile && bash src/test/bench/hostile-bench.sh [seconds per phase] [heap MiB]
 #   PEERS="nbdkit qemu-nbd" ROUNDS=3 bash src/test/bench/hostile-bench.sh 12
 #
+# PHASES (space-separated name:attack pairs) runs some phases only, e.g.
+# PHASES="baseline1:none bigreads:bigreads baseline2:none"; CLASSES runs the node from another
+# directory of compiled classes than target/classes (to compare two builds by turns).
+#
 # With PEERS, the big-reads attack then runs against each named peer too, by turns with the Weir
 # node (ROUNDS rounds, default 2, each server's order rotating): a quiet baseline, the attack, a
 # quiet baseline, on each server in turn. The peers serve the honest volume's file as one export,
@@ -34,7 +38,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 mvn -o -q dependency:build-classpath -Dmdep.outputFile="$WORK/cp.txt" >/dev/null
-CP="target/classes:$(cat "$WORK/cp.txt")"
+CP="${CLASSES:-target/classes}:$(cat "$WORK/cp.txt")"
 
 python3 - "$WORK" <<'PY'
 import json, sys
@@ -237,7 +241,7 @@ phase() {
   echo "$fiorc" >"$WORK/$name.fiorc"
 }
 
-PHASES=(baseline1:none optflood:optflood reqflood:reqflood idle:idle drip:drip bigreads:bigreads baseline2:none)
+read -r -a PHASES <<< "${PHASES:-baseline1:none optflood:optflood reqflood:reqflood idle:idle drip:drip bigreads:bigreads baseline2:none}"
 for p in "${PHASES[@]}"; do
   phase "${p%%:*}" "${p#*:}"
   kill -0 "$NODE" 2>/dev/null || { echo "the node died during ${p%%:*}:"; tail -30 "$WORK/node.log"; exit 1; }
