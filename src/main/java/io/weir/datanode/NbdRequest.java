@@ -220,15 +220,16 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     }
 
     /**
-     * Whether the request runs in a moment unless the store is slow: a READ, WRITE or CACHE
-     * without FUA on a volume of one copy. A FLUSH or FUA waits for the disk, and a replicated
-     * volume's write for its copies; {@link ReplyBatch} holds no reply across such a request.
+     * Whether the request runs in a moment unless the store is slow: a READ or CACHE without
+     * FUA (a replicated volume's too: it is read from this node's copy), or a WRITE without FUA on
+     * a volume of one copy. A FLUSH or FUA waits for the disk, and a replicated volume's write for
+     * its copies; {@link ReplyBatch} holds no reply across such a request.
      */
     @Override
     public boolean quick() {
         VolumeStore v = conn.volume();
-        return (type == Nbd.CMD_READ || type == Nbd.CMD_WRITE || type == Nbd.CMD_CACHE) && !fua()
-                && v != null && v.replication == null;
+        return v != null && !fua() && (type == Nbd.CMD_READ || type == Nbd.CMD_CACHE
+                || type == Nbd.CMD_WRITE && v.replication == null);
     }
 
     private boolean fua() {

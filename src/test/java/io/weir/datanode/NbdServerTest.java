@@ -387,7 +387,7 @@ class NbdServerTest {
      * Reads {@code n} replies to 4 KiB reads of cookie 100 + k at offset 4096 k, checks each
      * against {@code data}, and returns their cookies in the order they came.
      */
-    private static List<Long> readReplies(NbdTestClient c, byte[] data, int n) throws IOException {
+    static List<Long> readReplies(NbdTestClient c, byte[] data, int n) throws IOException {
         List<Long> cookies = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Reply r = c.readReply();

@@ -11,11 +11,16 @@ import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
 import io.weir.support.TcpProxy;
 import io.weir.support.TestPki;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +52,51 @@ class ReplicationTest extends ReplicationFixture {
         }
         assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
         assertThat(sequence(a)).as("nothing left the in-sync set").isZero();
+    }
+
+    /**
+     * Reads of a replicated volume are served from the primary's own copy and wait for no other
+     * node, so a worker that runs several of them holds their replies and writes them together
+     * ({@link ReplyBatch}), as for a volume of one copy. One worker on the primary: the first read
+     * holds it in the store until the other seven are queued, and then it runs those as one batch.
+     */
+    @Test
+    void readsOfAReplicatedVolumeRunAsABatchHaveTheirRepliesWrittenTogether() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean armed = new AtomicBoolean();
+        DataNode a = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("a"))
+                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
+                .workers(1).replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
+                .serviceTime(bytes -> {
+                    if (armed.compareAndSet(true, false)) {
+                        entered.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }).build());
+        DataNode b = start("b");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        int n = 8;
+        byte[] data = NbdServerTest.bytes(n * 4096, 3);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, data);
+            armed.set(true);
+            for (int i = 0; i < n; i++) {
+                c.request(Nbd.CMD_READ, 0, 100 + i, 4096L * i, 4096, null);
+            }
+            c.flushOut();
+            assertThat(entered.await(20, TimeUnit.SECONDS)).as("the first read reached the store").isTrue();
+            await().atMost(PATIENCE).until(() -> a.executor().pending() == n);
+            long gathered = a.server().gatheredReplies();
+            release.countDown();
+            assertThat(NbdServerTest.readReplies(c, data, n)).hasSize(n);
+            assertThat(a.server().gatheredReplies() - gathered).as("replies of the batch written together")
+                    .isGreaterThan(1);
+        }
     }
 
     /**
