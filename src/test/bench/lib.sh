@@ -41,3 +41,23 @@ wait_log() {
 }
 # weir_port PID LOG NAME: the port a Weir node printed once it serves its config
 weir_port() { wait_log "$1" "$2" 's/.*serving NBD on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$3"; }
+# build_jar REV DEST: packages revision REV of this repository (a clone in a temporary directory
+# beside DEST) and copies its data node jar to DEST; a commit already built there is not built again
+build_jar() {
+  local src sha cached
+  sha=$(git rev-parse "$1^{commit}")
+  cached=$(dirname "$2")/jar-$sha
+  if [ -f "$cached" ]; then
+    echo "$(basename "$2") is $(git rev-parse --short "$sha"), built already"
+    cp "$cached" "$2"
+    return
+  fi
+  src=$(mktemp -d "$(dirname "$2")/src.XXXXXX")
+  git clone -q "$(git rev-parse --show-toplevel)" "$src"
+  git -C "$src" checkout -q "$1"
+  echo "building $(basename "$2") ($(git -C "$src" rev-parse --short HEAD))"
+  (cd "$src" && mvn -B -ntp -q package -DskipTests > "$2.build.log" 2>&1) || { tail -20 "$2.build.log"; exit 1; }
+  cp "$(ls "$src"/target/weir-*.jar | grep -v -- -agent | head -1)" "$cached"
+  cp "$cached" "$2"
+  rm -rf "$src"
+}

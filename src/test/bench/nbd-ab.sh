@@ -14,27 +14,18 @@
 # A/nbdkit and B/nbdkit (with their range), of the rates, and of each server's CPU (user + system
 # of its process) per IO. Needs fio (nbd engine), nbdkit and python3.
 set -euo pipefail
-# port, died, wait_port, weir_port: how the servers' ports are picked and waited for
+# port, died, wait_port, weir_port: how the servers' ports are picked and waited for; build_jar: a revision packaged
 . "$(dirname "$0")/lib.sh"
 [ $# -ge 4 ] || { echo "usage: $0 REV_A REV_B ROUNDS SECONDS [WORKLOADS]" >&2; exit 2; }
 rev_a=$1 rev_b=$2 rounds=$3 secs=$4
 IFS=, read -r -a LOADS <<< "${5:-randwrite:4k,write:64k,write:1m}"
-repo=$(git rev-parse --show-toplevel)
 work=$(mktemp -d /tmp/weir-nbd-ab.XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-for side in A B; do
-  rev=$rev_a; [ $side = B ] && rev=$rev_b
-  git clone -q "$repo" "$work/src-$side"
-  git -C "$work/src-$side" checkout -q "$rev"
-  echo "building $side ($(git -C "$work/src-$side" rev-parse --short HEAD))"
-  (cd "$work/src-$side" && mvn -B -ntp -q package -DskipTests > "$work/build-$side.log" 2>&1) \
-    || { tail -20 "$work/build-$side.log"; exit 1; }
-  cp "$(ls "$work"/src-$side/target/weir-*.jar | grep -v -- -agent | head -1)" "$work/$side.jar"
-  rm -rf "$work/src-$side"
-done
+build_jar "$rev_a" "$work/A.jar"
+build_jar "$rev_b" "$work/B.jar"
 
 VOL=00000000-0000-0000-0000-00000000b001
 python3 - "$work/config.json" "$VOL" <<'PY'

@@ -2,7 +2,7 @@
 # Replication benchmark (issue 22, item 6). Two Weir data nodes on this machine: A serves two
 # volumes, "plain" (one copy) and "repl" (two copies: A the primary, B the copy, over the
 # node-to-node channel in clear: config files bring no PKI). Each round, alternating which goes
-# first, fio 4 KiB QD32 on each volume through A:
+# first, fio 4 KiB QD32 on each volume through A, each run after a sync:
 #   randwrite: replicated vs unreplicated IOPS (goal: at least 0.6)
 #   randread:  replicated vs unreplicated IOPS (goal: at least 0.95; reads are served by the primary)
 # Then a resync: a third volume "big" (1 GiB of random data on A) is added with B's copy out of
@@ -84,9 +84,13 @@ RES=$WORK/results.tsv
 for r in $(seq "$ROUNDS"); do
   order=(plain repl); [ $((r % 2)) = 0 ] && order=(repl plain)
   for v in "${order[@]}"; do
+    # each run starts with nothing dirty: the write-back of the run before (on both nodes after
+    # a replicated one) would otherwise take the cores from it
+    sync
     a0=$(cpu $PID_a); b0=$(cpu $PID_b)
     w=$(fio1 "$(uri $v)" randwrite | iops write)
     a1=$(cpu $PID_a); b1=$(cpu $PID_b)
+    sync
     rd=$(fio1 "$(uri $v)" randread | iops read)
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$r" "$w" "$rd" "$((a1 - a0))" "$((b1 - b0))" >> "$RES"
   done

@@ -16,26 +16,17 @@
 # intervals fell below 2.5 and the lowest one; then per revision the totals. Needs fio (nbd
 # engine) and python3.
 set -euo pipefail
-# weir_port: the port a node printed once it serves its config
+# weir_port: the port a node printed once it serves its config; build_jar: a revision packaged
 . "$(dirname "$0")/lib.sh"
 [ $# -ge 3 ] || { echo "usage: $0 REV_A REV_B RUNS [ROUNDS] [SECONDS]" >&2; exit 2; }
 rev_a=$1 rev_b=$2 runs=$3 rounds=${4:-3} secs=${5:-6}
-repo=$(git rev-parse --show-toplevel)
 work=$(mktemp -d /tmp/weir-weights-ab.XXXXXX)
 node=
 cleanup() { [ -n "$node" ] && kill "$node" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-for side in A B; do
-  rev=$rev_a; [ $side = B ] && rev=$rev_b
-  git clone -q "$repo" "$work/src-$side"
-  git -C "$work/src-$side" checkout -q "$rev"
-  echo "building $side ($(git -C "$work/src-$side" rev-parse --short HEAD))"
-  (cd "$work/src-$side" && mvn -B -ntp -q package -DskipTests > "$work/build-$side.log" 2>&1) \
-    || { tail -20 "$work/build-$side.log"; exit 1; }
-  cp "$(ls "$work"/src-$side/target/weir-*.jar | grep -v -- -agent | head -1)" "$work/$side.jar"
-  rm -rf "$work/src-$side"
-done
+build_jar "$rev_a" "$work/A.jar"
+build_jar "$rev_b" "$work/B.jar"
 
 HEAVY=00000000-0000-0000-0000-00000000c001
 LIGHT=00000000-0000-0000-0000-00000000c002
@@ -92,6 +83,8 @@ for t, h in log("h"):
     near = [v for u, v in light if abs(u - t) <= 125]
     if near and near[0] > 0:
         ratios.append(h / near[0])
+if not ratios:
+    ratios = [float("nan")]  # runs too short for an interval of both clients
 print(run, side, rnd, f"{iops('h') / iops('l'):.3f}", f"{statistics.median(ratios):.3f}",
       f"{sum(1 for r in ratios if r < 2.5)}/{len(ratios)}", f"{min(ratios):.3f}")
 PY

@@ -18,9 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -431,35 +428,24 @@ class NbdServerTest {
     @Test
     void requestsOfABatchInFlightWhenTheClientSendsDiscAreAllAnsweredBeforeTheServerCloses() throws Exception {
         node.close();
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        AtomicBoolean armed = new AtomicBoolean();
+        StoreGate gate = new StoreGate();
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(1)
                 .replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
-                .serviceTime(bytes -> {
-                    if (armed.compareAndSet(true, false)) {
-                        entered.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                }).build();
+                .serviceTime(gate).build();
         node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
         int n = 8;
         try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db1")) {
             byte[] data = bytes(n * 4096, 7);
             c.write(0, data);
-            armed.set(true);
+            gate.arm();
             for (int i = 0; i < n; i++) {
                 c.request(Nbd.CMD_READ, 0, 100 + i, 4096L * i, 4096, null);
             }
             c.disconnect();
-            assertThat(entered.await(20, TimeUnit.SECONDS)).as("the first read reached the store").isTrue();
+            assertThat(gate.entered(20)).as("the first read reached the store").isTrue();
             await().atMost(Duration.ofSeconds(20)).until(() -> node.executor().pending() == n);
             long gathered = node.server().gatheredReplies();
-            release.countDown();
+            gate.release();
             List<Long> cookies = readReplies(c, data, n);
             assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
             assertThat(c.in.read()).as("after the last reply the server closes the connection").isEqualTo(-1);

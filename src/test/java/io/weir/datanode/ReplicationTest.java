@@ -18,9 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -62,37 +59,26 @@ class ReplicationTest extends ReplicationFixture {
      */
     @Test
     void readsOfAReplicatedVolumeRunAsABatchHaveTheirRepliesWrittenTogether() throws Exception {
-        CountDownLatch entered = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        AtomicBoolean armed = new AtomicBoolean();
+        StoreGate gate = new StoreGate();
         DataNode a = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("a"))
                 .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
                 .workers(1).replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
-                .serviceTime(bytes -> {
-                    if (armed.compareAndSet(true, false)) {
-                        entered.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                }).build());
+                .serviceTime(gate).build());
         DataNode b = start("b");
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int n = 8;
         byte[] data = NbdServerTest.bytes(n * 4096, 3);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             c.write(0, data);
-            armed.set(true);
+            gate.arm();
             for (int i = 0; i < n; i++) {
                 c.request(Nbd.CMD_READ, 0, 100 + i, 4096L * i, 4096, null);
             }
             c.flushOut();
-            assertThat(entered.await(20, TimeUnit.SECONDS)).as("the first read reached the store").isTrue();
+            assertThat(gate.entered(20)).as("the first read reached the store").isTrue();
             await().atMost(PATIENCE).until(() -> a.executor().pending() == n);
             long gathered = a.server().gatheredReplies();
-            release.countDown();
+            gate.release();
             assertThat(NbdServerTest.readReplies(c, data, n)).hasSize(n);
             assertThat(a.server().gatheredReplies() - gathered).as("replies of the batch written together")
                     .isGreaterThan(1);
