@@ -67,20 +67,12 @@ for r in $(seq "$ROUNDS"); do
   for m in "${order[@]}"; do
     lone=$(fio1 "$(uri $m heavy)" 32 | field 'j["iops"]')
     rm -f "$WORK"/h_iops.*.log "$WORK"/l_iops.*.log
-    fio1 "$(uri $m heavy)" 32 --write_iops_log="$WORK/h" --log_avg_msec=250 > "$WORK/h.json" & a=$!
-    fio1 "$(uri $m light)" 32 --write_iops_log="$WORK/l" --log_avg_msec=250 > "$WORK/l.json" & b=$!
+    fio1 "$(uri $m heavy)" 32 --write_iops_log="$WORK/h" --log_avg_msec=250 --log_unix_epoch=1 > "$WORK/h.json" & a=$!
+    fio1 "$(uri $m light)" 32 --write_iops_log="$WORK/l" --log_avg_msec=250 --log_unix_epoch=1 > "$WORK/l.json" & b=$!
     wait $a $b
     h=$(field 'j["iops"]' < "$WORK/h.json"); l=$(field 'j["iops"]' < "$WORK/l.json")
     # as DataNodeQosE2ETest: the median over fio's 250 ms intervals in which both clients ran
-    med=$(python3 - "$WORK"/h_iops.*.log "$WORK"/l_iops.*.log <<'PY'
-import statistics, sys
-def iv(path):
-    return {int(l.split(",")[0]) // 250: float(l.split(",")[1]) for l in open(path) if l.strip()}
-h, l = iv(sys.argv[1]), iv(sys.argv[2])
-rs = [h[k] / l[k] for k in sorted(h) if k in l and h[k] > 0 and l[k] > 0]
-print(f"{statistics.median(rs):.2f}" if rs else "nan")
-PY
-)
+    med=$(python3 src/test/bench/intervals.py "$WORK"/h_iops.1.log "$WORK"/l_iops.1.log | cut -d' ' -f1)
     lat=$(fio1 "$(uri $m heavy)" 1 | field '"%d %d" % (j["clat_ns"]["percentile"]["50.000000"], j["clat_ns"]["percentile"]["99.000000"])')
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$r" "$lone" "$h" "$l" "$lat" "$med" >> "$RES"
     printf 'round %s qos %-3s lone %8.0f heavy %8.0f light %8.0f heavy:light %5.2f (interval median %s) QD1 p50/p99 ns %s\n' \

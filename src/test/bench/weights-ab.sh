@@ -10,14 +10,15 @@
 # (QoS on, its defaults, no limits, 2 workers), and on it: one warm-up fio on the heavy volume,
 # then ROUNDS rounds of a lone fio on the heavy volume followed by one fio process per volume at
 # once (4 KiB randread, QD32, SECONDS each; the sequence of contention-bench.sh). fio logs each
-# pair client's IOPS per 250 ms, stamped with the wall clock, and the script pairs the two clients'
-# intervals that ended within 125 ms of each other. It prints, per round, the heavy:light ratio
+# pair client's IOPS per 250 ms, stamped with the wall clock, and intervals.py pairs the two
+# clients' intervals that ended within 125 ms of each other. It prints, per round, the heavy:light ratio
 # of the whole run, the median of the intervals (what DataNodeQosE2ETest asserts), how many
 # intervals fell below 2.5 and the lowest one; then per revision the totals. Needs fio (nbd
 # engine) and python3.
 set -euo pipefail
 # weir_port: the port a node printed once it serves its config; build_jar: a revision packaged
 . "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 3 ] || { echo "usage: $0 REV_A REV_B RUNS [ROUNDS] [SECONDS]" >&2; exit 2; }
 rev_a=$1 rev_b=$2 runs=$3 rounds=${4:-3} secs=${5:-6}
 work=$(mktemp -d /tmp/weir-weights-ab.XXXXXX)
@@ -69,25 +70,16 @@ for run in $(seq "$runs"); do
       fio1 "$base/heavy" --write_iops_log="$work/h" --log_avg_msec=250 --log_unix_epoch=1 > "$work/h.json" & a=$!
       fio1 "$base/light" --write_iops_log="$work/l" --log_avg_msec=250 --log_unix_epoch=1 > "$work/l.json" & b=$!
       wait $a $b
-      python3 - "$work" "$run" "$side" "$round" <<'PY' | tee -a "$out"
-import json, statistics, sys
-work, run, side, rnd = sys.argv[1:5]
+      read -r med below total lowest < <(python3 "$here/intervals.py" "$work/h_iops.1.log" "$work/l_iops.1.log")
+      whole=$(python3 - "$work" <<'PY'
+import json, sys
 def iops(name):
-    text = open(f"{work}/{name}.json").read()
+    text = open(f"{sys.argv[1]}/{name}.json").read()
     return json.loads(text[text.index("{"):])["jobs"][0]["read"]["iops"]
-def log(name):
-    return [(int(l.split(",")[0]), float(l.split(",")[1])) for l in open(f"{work}/{name}_iops.1.log") if l.strip()]
-light = log("l")
-ratios = []
-for t, h in log("h"):
-    near = [v for u, v in light if abs(u - t) <= 125]
-    if near and near[0] > 0:
-        ratios.append(h / near[0])
-if not ratios:
-    ratios = [float("nan")]  # runs too short for an interval of both clients
-print(run, side, rnd, f"{iops('h') / iops('l'):.3f}", f"{statistics.median(ratios):.3f}",
-      f"{sum(1 for r in ratios if r < 2.5)}/{len(ratios)}", f"{min(ratios):.3f}")
+print(f"{iops('h') / iops('l'):.3f}")
 PY
+)
+      echo "$run $side $round $whole $med $below/$total $lowest" | tee -a "$out"
     done
     kill "$node"; wait "$node" 2>/dev/null || true; node=
   done
