@@ -41,7 +41,7 @@ final class NbdTransport {
     private final ByteBuffer[] scatter = new ByteBuffer[2];
     /** {@link #write(ByteBuffer)}'s one-element array; used under the output lock only. */
     private final ByteBuffer[] one = new ByteBuffer[1];
-    /** When a write last put bytes on the socket without completing (under the output lock). */
+    /** The write-stall clock ({@link #lastWriteProgress}); under the output lock. */
     private long lastWriteProgress;
 
     NbdTransport(SocketChannel channel) {
