@@ -189,7 +189,8 @@
  * config it kept may predate a copy's joining, which the control plane may have taken (and
  * promoted); with such a copy out of sync after the restart, writes wait for the echo.
  *
- * <p>Depends on the scheduler, the protocol, the agent, Jackson, JNA and the JDK (its HotSpot
+ * <p>Depends on the scheduler, the protocol, the agent, Jackson, tls-channel (TLS over the
+ * selector's non-blocking sockets, for NBD and replication), JNA and the JDK (its HotSpot
  * management API for the direct memory limit); never on Spring.
  */
 package io.weir.datanode;

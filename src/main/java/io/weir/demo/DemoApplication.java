@@ -22,7 +22,8 @@ import org.springframework.core.env.SimpleCommandLinePropertySource;
  * <p>Options are Spring properties ({@code application-demo.yml} lists them):
  * {@code --server.port} (8080), {@code --weir.demo.nbd-port} (10809; the second node takes the
  * next port; 0 picks free ports), {@code --weir.demo.dir} (a new empty directory; default a
- * temporary one).
+ * temporary one), {@code --weir.demo.bind-address}, {@code --weir.demo.node-heap} and
+ * {@code --weir.demo.ready-timeout} ({@link DemoProperties}).
  */
 public final class DemoApplication {
 
@@ -33,10 +34,18 @@ public final class DemoApplication {
         if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
             System.out.println("""
                     Usage: java -jar weir.jar demo [--server.port=8080] [--weir.demo.nbd-port=10809] [--weir.demo.dir=DIR]
+                                                   [--weir.demo.bind-address=127.0.0.1] [--weir.demo.node-heap=384m]
+                                                   [--weir.demo.ready-timeout=2m]
 
                     Starts the control plane with its embedded PostgreSQL and two data nodes, seeds tenants,
                     volumes and policies, and prints the NBD URLs and the dashboard URL. Ctrl-C stops it all
-                    and removes DIR (default: a new temporary directory; a given DIR must be empty).""");
+                    and removes DIR (default: a new temporary directory; a given DIR must be empty).
+                      --server.port               the control plane's HTTP(S) port (0: any free port)
+                      --weir.demo.nbd-port        the first data node's NBD port; the second takes the next (0: any free)
+                      --weir.demo.dir             an empty directory for the database and the volumes
+                      --weir.demo.bind-address    where everything listens: 127.0.0.1, or 0.0.0.0 in a container
+                      --weir.demo.node-heap       each data node's -Xmx
+                      --weir.demo.ready-timeout   how long the data nodes may take to start and apply their config""");
             return;
         }
         ConfigurableApplicationContext context = start(args);

@@ -35,6 +35,22 @@ class AgentCommandTest {
                 "default: ./weir-agent-state");
     }
 
+    /** Every option has its row in the README's table of the standalone agent, with its variable and default. */
+    @Test
+    void theReadmeHasARowForEveryOption() throws IOException {
+        String readme = Files.readString(Path.of("README.md"));
+        int from = readme.indexOf("| **agent** (`agent`, standalone)");
+        assertThat(from).as("the agent's part of the configuration table").isPositive();
+        int end = readme.indexOf("\n\n", from);
+        String table = readme.substring(from, end < 0 ? readme.length() : end);
+        for (CommandLine.Option o : AgentCommand.OPTIONS.options()) {
+            assertThat(table).as("README row of --%s", o.name()).contains("`--" + o.name() + "`", "`" + o.env() + "`");
+            if (o.defaultValue() != null) {
+                assertThat(table).as("README row of --%s", o.name()).contains("`" + o.defaultValue() + "`");
+            }
+        }
+    }
+
     @Test
     void optionsAndATokenFileMakeTheAgentsSettings() throws Exception {
         Path tokenFile = Files.writeString(dir.resolve("token"), "  weir_secret-token \n");

@@ -34,6 +34,19 @@ class DataNodeCommandTest {
         assertThat(readme).contains("| `--buffer-memory` | `WEIR_BUFFER_MEMORY` | " + BufferPool.DEFAULT_BUDGET + " |");
     }
 
+    /** Every option has its row in the README's data node table, those without a default too. */
+    @Test
+    void theReadmeHasARowForEveryOption() throws IOException {
+        String readme = Files.readString(Path.of("README.md"));
+        int from = readme.indexOf("| **data node** (`datanode`)");
+        int to = readme.indexOf("| **agent** (`agent`, standalone)");
+        assertThat(from).as("the data node's part of the configuration table").isPositive().isLessThan(to);
+        String table = readme.substring(from, to);
+        for (CommandLine.Option o : DataNodeCommand.OPTIONS.options()) {
+            assertThat(table).as("README row of --%s", o.name()).contains("`--" + o.name() + "`", "`" + o.env() + "`");
+        }
+    }
+
     @Test
     void helpListsEveryOptionWithItsEnvironmentVariableAndDefault() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

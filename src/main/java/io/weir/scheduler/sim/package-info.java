@@ -26,7 +26,7 @@
  *
  * <h2>Running</h2>
  * <pre>
- * mvn -q compile org.codehaus.mojo:exec-maven-plugin:3.5.0:java -Dexec.mainClass=io.weir.scheduler.sim.Simulator -Dexec.args="all 10 42"
+ * mvn -q compile exec:java -Dexec.mainClass=io.weir.scheduler.sim.Simulator -Dexec.args="all 10 42"
  * java -cp target/classes:$HOME/.m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar \
  *     io.weir.scheduler.sim.Simulator weights 10 42
  * </pre>
