@@ -200,7 +200,7 @@ final class ReplicaLink implements AutoCloseable {
      * {@code data} (WRITE only) is read from its position to its limit, and not after {@code cb}
      * has run.
      */
-    void send(byte type, byte flags, UUID volume, long epoch, long offset, int length, ByteBuffer data, Callback cb) {
+    void send(byte type, byte flags, UUID volume, long epoch, long offset, long length, ByteBuffer data, Callback cb) {
         if (!up) {
             connect();
         }

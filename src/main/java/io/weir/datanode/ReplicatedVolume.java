@@ -511,7 +511,7 @@ final class ReplicatedVolume {
             if (link == null) {
                 cb.done(ReplicationWire.LINK_DOWN, 0);
             } else {
-                link.send(type, flags, id, sendEpoch, offset, (int) Math.min(length, Integer.MAX_VALUE),
+                link.send(type, flags, id, sendEpoch, offset, length,
                         data == null ? null : data.duplicate(), cb);
             }
         }

@@ -83,8 +83,8 @@ final class ReplicationServer implements AutoCloseable {
                 ReplicationWire.Request q = ReplicationWire.Request.decode(in);
                 ByteBuffer data = null;
                 if (q.type() == ReplicationWire.WRITE) {
-                    data = ByteBuffer.allocate(q.length());
-                    int buffered = Math.min(in.remaining(), q.length());
+                    data = ByteBuffer.allocate((int) q.length()); // at most MAX_LENGTH (decode checks)
+                    int buffered = (int) Math.min(in.remaining(), q.length());
                     data.put(in.slice(in.position(), buffered));
                     in.position(in.position() + buffered);
                     ReplicationWire.readFully(c, data); // the rest of a large payload, straight from the socket

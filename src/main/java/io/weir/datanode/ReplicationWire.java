@@ -52,8 +52,17 @@ final class ReplicationWire {
     private ReplicationWire() {
     }
 
-    /** One decoded request header. */
-    record Request(byte type, byte flags, long handle, UUID volume, long epoch, long offset, int length) {
+    /**
+     * One decoded request header. {@code length} is a u32 on the wire, as NBD's: a WRITE_ZEROES
+     * or TRIM may cover up to 4 GiB - 1 bytes, a WRITE at most {@link #MAX_LENGTH}.
+     */
+    record Request(byte type, byte flags, long handle, UUID volume, long epoch, long offset, long length) {
+
+        Request {
+            if (length < 0 || length > 0xFFFF_FFFFL) {
+                throw new IllegalArgumentException("replication request length " + length + " is not a u32");
+            }
+        }
 
         boolean fua() {
             return (flags & FLAG_FUA) != 0;
@@ -67,7 +76,7 @@ final class ReplicationWire {
             b.clear();
             b.putInt(REQUEST_MAGIC).put(type).put(flags).putShort((short) 0).putLong(handle)
                     .putLong(volume.getMostSignificantBits()).putLong(volume.getLeastSignificantBits())
-                    .putLong(epoch).putLong(offset).putInt(length).flip();
+                    .putLong(epoch).putLong(offset).putInt((int) length).flip();
         }
 
         static Request decode(ByteBuffer b) throws IOException {
@@ -78,8 +87,8 @@ final class ReplicationWire {
             byte flags = b.get();
             b.getShort();
             Request r = new Request(type, flags, b.getLong(), new UUID(b.getLong(), b.getLong()), b.getLong(), b.getLong(),
-                    b.getInt());
-            if (type < WRITE || type > PING || r.length < 0 || r.length > MAX_LENGTH && type == WRITE || r.offset < 0) {
+                    Integer.toUnsignedLong(b.getInt()));
+            if (type < WRITE || type > PING || r.length > MAX_LENGTH && type == WRITE || r.offset < 0) {
                 throw new IOException("bad replication request: " + r);
             }
             return r;

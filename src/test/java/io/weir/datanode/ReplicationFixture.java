@@ -83,8 +83,11 @@ abstract class ReplicationFixture {
     /** The cluster CA, when the test gives its nodes certificates. */
     TestPki pki;
 
+    /** The volume's size in the configs {@link #configFor} makes (a sparse file). */
+    long volumeSize = SIZE;
+
     DesiredConfig configFor(UUID node, long revision, ReplicationConfig replication) {
-        TestConfigs c = config().node(node).revision(revision).tenant("acme").volume("acme", "db", SIZE)
+        TestConfigs c = config().node(node).revision(revision).tenant("acme").volume("acme", "db", volumeSize)
                 .replicated(replication);
         if (pki != null) {
             c.tls(new TlsConfig(List.of(TestPki.pem(pki.certificate())), List.of(), List.of()));

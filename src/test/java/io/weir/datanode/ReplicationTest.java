@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import static io.weir.support.Bytes.GiB;
 import static io.weir.support.Bytes.MiB;
 import static io.weir.support.Patience.PATIENCE;
 import static io.weir.support.TestConfigs.config;
@@ -49,6 +50,28 @@ class ReplicationTest extends ReplicationFixture {
         }
         assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
         assertThat(sequence(a)).as("nothing left the in-sync set").isZero();
+    }
+
+    /**
+     * NBD lengths are 32 bits unsigned: a WRITE_ZEROES may cover up to 4 GiB - 1 bytes, and the
+     * copy zeroes all of it before the client is answered, not the first 2 GiB (a 4 GiB sparse
+     * volume; the zeroes punch a hole on both nodes).
+     */
+    @Test
+    void zeroesOfMoreThan2GiBAreOnTheCopyWholeWhenAcknowledged() throws Exception {
+        volumeSize = 4 * GiB;
+        TwoNodes n = twoNodesInSync();
+        long beyond2GiB = 5 * GiB / 2;
+        byte[] data = NbdServerTest.bytes(4096, 5);
+        try (NbdTestClient c = new NbdTestClient(n.a().listenAddress()).open("acme/db")) {
+            c.write(beyond2GiB, data);
+            assertThat(onCopy(n.b(), beyond2GiB, data.length)).isEqualTo(data);
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, 0, 3 * GiB, null).error()).isZero();
+            assertThat(onCopy(n.b(), beyond2GiB, data.length)).as("the copy's data 2.5 GiB in, under 3 GiB of zeroes")
+                    .isEqualTo(new byte[data.length]);
+            assertThat(onCopy(n.a(), beyond2GiB, data.length)).isEqualTo(new byte[data.length]);
+        }
+        assertThat(copyStatus(n.a(), B).state()).isEqualTo(AgentMessage.CopyState.inSync);
     }
 
     /**
