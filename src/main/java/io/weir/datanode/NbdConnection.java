@@ -626,11 +626,33 @@ final class NbdConnection implements ReplyBatch.Sink {
 
     private void pauseReading() {
         if (!readPaused) {
+            java.util.function.Consumer<NbdConnection> probe = server.beforePause;
+            if (probe != null) {
+                probe.accept(this);
+            }
             readPaused = true;
             if (key.isValid()) {
                 key.interestOps(key.interestOps() & ~SelectionKey.OP_READ);
             }
+            // A worker that ended a request before it could see readPaused woke nobody; if that
+            // brought the connection below the mark, nothing else will: look again. (The worker
+            // counts first and then reads readPaused, this thread the other way round, all
+            // volatile: one of the two sees the other.)
+            if (!resumeQueued && belowResumeMark(inFlight.get(), buffered.get())) {
+                resumeQueued = true;
+                server.execute(this, this::resumeReading);
+            }
         }
+    }
+
+    /**
+     * Whether a connection that stopped reading at its bounds may read again: requests in flight
+     * and queued replies below half the in-flight limit, and buffered bytes below half the byte
+     * limit (halfway, so that it does not stop and start at every request).
+     */
+    private boolean belowResumeMark(int inFlightNow, long bufferedNow) {
+        return inFlightNow + queuedReplies < server.limits.maxInFlight() / 2 + 1
+                && bufferedNow < server.limits.maxBufferedBytes() / 2 + 1;
     }
 
     /** Selector thread: buffers were released while this connection waited for the budget; try again. */
@@ -669,6 +691,11 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
     }
 
+    /** Requests counted in flight (tests). */
+    int inFlightCount() {
+        return inFlight.get();
+    }
+
     /** Worker: one request fully answered (held with its reply while a worker batches replies). */
     @Override
     public void requestDone(long bytes) {
@@ -680,8 +707,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         lastActivityAt = System.nanoTime();
         int n = inFlight.decrementAndGet();
         long b = buffered.addAndGet(-bytes);
-        if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued
-                && n + queuedReplies < server.limits.maxInFlight() / 2 + 1 && b < server.limits.maxBufferedBytes() / 2 + 1) {
+        if (state == State.DRAINING && n == 0 || readPaused && !resumeQueued && belowResumeMark(n, b)) {
             resumeQueued = true;
             server.execute(this, this::resumeReading);
         }

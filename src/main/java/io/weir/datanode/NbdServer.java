@@ -135,6 +135,8 @@ final class NbdServer implements AutoCloseable {
     private final Set<NbdConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean running = true;
+    /** Tests: runs on the selector thread when a connection is about to stop reading, before it does. */
+    volatile java.util.function.Consumer<NbdConnection> beforePause;
     /** The most replies one connection has had queued unwritten (diagnostics and tests). */
     private final java.util.concurrent.atomic.AtomicInteger peakQueuedReplies = new java.util.concurrent.atomic.AtomicInteger();
     /** Replies written together with others of their batch (diagnostics and tests). */

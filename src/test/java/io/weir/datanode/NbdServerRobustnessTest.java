@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,6 +59,32 @@ class NbdServerRobustnessTest {
                 assertThat(newcomer.read(0, 4096)).hasSize(4096);
             }
             await().atMost(WAIT).until(() -> node.connectionCount() == 1);
+        }
+    }
+
+    /**
+     * A connection at its in-flight bound stops reading until a request is done, and the end of
+     * the request that brings it below the bound starts it again. When every request in flight
+     * ended between the selector's check of the bound and its stop (a worker on another core),
+     * nothing was left to start it: the connection was never read again. One request in flight at
+     * most; the selector is held, after it found the bound and before it stops reading, until the
+     * worker has answered the first read.
+     */
+    @Test
+    void aConnectionWhoseRequestsAllEndedWhileItStoppedReadingIsReadAgain() throws IOException {
+        node.close();
+        node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).maxInFlight(1).build();
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+        try (NbdTestClient c = client().open("acme/db1")) {
+            AtomicBoolean once = new AtomicBoolean();
+            node.server().beforePause = conn -> {
+                if (once.compareAndSet(false, true)) {
+                    await().atMost(WAIT).until(() -> conn.inFlightCount() == 0);
+                }
+            };
+            assertThat(c.read(0, 4096)).hasSize(4096);
+            assertThat(once).as("the selector was held before it stopped reading").isTrue();
+            assertThat(c.read(4096, 4096)).as("the next request is read").hasSize(4096);
         }
     }
 
