@@ -323,8 +323,9 @@ final class NbdConnection implements ReplyBatch.Sink {
             }
         } finally {
             in.compact();
-            // a request half received (the rest of a header waits in the buffer, or a payload) began now, if not before
-            boolean partial = state == State.PAYLOAD || state == State.REQUEST_HEADER && in.position() > 0;
+            // a request half received (the rest of a header waits in the buffer, or a payload, kept
+            // or dropped) began now, if not before
+            boolean partial = receivingPayload() || state == State.REQUEST_HEADER && in.position() > 0;
             if (!partial) {
                 requestBegunAt = 0;
             } else if (requestBegunAt == 0) {
@@ -909,6 +910,14 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     /**
+     * In transmission, between a WRITE's header and the end of its payload: one the node keeps,
+     * or one above {@link #MAX_PAYLOAD} it reads and drops before it refuses the request.
+     */
+    private boolean receivingPayload() {
+        return state == State.PAYLOAD || state == State.DISCARD && discarded != null;
+    }
+
+    /**
      * Selector thread: drops a client that has not taken any reply bytes for too long, or that
      * has not entered transmission within the handshake timeout.
      */
@@ -918,7 +927,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             abort("handshake not finished within " + server.limits.handshakeNanos() / 1_000_000 + " ms");
             return;
         }
-        if (requestBegunAt != 0 && !readPaused && (state == State.REQUEST_HEADER || state == State.PAYLOAD)
+        if (requestBegunAt != 0 && !readPaused && (state == State.REQUEST_HEADER || receivingPayload())
                 && now - requestBegunAt > server.limits.requestNanos()) {
             abort("request not received within " + server.limits.requestNanos() / 1_000_000 + " ms of its first byte");
             return;

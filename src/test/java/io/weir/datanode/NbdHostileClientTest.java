@@ -232,7 +232,7 @@ class NbdHostileClientTest {
     void aRequestBegunMustFinishArrivingWithinTheRequestTimeoutButAnIdleConnectionStays() throws Exception {
         start(DataNode.builder().requestTimeout(Duration.ofSeconds(1)));
         try (NbdTestClient idle = client().open("acme/db2"); NbdTestClient header = client().open("acme/db1");
-                NbdTestClient payload = client().open("acme/db1")) {
+                NbdTestClient payload = client().open("acme/db1"); NbdTestClient tooBig = client().open("acme/db1")) {
             // 10 of a header's 28 bytes, then nothing
             header.out.write(request(Nbd.CMD_READ, 0, 4096), 0, 10);
             header.flushOut();
@@ -240,9 +240,14 @@ class NbdHostileClientTest {
             payload.out.write(request(Nbd.CMD_WRITE, 0, 64 << 10));
             payload.out.write(new byte[1024]);
             payload.flushOut();
+            // a WRITE above the largest payload (its payload is read and dropped, then refused), 1 KiB of it, then nothing
+            tooBig.out.write(request(Nbd.CMD_WRITE, 0, NbdConnection.MAX_PAYLOAD + 4096));
+            tooBig.out.write(new byte[1024]);
+            tooBig.flushOut();
             long t0 = System.nanoTime();
             assertClosedByNode(header);
             assertClosedByNode(payload);
+            assertClosedByNode(tooBig);
             Duration took = Duration.ofNanos(System.nanoTime() - t0);
             assertThat(idle.read(0, 4096)).as("an idle connection is not closed (the dripping ones took %s)", took)
                     .hasSize(4096);
