@@ -250,18 +250,35 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         ByteBuffer data = wireType == ReplicationWire.WRITE ? payload.duplicate().position(0).limit((int) length) : null;
         replicated.forward(wireType, fua(), (flags & Nbd.CMD_FLAG_NO_HOLE) != 0, offset, length, data, error -> {
             try {
-                if (error == 0) {
-                    replyOk();
-                } else {
-                    replyError(error, error == Nbd.ESHUTDOWN ? "this node is no longer the volume's primary"
-                            : "the volume's copies did not take the request");
-                }
+                answerForwarded(error);
             } finally {
                 release();
                 done();
             }
         });
         return false;
+    }
+
+    /**
+     * Answers a forwarded request, on whichever thread its copies' answers end: the worker that
+     * forwarded it, or a link's reader. Throws nothing it could catch: the request is finished
+     * here, and an error let out would answer it a second time (on the worker) or end the link.
+     */
+    private void answerForwarded(int error) {
+        try {
+            if (error == 0) {
+                replyOk();
+            } else {
+                replyError(error, error == Nbd.ESHUTDOWN ? "this node is no longer the volume's primary"
+                        : "the volume's copies did not take the request");
+            }
+        } catch (OutOfMemoryError e) {
+            OutOfMemory.checkFatal(e); // no direct memory for the reply: answer anyway, as call() does
+            replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "answering a replicated request", e);
+            conn.closeFromAnyThread("could not answer a request: " + e);
+        }
     }
 
     /**

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,6 +51,41 @@ class ReplicationTest extends ReplicationFixture {
         }
         assertThat(copyStatus(a, B).state()).isEqualTo(AgentMessage.CopyState.inSync);
         assertThat(sequence(a)).as("nothing left the in-sync set").isZero();
+    }
+
+    /**
+     * A replicated write whose copies are all out is answered on the worker that forwarded it.
+     * When the buffer of its reply cannot be had (out of direct memory, once), it is answered
+     * once, with ENOMEM, and counted done once: the connection's count of requests in flight
+     * goes back to 0 (it went to -1), and the next request is served.
+     */
+    @Test
+    void aForwardedWriteWhoseReplyFindsNoMemoryIsAnsweredOnceAndEndsOnce() throws Exception {
+        AtomicBoolean failReply = new AtomicBoolean();
+        BufferPool pool = new BufferPool(64 * MiB) {
+            @Override
+            ByteBuffer acquire(int size) {
+                if (size == Nbd.SIMPLE_REPLY_BYTES && failReply.compareAndSet(true, false)) {
+                    throw new OutOfMemoryError("Cannot reserve 16 bytes of direct buffer memory (test)");
+                }
+                return super.acquire(size);
+            }
+        };
+        DataNode a = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).bufferPool(pool).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, null, false))), a, A);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            NbdConnection conn = a.volume("acme/db").clients.iterator().next();
+            failReply.set(true);
+            assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, NbdServerTest.bytes(4096, 1)).error()).isEqualTo(Nbd.ENOMEM);
+            assertThat(failReply).as("the reply's buffer was refused").isFalse();
+            // the worker has returned from the request (a request counts in flight until just after its reply)
+            await().atMost(PATIENCE).until(() -> a.server().executor.pending() == 0);
+            assertThat(conn.inFlightCount()).as("requests in flight").isZero();
+            assertThat(c.call(Nbd.CMD_WRITE, 0, 4096, 4096, NbdServerTest.bytes(4096, 2)).error()).isZero();
+            await().atMost(PATIENCE).until(() -> a.server().executor.pending() == 0);
+            assertThat(conn.inFlightCount()).as("requests in flight once both are answered").isZero();
+        }
     }
 
     /**
