@@ -118,4 +118,23 @@ final class Nbd {
     static final int EOVERFLOW = 75;
     static final int ENOTSUP = 95;
     static final int ESHUTDOWN = 108;
+
+    /** Longest string the protocol allows in a reply, in bytes: an error message, a name. */
+    static final int MAX_STRING_BYTES = 4096;
+
+    /**
+     * An error message as a reply carries it: UTF-8, cut to {@link #MAX_STRING_BYTES} at a
+     * character's boundary (a message may repeat a name the client sent, itself up to that long).
+     */
+    static byte[] message(String message) {
+        byte[] m = message == null ? new byte[0] : message.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (m.length <= MAX_STRING_BYTES) {
+            return m;
+        }
+        int end = MAX_STRING_BYTES;
+        while ((m[end] & 0xC0) == 0x80) { // m[end] continues the character before it: cut in front of that one
+            end--;
+        }
+        return java.util.Arrays.copyOf(m, end);
+    }
 }

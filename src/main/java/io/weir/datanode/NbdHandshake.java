@@ -315,7 +315,7 @@ final class NbdHandshake {
 
     /** Sends an option reply of {@code type} carrying {@code message} (none if null). */
     void reply(int opt, int type, String message) {
-        byte[] m = message == null ? new byte[0] : message.getBytes(StandardCharsets.UTF_8);
+        byte[] m = Nbd.message(message);
         ByteBuffer b = replyBuffer(opt, type, m.length);
         b.put(m).flip();
         conn.send(b);

@@ -5,7 +5,6 @@ import io.weir.scheduler.QosExecutor;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
 
@@ -409,10 +408,9 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
 
     private void sendError(int error, String message) {
         if (conn.structured()) {
-            byte[] m = message.getBytes(StandardCharsets.UTF_8);
-            int mlen = Math.min(m.length, 4096);
-            ByteBuffer b = conn.pool.acquire(Nbd.CHUNK_HEADER_BYTES + 6 + mlen);
-            chunkHeader(b, Nbd.REPLY_TYPE_ERROR, 6 + mlen).putInt(error).putShort((short) mlen).put(m, 0, mlen).flip();
+            byte[] m = Nbd.message(message);
+            ByteBuffer b = conn.pool.acquire(Nbd.CHUNK_HEADER_BYTES + 6 + m.length);
+            chunkHeader(b, Nbd.REPLY_TYPE_ERROR, 6 + m.length).putInt(error).putShort((short) m.length).put(m).flip();
             conn.send(b);
         } else {
             ByteBuffer b = conn.pool.acquire(Nbd.SIMPLE_REPLY_BYTES);

@@ -11,6 +11,8 @@ import io.weir.datanode.NbdTestClient.Reply;
 import io.weir.scheduler.Stats;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -61,6 +63,27 @@ class NbdServerTest {
             assertThat(names).containsExactlyInAnyOrder("acme/db1", "acme/db2");
             assertThat(replies.get(replies.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
             assertThat(c.option(Nbd.OPT_LIST, new byte[] {1}).get(0).type()).isEqualTo(Nbd.REP_ERR_INVALID);
+        }
+    }
+
+    /**
+     * An option's error message is at most 4096 bytes (the protocol's bound on its strings), and
+     * still UTF-8, when it repeats an unknown name of 4096 bytes whose characters take two each.
+     */
+    @Test
+    void anErrorMessageThatRepeatsALongNameIsCutTo4096BytesOfUtf8() throws Exception {
+        String name = "acme/" + "\u00e9".repeat(2045) + "x";
+        assertThat(name.getBytes(StandardCharsets.UTF_8)).hasSize(4096);
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK); // for meta contexts
+            for (int opt : new int[] {Nbd.OPT_INFO, Nbd.OPT_GO, Nbd.OPT_LIST_META_CONTEXT}) {
+                byte[] data = opt == Nbd.OPT_LIST_META_CONTEXT ? NbdTestClient.metaData(name) : NbdTestClient.goData(name);
+                OptionReply r = c.option(opt, data).get(0);
+                assertThat(r.type()).isEqualTo(Nbd.REP_ERR_UNKNOWN);
+                assertThat(r.data().length).as("bytes of the message").isLessThanOrEqualTo(4096);
+                assertThat(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(r.data())).toString())
+                        .startsWith("unknown export 'acme/\u00e9");
+            }
         }
     }
 
