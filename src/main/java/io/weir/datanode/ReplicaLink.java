@@ -103,6 +103,8 @@ final class ReplicaLink implements AutoCloseable {
     private volatile long connectingSince;
     /** When the reader last took a reply (System.nanoTime). */
     private volatile long lastReply;
+    /** Tests: runs while a new connection is set up, under the write lock. */
+    volatile Runnable whileOpening;
 
     ReplicaLink(UUID peer, String address, ReplicationTls tls) {
         this(peer, address, tls, REQUEST_TIMEOUT);
@@ -173,12 +175,18 @@ final class ReplicaLink implements AutoCloseable {
                 channel = c;
                 socket = raw;
                 up = true;
+                Runnable probe = whileOpening;
+                if (probe != null) {
+                    probe.run();
+                }
             } finally {
                 writeLock.unlock();
             }
             Thread reader = new Thread(() -> read(c), "weir-replica-link-" + peer);
             reader.setDaemon(true);
             reader.start();
+            flush(); // a request queued for this connection while this thread held the lock: its sender found it held
+
             LOG.log(Level.INFO, "replication link to node {0} at {1} is up{2}", peer, address, tls.enabled() ? " (TLS)" : "");
         } catch (IOException | RuntimeException e) {
             if (raw != null) {

@@ -117,6 +117,38 @@ class ReplicaLinkTest {
     }
 
     /**
+     * A request sent while a connection is being opened, when the new connection is set but its
+     * opener still holds the write lock, is queued for it and written once the opener lets go;
+     * it was left in the queue until the next request or the watchdog.
+     */
+    @Test
+    void aRequestSentWhileTheConnectionOpensIsWrittenWhenItIsUp() throws Exception {
+        accepted.close(); // the copy restarts: the old connection ends
+        await().atMost(PATIENCE).until(() -> !link.isUp());
+        CompletableFuture<Integer> answer = new CompletableFuture<>();
+        link.whileOpening = () -> { // the new connection is set; the opener holds the write lock
+            link.whileOpening = null;
+            CompletableFuture.runAsync(() -> link.send(ReplicationWire.PING, (byte) 0, UUID.randomUUID(), 1, 0, 0, null,
+                    (status, epoch) -> answer.complete(status))).join();
+        };
+        await().atMost(PATIENCE).until(() -> { // once the retry interval since the last attempt has passed
+            link.connect();
+            return link.isUp();
+        });
+        accepted = hung.accept();
+        ByteBuffer request = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+        CompletableFuture.runAsync(() -> {
+            try {
+                ReplicationWire.readFully(accepted, request);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }).get(5, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(ReplicationWire.Request.decode(request.flip()).type()).isEqualTo(ReplicationWire.PING);
+        assertThat(answer).isNotDone();
+    }
+
+    /**
      * A hung copy whose kernel still accepts connections: a TLS handshake with it never ends. The
      * attempt is given up after the connect timeout, and a forwarding thread that finds it under
      * way is answered once it is, not never.
