@@ -182,6 +182,9 @@ final class ReplicatedVolume {
     /** Rule 7: client requests held while unconfirmed; {@link #heldCount} counts them. */
     private final List<Held> held = new ArrayList<>();
     private volatile int heldCount;
+    /** Answers of waiting requests that a deposition failed, owed once the lock is let go ({@link #startHeld}). */
+    private final List<Runnable> owed = new ArrayList<>();
+    private volatile boolean answersOwed;
 
     /** A client request held by {@link #holdUntilConfirmed}: whose it is, and what to tell it once decided. */
     private record Held(Object owner, Consumer<Boolean> resume) {
@@ -272,14 +275,20 @@ final class ReplicatedVolume {
         }
     }
 
-    /** Starts the held requests if confirmation was decided; called outside the lock after what can decide it. */
+    /**
+     * Starts the held requests if confirmation was decided, and answers the waiting requests a
+     * deposition failed; called outside the lock after what can decide either.
+     */
     private void startHeld() {
-        if (heldCount == 0) {
+        if (heldCount == 0 && !answersOwed) {
             return;
         }
         List<Runnable> start = new ArrayList<>();
         synchronized (this) {
             releaseHeld(start);
+            start.addAll(owed);
+            owed.clear();
+            answersOwed = false;
         }
         start.forEach(Runnable::run);
     }
@@ -518,6 +527,7 @@ final class ReplicatedVolume {
     }
 
     private void answered(Pending p, Copy c, int status, long peerEpoch) {
+        boolean last;
         synchronized (this) {
             if (status == ReplicationWire.STALE_EPOCH) {
                 p.stale = true;
@@ -529,11 +539,12 @@ final class ReplicatedVolume {
                 }
                 p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
             }
-            if (--p.remaining > 0) {
-                return;
-            }
+            last = --p.remaining == 0;
         }
-        settle(p);
+        if (last) {
+            settle(p);
+        }
+        startHeld(); // a deposition decides confirmation, and owes the waiting requests their answers
     }
 
     /** All copies answered: answer now, or wait for the config that echoes the sequence the request needs. */
@@ -693,6 +704,12 @@ final class ReplicatedVolume {
         if (!fenced) {
             fenced = true;
             changed.run();
+        }
+        if (!waiting.isEmpty()) {
+            // Rule 3: requests in flight are answered ESHUTDOWN, now: a deposed primary has usually
+            // lost the control plane, whose next config would otherwise be what fails them.
+            failWaiting(owed);
+            answersOwed = true;
         }
     }
 

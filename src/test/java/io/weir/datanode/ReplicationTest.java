@@ -357,6 +357,24 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A write waits for the control plane's echo (its copy failed it), and a peer then shows a
+     * higher epoch: the node is deposed, and the write is answered ESHUTDOWN at once. A deposed
+     * primary has usually lost the control plane, so the config that would fail it may never come.
+     */
+    @Test
+    void aWriteWaitingForTheEchoIsAnsweredWhenAPeerDeposesThePrimary() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        stop(n.b());
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            writeWaitingForTheEcho(a, client, 30); // b failed it and left the in-sync set
+            assertThat(a.replication().volume(VOLUME).admit(2)).as("a peer's request at epoch 2").isEqualTo(ReplicationWire.OK);
+            assertThat(client.readReply().error()).as("the write, answered without a config").isEqualTo(Nbd.ESHUTDOWN);
+            assertThat(a.replication().volume(VOLUME).waitingWrites()).isZero();
+        }
+    }
+
+    /**
      * A failed write of the kept in-sync set: the node reports the sequence it kept, not the new
      * one (a restart would not know of a report it made), and tries again at the next report.
      */
