@@ -35,8 +35,10 @@ import java.util.function.IntConsumer;
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
  *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
  *       it dirty again, so a copy read before the write never lands after it. With no region dirty
- *       or on its way, the copy joins the in-sync set (the sequence rises; no wait is needed to be
- *       stricter).</li>
+ *       or on its way, the copy is sent a FLUSH (the resync's steps are not forced, and what they
+ *       carried may have been flushed by clients here), and joins the in-sync set once that is
+ *       answered OK with still nothing dirty or on its way (the sequence rises; no wait is needed
+ *       to be stricter).</li>
  *   <li>On promotion (a config of a higher epoch naming this node primary), copies the config
  *       says are out of sync are wholly dirty: what they miss is not known here.</li>
  *   <li>A primary whose files come from an earlier run of its node (it stopped or crashed, and no
@@ -109,6 +111,8 @@ final class ReplicatedVolume {
         long resyncBytes;
         /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
         long lastAnnounce;
+        /** A resynced copy's FLUSH is on its way: it joins once that is answered. */
+        boolean joining;
 
         Copy(UUID node, String address, State state) {
             this.node = node;
@@ -860,10 +864,63 @@ final class ReplicatedVolume {
         return new Step(c, offset, length, first, end - first, epoch);
     }
 
-    /** A step's copy was answered: on failure its regions are dirty again; with nothing left, the copy joins. */
+    /** A step's copy was answered: on failure its regions are dirty again. */
     void stepDone(Step s, int status, long peerEpoch) {
         stepAnswered(s, status, peerEpoch);
         startHeld(); // a deposition decides confirmation
+    }
+
+    /**
+     * The driver, after it queued {@code c}'s steps: a resyncing copy with nothing dirty, queued or
+     * on its way (its last step answered, or nothing was dirty when it left, as after a FLUSH it
+     * failed) is sent a FLUSH, and joins once that is answered ({@link #flushed}).
+     */
+    void joinIfCopied(Copy c, ReplicaLink link) {
+        long e;
+        synchronized (this) {
+            if (c.joining || c.steps > 0 || !copied(c, epoch)) {
+                return;
+            }
+            c.joining = true;
+            e = epoch;
+        }
+        link.send(ReplicationWire.FLUSH, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
+            flushed(c, e, status, peerEpoch);
+            startHeld(); // a deposition decides confirmation
+        });
+    }
+
+    /**
+     * Caller holds this: whether a resyncing copy has nothing dirty or on its way, at epoch
+     * {@code at}, as the copy of the acting, confirmed primary.
+     */
+    private boolean copied(Copy c, long at) {
+        return c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
+                && at == epoch && acting() && !unconfirmed;
+    }
+
+    /** The FLUSH of a copy whose resync had nothing left was answered: it joins if it still has nothing left. */
+    private synchronized void flushed(Copy c, long at, int status, long peerEpoch) {
+        c.joining = false;
+        if (status == ReplicationWire.STALE_EPOCH) {
+            deposed(peerEpoch);
+            return;
+        }
+        if (status != ReplicationWire.OK) {
+            failed(c);
+            return;
+        }
+        if (!copied(c, at)) {
+            return; // a write dirtied a region meanwhile: once its step is answered, the driver flushes again
+        }
+        c.state = State.IN_SYNC;
+        c.outSince = 0;
+        syncSequence++;
+        keepSyncState();
+        changed.run();
+        long nanos = System.nanoTime() - c.resyncSince;
+        LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"
+                + " bytes in {3,number,#} ms", id, c.node, c.resyncBytes, nanos / 1_000_000);
     }
 
     private synchronized void stepAnswered(Step s, int status, long peerEpoch) {
@@ -886,17 +943,6 @@ final class ReplicatedVolume {
             LOG.log(System.Logger.Level.INFO, "volume {0}: copied again to the copy on node {1}: {2,number,#} bytes in"
                     + " {3,number,#} ms", id, c.node, c.resyncBytes, (System.nanoTime() - c.resyncSince) / 1_000_000);
             c.resyncSince = 0;
-        }
-        if (c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
-                && s.epoch == epoch && acting()) {
-            c.state = State.IN_SYNC;
-            c.outSince = 0;
-            syncSequence++;
-            keepSyncState();
-            changed.run();
-            long nanos = System.nanoTime() - c.resyncSince;
-            LOG.log(System.Logger.Level.INFO, "volume {0}: the copy on node {1} is in sync: resync copied {2,number,#}"
-                    + " bytes in {3,number,#} ms", id, c.node, c.resyncBytes, nanos / 1_000_000);
         }
     }
 

@@ -37,7 +37,10 @@ import java.util.concurrent.locks.LockSupport;
  * <h2>The resync</h2>
  * Each resyncing copy has at most {@value #STEPS_PER_COPY} steps queued or on their way, each
  * submitted to the {@code replication} background task: it reads up to 1 MiB of dirty regions and
- * sends them (regions of zeroes as a write-zeroes that punches). The task's utilization, which a
+ * sends them (regions of zeroes as a write-zeroes that punches). A copy with nothing left to
+ * copy is sent a FLUSH and joins the in-sync set once that is answered
+ * ({@link ReplicatedVolume#joinIfCopied}): what the steps carried is then durable there, as it
+ * was on the primary. The task's utilization, which a
  * dynamic share turns into urgency (its T1/T2 ramp), is how long the volume that has been
  * under-replicated longest has been so, over {@link #URGENCY_RAMP_NANOS}.
  */
@@ -345,6 +348,7 @@ final class Replication implements AutoCloseable {
                         copy(rv, s, link); // a node configured without the task: copies on this thread
                     }
                 }
+                rv.joinIfCopied(c, link);
             }
         }
         if (hasTask) {

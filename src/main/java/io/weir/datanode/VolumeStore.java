@@ -99,6 +99,8 @@ final class VolumeStore implements AutoCloseable {
     private volatile boolean entriesDurable;
     /** Bytes written since the last {@link #flush} or {@link #destage}; the flush task's signal. */
     final AtomicLong dirtyBytes = new AtomicLong();
+    /** Times the data was forced to the disk ({@link #flush}, FUA); for tests. */
+    private final java.util.concurrent.atomic.LongAdder forced = new java.util.concurrent.atomic.LongAdder();
     /** Blocks verified by scrub, and those that did not match their checksum. */
     final AtomicLong scrubbedBlocks = new AtomicLong();
     final AtomicLong checksumMismatches = new AtomicLong();
@@ -470,6 +472,11 @@ final class VolumeStore implements AutoCloseable {
         return trims.pendingBytes();
     }
 
+    /** Times the data was forced to the disk. */
+    long forced() {
+        return forced.sum();
+    }
+
     /** Makes everything written so far durable: data and checksums. */
     void flush() throws IOException {
         FileChannel c = pin();
@@ -503,6 +510,7 @@ final class VolumeStore implements AutoCloseable {
     private void force(FileChannel c) throws IOException {
         dirtyBytes.set(0);
         c.force(false);
+        forced.increment();
         ChecksumFile sums = this.sums;
         if (sums != null) {
             sums.force();

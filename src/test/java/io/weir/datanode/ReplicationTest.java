@@ -248,6 +248,58 @@ class ReplicationTest extends ReplicationFixture {
                 .isPositive();
     }
 
+    /**
+     * A copy joins the in-sync set only once what the resync sent it is durable there: the data
+     * was durable on the primary (its clients may have flushed it), and a copy in sync may be
+     * promoted. No client FLUSH or FUA while the copy runs, so the copy is forced by the join alone.
+     */
+    @Test
+    void aResyncedCopyJoinsTheInSyncSetOnlyOnceWhatItWasSentIsDurableThere() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode c = start("c");
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(MiB, NbdServerTest.bytes((int) (4 * MiB), 7));
+            ReplicationConfig withC = new ReplicationConfig(1, A, 0,
+                    List.of(copy(A, a, true), copy(B, n.b(), true), copy(C, c, false)));
+            push(2, withC, c, C);
+            long forcedBefore = c.replication().volume(VOLUME).store.forced();
+            push(2, withC, n.b(), B, a, A); // a starts the copy
+            await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+            assertThat(c.replication().volume(VOLUME).store.forced() - forcedBefore)
+                    .as("the copy's volume forced to its disk before it joined").isPositive();
+        }
+    }
+
+    /**
+     * A copy whose link fails while only a FLUSH is on its way leaves the in-sync set with nothing
+     * to copy: nothing was written that it might lack. When the link is back it still rejoins (it
+     * is sent a FLUSH, and joins once that is answered); it stayed resyncing for ever.
+     */
+    @Test
+    void aCopyThatFailedOnlyAFlushRejoinsWithNothingToCopy() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
+            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 50)); // the link to b is up
+                toB.holdDownstream();
+                client.request(Nbd.CMD_FLUSH, 0, 1, 0, 0, null);
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b flushed; its OK is held back
+                toB.cut(); // the link fails: the FLUSH is answered LINK_DOWN, b leaves the set
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
+                        List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
+                assertThat(client.readReply().error()).as("the FLUSH, once its set is echoed").isZero();
+                await().atMost(PATIENCE).untilAsserted(() -> assertThat(copyStatus(a, B).state()).as("b, with the link back")
+                        .isEqualTo(AgentMessage.CopyState.inSync));
+            }
+        }
+    }
+
     @Test
     void aNewCopyIsStillCopiedWholeAfterAConfigWithoutTheReplicationTaskIsApplied() throws Exception {
         TwoNodes n = twoNodesInSync();
