@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntConsumer;
 
 /**
@@ -186,6 +187,13 @@ final class ReplicatedVolume {
     /** Rule 7: client requests held while unconfirmed; {@link #heldCount} counts them. */
     private final List<Held> held = new ArrayList<>();
     private volatile int heldCount;
+    /**
+     * Copy side: read-held while a primary's request is applied ({@link #applyIfAdmitted}),
+     * write-held while the epoch or this node's role changes ({@link #configure}, a higher epoch
+     * {@link #admit}ted): a request admitted at an epoch never lands after a newer epoch's writes.
+     * Taken before this object's monitor, never inside it.
+     */
+    private final ReentrantReadWriteLock epochChange = new ReentrantReadWriteLock();
     /** Answers of waiting requests that a deposition failed, owed once the lock is let go ({@link #startHeld}). */
     private final List<Runnable> owed = new ArrayList<>();
     private volatile boolean answersOwed;
@@ -297,6 +305,37 @@ final class ReplicatedVolume {
         start.forEach(Runnable::run);
     }
 
+    /** Tests: whether a change of epoch or role waits for requests of a primary being applied here. */
+    boolean epochChangeWaiting() {
+        return epochChange.hasQueuedThreads();
+    }
+
+    /** Applies a primary's request; may throw what the store throws. */
+    interface Apply {
+        void run() throws IOException;
+    }
+
+    /**
+     * Copy side: applies a request of a primary admitted at {@code peerEpoch} ({@link #admit}) if it
+     * is still admitted, under the read side of {@link #epochChange}: a change of epoch or role
+     * waits for it, so it lands before the change or not at all. Returns {@link ReplicationWire#OK},
+     * or {@link ReplicationWire#STALE_EPOCH} when it was not applied.
+     */
+    int applyIfAdmitted(long peerEpoch, Apply apply) throws IOException {
+        epochChange.readLock().lock();
+        try {
+            synchronized (this) {
+                if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+                    return ReplicationWire.STALE_EPOCH;
+                }
+            }
+            apply.run();
+            return ReplicationWire.OK;
+        } finally {
+            epochChange.readLock().unlock();
+        }
+    }
+
     /** Whether {@code node}'s copy answered this epoch's PING with OK. */
     synchronized boolean announcedTo(UUID node) {
         return announced.contains(node);
@@ -317,6 +356,22 @@ final class ReplicatedVolume {
      * that is one no more.
      */
     List<Runnable> configure(ReplicationConfig rc) {
+        boolean changes;
+        synchronized (this) {
+            changes = rc.epoch() > epoch || epoch == 0 || rc.primaryNodeId().equals(self) != primary;
+        }
+        if (!changes) {
+            return configureLocked(rc);
+        }
+        epochChange.writeLock().lock(); // requests of a primary being applied here land before the change
+        try {
+            return configureLocked(rc);
+        } finally {
+            epochChange.writeLock().unlock();
+        }
+    }
+
+    private List<Runnable> configureLocked(ReplicationConfig rc) {
         List<Runnable> answers = new ArrayList<>();
         synchronized (this) {
             if (rc.epoch() < epoch) {
@@ -468,12 +523,26 @@ final class ReplicatedVolume {
      * higher epoch than this node has seen is learned, and fences this node if it was the primary.
      */
     int admit(long peerEpoch) {
+        boolean newer;
         synchronized (this) {
             if (peerEpoch < epoch || peerEpoch == epoch && primary) {
                 return ReplicationWire.STALE_EPOCH;
             }
-            if (peerEpoch > epoch) {
-                deposed(peerEpoch);
+            newer = peerEpoch > epoch;
+        }
+        if (newer) {
+            epochChange.writeLock().lock(); // requests of the older epoch being applied land first
+            try {
+                synchronized (this) {
+                    if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+                        return ReplicationWire.STALE_EPOCH;
+                    }
+                    if (peerEpoch > epoch) {
+                        deposed(peerEpoch);
+                    }
+                }
+            } finally {
+                epochChange.writeLock().unlock();
             }
         }
         startHeld();

@@ -206,15 +206,13 @@ final class Replication implements AutoCloseable {
         VolumeStore v = rv.store;
         long cost = q.type() == ReplicationWire.WRITE || q.type() == ReplicationWire.ZEROES && q.noHole() ? q.length() : 0;
         try {
-            executor.submit(v.id, IoKind.WRITE, cost, () -> {
-                apply(v, q, data);
-                return null;
-            }).whenComplete((x, failure) -> {
-                if (failure != null) {
-                    LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
-                }
-                r.reply(failure == null ? ReplicationWire.OK : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
-            });
+            executor.submit(v.id, IoKind.WRITE, cost, () -> rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
+                    .whenComplete((applied, failure) -> {
+                        if (failure != null) {
+                            LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
+                        }
+                        r.reply(failure == null ? applied : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+                    });
         } catch (RuntimeException e) {
             r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
         }

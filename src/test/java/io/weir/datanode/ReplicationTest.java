@@ -185,6 +185,52 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * A write the copy admitted at epoch 1 and is still applying when the control plane promotes
+     * that copy (epoch 2) lands before the promotion takes effect, never on top of the new
+     * primary's own writes: the promotion waits for it. The copy's store holds the write until the
+     * promotion has begun.
+     */
+    @Test
+    void aWriteTheCopyAdmittedBeforeItsPromotionNeverLandsAfterTheNewPrimarysWrites() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        byte[] old = NbdServerTest.bytes(4096, 60);
+        byte[] newer = NbdServerTest.bytes(4096, 61);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            gate.arm();
+            c.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, old);
+            c.flushOut();
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the write; its store holds it").isTrue();
+            CompletableFuture<Void> promoted = CompletableFuture.runAsync(() -> {
+                try {
+                    b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, a, false)))));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            CompletableFuture<Void> newWrite = promoted.thenRun(() -> {
+                try (NbdTestClient d = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+                    d.write(0, newer);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            await().atMost(PATIENCE).until(() -> newWrite.isDone() || b.replication().volume(VOLUME).epochChangeWaiting());
+            gate.release();
+            newWrite.get(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        }
+        try (NbdTestClient d = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            byte[] now = d.read(0, 4096);
+            String which = java.util.Arrays.equals(now, newer) ? "the new primary's" : java.util.Arrays.equals(now, old)
+                    ? "the old primary's" : "neither";
+            assertThat(which).as("whose write the volume holds").isEqualTo("the new primary's");
+        }
+    }
+
     @Test
     void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
         TwoNodes n = twoNodesInSync();
