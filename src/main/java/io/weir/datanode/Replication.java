@@ -354,6 +354,11 @@ final class Replication implements AutoCloseable {
         }
     }
 
+    /** Tests: whether a primary's new connection waits for the requests of the one it superseded. */
+    boolean waitingForAnOlderConnection() {
+        return server != null && server.waitingForOlder();
+    }
+
     /** Whether the driver waits for a replicated volume (for tests). */
     boolean driverWaiting() {
         return driver.getState() == Thread.State.WAITING;

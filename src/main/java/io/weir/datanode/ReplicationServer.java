@@ -15,6 +15,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * one thread each (one per peer node, not per volume), reads their requests and hands each to
  * {@link Replication#receive}, which answers it once it has been applied. Replies are written by
  * whichever thread completes the request, one at a time per connection.
+ *
+ * <p>A primary opens a new connection only once its last one failed, and it has then answered
+ * every request sent on it {@link ReplicationWire#LINK_DOWN} and marked their regions to be copied
+ * again. So a node's new connection <em>supersedes</em> its older ones here: they admit nothing
+ * more and are closed, and the new one reads nothing until every request they admitted has been
+ * applied and answered. Otherwise such a request, held up in this node's scheduler, could land
+ * after the resync that the new connection starts had copied newer data to the same place. The
+ * sending node is known from its certificate; in clear (a node without one, the config-file
+ * mode) connections are not told apart.
  */
 final class ReplicationServer implements AutoCloseable {
 
@@ -27,11 +36,21 @@ final class ReplicationServer implements AutoCloseable {
 
     /** Bytes a connection's reader takes from the socket at most per read. */
     static final int READ_BUFFER_BYTES = 256 << 10;
+    /**
+     * Longest a new connection waits for the requests of the connections it superseded; past it,
+     * it is closed (the primary tries again). Above the primary's request timeout, so that a copy
+     * only slow to apply is waited for.
+     */
+    static final long SUPERSEDE_WAIT_NANOS = ReplicaLink.REQUEST_TIMEOUT.toNanos() + 10_000_000_000L;
 
     private final ServerSocketChannel listener;
     private final Replication replication;
     private final ReplicationTls tls;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
+    /** Each sending node's connections, oldest superseded by the newest. */
+    private final java.util.Map<java.util.UUID, Set<Replies>> byPeer = new ConcurrentHashMap<>();
+    /** New connections waiting for the requests of those they superseded (tests). */
+    private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
 
     ReplicationServer(InetSocketAddress listen, Replication replication, ReplicationTls tls) throws IOException {
@@ -70,11 +89,28 @@ final class ReplicationServer implements AutoCloseable {
         }
     }
 
+    /** Tests: whether a new connection waits for the requests of the connections it superseded. */
+    boolean waitingForOlder() {
+        return waitingForOlder.get() > 0;
+    }
+
     private void serve(SocketChannel raw) {
+        Set<Replies> same = null;
+        Replies replier = null;
         try {
             ReplicationTls.Accepted a = tls.server(raw);
             ByteChannel c = a.channel();
-            Replies replier = new Replies(c, () -> close(raw));
+            replier = new Replies(c, () -> close(raw));
+            if (a.peer() != null) {
+                same = byPeer.computeIfAbsent(a.peer(), p -> ConcurrentHashMap.newKeySet());
+                java.util.List<Replies> older = java.util.List.copyOf(same);
+                same.add(replier);
+                if (!supersede(same, older)) {
+                    LOG.log(Level.WARNING, "replication: node {0}''s earlier connection still has requests being applied"
+                            + " after {1} s; closing its new one", a.peer(), SUPERSEDE_WAIT_NANOS / 1_000_000_000L);
+                    return;
+                }
+            }
             ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES).flip(); // as many requests per read as have arrived
             while (true) {
                 if (in.remaining() < ReplicationWire.REQUEST_BYTES) {
@@ -90,6 +126,9 @@ final class ReplicationServer implements AutoCloseable {
                     ReplicationWire.readFully(c, data); // the rest of a large payload, straight from the socket
                     data.flip();
                 }
+                if (!replier.enter()) {
+                    return; // superseded by a newer connection of its node
+                }
                 replication.receive(q, data, a.peer(), replier);
             }
         } catch (IOException | RuntimeException e) {
@@ -97,7 +136,37 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.DEBUG, "replication connection ended: " + e);
             }
         } finally {
+            if (same != null) {
+                // requests it admitted may still be applied: the node's next connection waits for them
+                replier.supersede();
+                if (replier.answeredAll()) {
+                    same.remove(replier);
+                }
+            }
             close(raw);
+        }
+    }
+
+    /**
+     * A new connection's thread: the node's older connections admit nothing more and are closed;
+     * returns once every request they admitted is answered, or false past {@link #SUPERSEDE_WAIT_NANOS}.
+     */
+    private boolean supersede(Set<Replies> same, java.util.List<Replies> older) {
+        waitingForOlder.incrementAndGet();
+        try {
+            long deadline = System.nanoTime() + SUPERSEDE_WAIT_NANOS;
+            for (Replies o : older) {
+                o.supersede();
+            }
+            for (Replies o : older) {
+                if (!o.awaitAnswered(deadline)) {
+                    return false;
+                }
+            }
+            same.removeAll(older);
+            return true;
+        } finally {
+            waitingForOlder.decrementAndGet();
         }
     }
 
@@ -107,8 +176,12 @@ final class ReplicationServer implements AutoCloseable {
      * system call, and no thread of its own).
      */
     private static final class Replies implements Replier {
+        /** In {@link #admitted}: the connection was superseded and admits nothing more. */
+        private static final int SUPERSEDED = 1 << 30;
         private final ByteChannel channel;
         private final Runnable onFailure;
+        /** Requests admitted and not yet answered, plus {@link #SUPERSEDED} once superseded. */
+        private final java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
         private final java.util.Queue<long[]> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
         private final ByteBuffer out = ByteBuffer.allocate(256 * ReplicationWire.REPLY_BYTES);
@@ -118,8 +191,61 @@ final class ReplicationServer implements AutoCloseable {
             this.onFailure = onFailure;
         }
 
+        /** Counts a request to be answered; false once superseded. */
+        boolean enter() {
+            while (true) {
+                int s = admitted.get();
+                if ((s & SUPERSEDED) != 0) {
+                    return false;
+                }
+                if (admitted.compareAndSet(s, s + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Admits nothing more, and closes the connection (its primary gave up on it). */
+        void supersede() {
+            admitted.getAndUpdate(s -> s | SUPERSEDED);
+            onFailure.run();
+        }
+
+        /** Whether every request admitted is answered. */
+        boolean answeredAll() {
+            return (admitted.get() & ~SUPERSEDED) == 0;
+        }
+
+        /** Waits until every request admitted is answered, or the deadline (System.nanoTime) passes. */
+        synchronized boolean awaitAnswered(long deadline) {
+            while ((admitted.get() & ~SUPERSEDED) != 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return true;
+        }
+
         @Override
         public void reply(int status, long handle, long epoch) {
+            try {
+                send(status, handle, epoch);
+            } finally {
+                if (admitted.decrementAndGet() == SUPERSEDED) {
+                    synchronized (this) {
+                        notifyAll();
+                    }
+                }
+            }
+        }
+
+        private void send(int status, long handle, long epoch) {
             queue.add(new long[] {status, handle, epoch});
             // whoever holds the lock last looks again, so no reply is left queued
             while (!queue.isEmpty() && lock.tryLock()) {

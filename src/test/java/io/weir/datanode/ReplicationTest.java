@@ -231,6 +231,51 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * A write the copy admitted on a connection that then failed, still held up in the copy's
+     * store, never lands after the resync that the next connection starts: the primary answered it
+     * LINK_DOWN and marked its region, and a newer write to the same place is what the resync
+     * copies. The copy's new connection from that node waits for the old one's requests before it
+     * reads anything. (Node certificates, as in production: they tell the copy who connects.)
+     */
+    @Test
+    void aWriteHeldUpOnAFailedConnectionNeverLandsAfterTheResyncOfTheNextOne() throws Exception {
+        pki = TestPki.create("weir test CA");
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        certify(a, A, 0x61);
+        certify(b, B, 0x62);
+        byte[] held = NbdServerTest.bytes(4096, 70);
+        byte[] newer = NbdServerTest.bytes(4096, 71);
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), true))),
+                    b, B, a, A);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 69)); // the link to b is up
+                gate.arm();
+                client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, held);
+                client.flushOut();
+                assertThat(gate.entered(PATIENCE.toSeconds())).as("b applies the write; its store holds it").isTrue();
+                toB.cut(); // the link fails: the write is answered LINK_DOWN, b leaves the set with the region dirty
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
+                        List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
+                assertThat(client.readReply().error()).isZero();
+                client.write(0, newer); // b is out: the region is dirty
+                await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync
+                        || b.replication().waitingForAnOlderConnection());
+                gate.release();
+                await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
+                byte[] onB = onCopy(b, 0, 4096);
+                String which = java.util.Arrays.equals(onB, newer) ? "the newer write" : java.util.Arrays.equals(onB, held)
+                        ? "the write held up on the failed connection" : "neither";
+                assertThat(which).as("what b, back in sync, holds").isEqualTo("the newer write");
+            }
+        }
+    }
+
     @Test
     void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
         TwoNodes n = twoNodesInSync();
