@@ -41,7 +41,10 @@ import java.util.function.IntConsumer;
  *       answered OK with still nothing dirty or on its way (the sequence rises; no wait is needed
  *       to be stricter).</li>
  *   <li>On promotion (a config of a higher epoch naming this node primary), copies the config
- *       says are out of sync are wholly dirty: what they miss is not known here.</li>
+ *       says are out of sync are wholly dirty: what they miss is not known here. Copies it says
+ *       are in sync are copied again whole, as in rule 6, and stay in sync meanwhile: the old
+ *       primary's last writes (never acknowledged) may have reached some copies and not others,
+ *       and the copies must not differ.</li>
  *   <li>A primary whose files come from an earlier run of its node (it stopped or crashed, and no
  *       copy was promoted meanwhile) may hold writes that were in flight when it stopped and that
  *       its copies never got (never acknowledged, so allowed to be lost, but the copies must not
@@ -380,6 +383,9 @@ final class ReplicatedVolume {
             boolean firstHere = epoch == 0;
             boolean nowPrimary = rc.primaryNodeId().equals(self);
             boolean reset = rc.epoch() > epoch || firstHere || nowPrimary != primary;
+            // another node was the primary until now: the copies it leaves in sync may differ where its
+            // last writes reached some and not others
+            boolean promoted = reset && nowPrimary && !primary && !firstHere;
             if (reset) {
                 epoch = rc.epoch();
                 primary = nowPrimary;
@@ -420,12 +426,13 @@ final class ReplicatedVolume {
                     if (!inSync) {
                         c.dirty.set(0, regions());
                         c.outSince = System.nanoTime();
-                    } else if (restarted) {
+                    } else if (restarted || promoted) {
                         c.dirty.set(0, regions()); // rule 6: in sync, and copied again
                         c.resyncSince = System.nanoTime();
-                        LOG.log(System.Logger.Level.INFO, "volume {0}: its primary restarted; copying it again to the copy"
-                                + " on node {1}, which stays in sync, so that writes in flight at the stop do not leave the"
-                                + " copies different", id, c.node);
+                        LOG.log(System.Logger.Level.INFO, "volume {0}: its primary {1}; copying it again to the copy"
+                                + " on node {2}, which stays in sync, so that writes in flight at the {3} do not leave the"
+                                + " copies different", id, restarted ? "restarted" : "was promoted", c.node,
+                                restarted ? "stop" : "old primary's end");
                     }
                     copies.put(cc.nodeId(), c);
                 } else {

@@ -276,6 +276,35 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * Three copies: the primary dies with a write on b and not on c (never acknowledged), and b is
+     * promoted with c in sync. b copies itself whole to c, which stays in sync meanwhile, as a
+     * restarted primary does (rule 6): otherwise a read on b returns the write, and after a
+     * promotion of c it is gone.
+     */
+    @Test
+    void aPromotedPrimaryCopiesItselfWholeToTheCopiesInSyncSoThatTheyAgree() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        DataNode c = start("c");
+        byte[] onlyOnB = NbdServerTest.bytes(4096, 80);
+        try (TcpProxy toC = new TcpProxy(HostPort.parse(c.replicationAddress()).getPort())) {
+            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true),
+                    new ReplicationConfig.Copy(C, toC.address(), true))), c, C, b, B, a, A);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 79)); // the links are up
+                toC.freeze(); // what a sends c from now on is lost
+                client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, onlyOnB);
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 0, 4096), onlyOnB));
+            }
+            stop(a); // a dies; the control plane promotes b with c in sync
+            push(2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(C, c, true), copy(A, null, false))), c, C, b, B);
+            await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(c, 0, 4096), onlyOnB));
+            assertThat(copyStatus(b, C).state()).as("c, while b copies itself to it").isEqualTo(AgentMessage.CopyState.inSync);
+        }
+    }
+
     @Test
     void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
         TwoNodes n = twoNodesInSync();
