@@ -32,14 +32,16 @@ import java.util.function.IntConsumer;
  *   <li>A copy that answers {@link ReplicationWire#STALE_EPOCH} (or any peer that sends a higher
  *       epoch) <em>fences</em> this node: it stops serving the volume; requests in flight and
  *       after are answered {@code ESHUTDOWN}. Only a config of a higher epoch lifts it.</li>
- *   <li>Each copy out of sync has a dirty map of {@value #REGION_BYTES}-byte regions. When its link
+ *   <li>Each copy out of sync has a dirty map of {@value #REGION_BYTES}-byte regions: those of
+ *       the requests it failed, and all of them when it failed a FLUSH (what it had not forced
+ *       may be lost: its node lost power, or its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
  *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
  *       it dirty again, so a copy read before the write never lands after it. With no region dirty
  *       or on its way, the copy is sent a FLUSH (the resync's steps are not forced, and what they
  *       carried may have been flushed by clients here), and joins the in-sync set once that is
- *       answered OK with still nothing dirty or on its way (the sequence rises; no wait is needed
- *       to be stricter).</li>
+ *       answered OK with still nothing dirty or on its way and no step sent since (the sequence
+ *       rises; no wait is needed to be stricter).</li>
  *   <li>On promotion (a config of a higher epoch naming this node primary), copies the config
  *       says are out of sync are wholly dirty: what they miss is not known here. Copies it says
  *       are in sync are copied again whole, as in rule 6, and stay in sync meanwhile: the old
@@ -117,6 +119,11 @@ final class ReplicatedVolume {
         long lastAnnounce;
         /** A resynced copy's FLUSH is on its way: it joins once that is answered. */
         boolean joining;
+        /**
+         * Counts resync steps taken and departures from the set: a FLUSH sent before the count
+         * moved does not cover what was sent since, and the copy does not join on it.
+         */
+        long sent;
 
         Copy(UUID node, String address, State state) {
             this.node = node;
@@ -613,9 +620,11 @@ final class ReplicatedVolume {
                 p.stale = true;
                 deposed(peerEpoch);
             } else if (status != ReplicationWire.OK) {
-                failed(c);
                 if (p.changesData) {
+                    failed(c);
                     markDirty(c, p.offset, p.length);
+                } else {
+                    flushFailed(c);
                 }
                 p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
             }
@@ -643,6 +652,18 @@ final class ReplicatedVolume {
         p.done.accept(answer);
     }
 
+    /**
+     * Caller holds this: {@code c} failed a FLUSH. What it had not forced may be lost (its node lost
+     * power, or its disk failed the fsync, after which Linux reports the pages clean): it leaves the
+     * set, and is copied whole before it rejoins.
+     */
+    private void flushFailed(Copy c) {
+        failed(c);
+        if (copies.get(c.node) == c) {
+            c.dirty.set(0, regions());
+        }
+    }
+
     /** Caller holds this: {@code c} failed a request; it leaves the in-sync set if it was in it. */
     private void failed(Copy c) {
         if (copies.get(c.node) != c) {
@@ -664,6 +685,7 @@ final class ReplicatedVolume {
             c.outSince = System.nanoTime();
         }
         c.state = State.OUT;
+        c.sent++;
         announced.remove(c.node);
     }
 
@@ -935,6 +957,7 @@ final class ReplicatedVolume {
         }
         c.cursor = end;
         c.steps++;
+        c.sent++;
         long offset = (long) first * REGION_BYTES;
         int length = (int) Math.min((long) (end - first) * REGION_BYTES, store.size() - offset);
         return new Step(c, offset, length, first, end - first, epoch);
@@ -953,15 +976,17 @@ final class ReplicatedVolume {
      */
     void joinIfCopied(Copy c, ReplicaLink link) {
         long e;
+        long mark;
         synchronized (this) {
             if (c.joining || c.steps > 0 || !copied(c, epoch)) {
                 return;
             }
             c.joining = true;
             e = epoch;
+            mark = c.sent;
         }
         link.send(ReplicationWire.FLUSH, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
-            flushed(c, e, status, peerEpoch);
+            flushed(c, e, mark, status, peerEpoch);
             startHeld(); // a deposition decides confirmation
         });
     }
@@ -976,18 +1001,18 @@ final class ReplicatedVolume {
     }
 
     /** The FLUSH of a copy whose resync had nothing left was answered: it joins if it still has nothing left. */
-    private synchronized void flushed(Copy c, long at, int status, long peerEpoch) {
+    private synchronized void flushed(Copy c, long at, long mark, int status, long peerEpoch) {
         c.joining = false;
         if (status == ReplicationWire.STALE_EPOCH) {
             deposed(peerEpoch);
             return;
         }
         if (status != ReplicationWire.OK) {
-            failed(c);
+            flushFailed(c);
             return;
         }
-        if (!copied(c, at)) {
-            return; // a write dirtied a region meanwhile: once its step is answered, the driver flushes again
+        if (!copied(c, at) || c.sent != mark) {
+            return; // sent more, or dirtied, since that FLUSH: once it is copied, the driver flushes again
         }
         c.state = State.IN_SYNC;
         c.outSince = 0;

@@ -392,30 +392,34 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
-     * A copy whose link fails while only a FLUSH is on its way leaves the in-sync set with nothing
-     * to copy: nothing was written that it might lack. When the link is back it still rejoins (it
-     * is sent a FLUSH, and joins once that is answered); it stayed resyncing for ever.
+     * A copy whose link fails while only a FLUSH is on its way may have lost what that FLUSH was
+     * to force (its node lost power, or its disk failed the fsync): it is copied whole before it
+     * rejoins. Here b loses the write the client flushed; when the link is back, b is copied again
+     * and rejoins holding it (it stayed resyncing for ever, and then rejoined without it).
      */
     @Test
-    void aCopyThatFailedOnlyAFlushRejoinsWithNothingToCopy() throws Exception {
+    void aCopyThatFailedAFlushIsCopiedWholeBeforeItRejoins() throws Exception {
         DataNode a = start("a");
         DataNode b = start("b");
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
             push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-                client.write(0, NbdServerTest.bytes(4096, 50)); // the link to b is up
+                byte[] flushed = NbdServerTest.bytes(4096, 50);
+                client.write(0, flushed); // the link to b is up
                 toB.holdDownstream();
                 client.request(Nbd.CMD_FLUSH, 0, 1, 0, 0, null);
                 client.flushOut();
-                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b flushed; its OK is held back
+                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b's answer is held back
                 toB.cut(); // the link fails: the FLUSH is answered LINK_DOWN, b leaves the set
+                b.replication().volume(VOLUME).store.write(0, ByteBuffer.wrap(new byte[4096]), true); // b lost it
                 await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(client.readReply().error()).as("the FLUSH, once its set is echoed").isZero();
                 await().atMost(PATIENCE).untilAsserted(() -> assertThat(copyStatus(a, B).state()).as("b, with the link back")
                         .isEqualTo(AgentMessage.CopyState.inSync));
+                assertThat(java.util.Arrays.equals(onCopy(b, 0, 4096), flushed)).as("b holds the flushed write again").isTrue();
             }
         }
     }
