@@ -206,7 +206,9 @@ final class Replication implements AutoCloseable {
         VolumeStore v = rv.store;
         long cost = q.type() == ReplicationWire.WRITE || q.type() == ReplicationWire.ZEROES && q.noHole() ? q.length() : 0;
         try {
-            executor.submit(v.id, IoKind.WRITE, cost, () -> rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
+            // a request of a superseded connection, not yet applied, is dropped: its primary gave up on it
+            executor.submit(v.id, IoKind.WRITE, cost, () -> r.superseded() ? ReplicationWire.LINK_DOWN
+                    : rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
                     .whenComplete((applied, failure) -> {
                         if (failure != null) {
                             LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());

@@ -19,8 +19,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A primary opens a new connection only once its last one failed, and it has then answered
  * every request sent on it {@link ReplicationWire#LINK_DOWN} and marked their regions to be copied
  * again. So a node's new connection <em>supersedes</em> its older ones here: they admit nothing
- * more and are closed, and the new one reads nothing until every request they admitted has been
- * applied and answered. Otherwise such a request, held up in this node's scheduler, could land
+ * more and are closed, what they admitted and is not yet being applied is dropped, and the new one
+ * reads nothing until every request they admitted is answered (so it waits for those being
+ * applied, not for a queue). Otherwise such a request, held up in this node's scheduler, could land
  * after the resync that the new connection starts had copied newer data to the same place. The
  * sending node is known from its certificate; in clear (a node without one, the config-file
  * mode) connections are not told apart.
@@ -32,6 +33,14 @@ final class ReplicationServer implements AutoCloseable {
     /** Writes one reply on the connection a request came from. */
     interface Replier {
         void reply(int status, long handle, long epoch);
+
+        /**
+         * Whether the connection was superseded by a newer one of its node, whose primary answered
+         * its requests {@link ReplicationWire#LINK_DOWN}: one not yet applied is not applied.
+         */
+        default boolean superseded() {
+            return false;
+        }
     }
 
     /** Bytes a connection's reader takes from the socket at most per read. */
@@ -208,6 +217,11 @@ final class ReplicationServer implements AutoCloseable {
         void supersede() {
             admitted.getAndUpdate(s -> s | SUPERSEDED);
             onFailure.run();
+        }
+
+        @Override
+        public boolean superseded() {
+            return (admitted.get() & SUPERSEDED) != 0;
         }
 
         /** Whether every request admitted is answered. */
