@@ -10,6 +10,7 @@ import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ReplicationConfig;
 import io.weir.agent.ServerCertificate;
 import io.weir.protocol.TlsConfig;
+import io.weir.support.TcpProxy;
 import io.weir.support.TestConfigs;
 import io.weir.support.TestPki;
 import java.net.InetSocketAddress;
@@ -109,6 +110,15 @@ abstract class ReplicationFixture {
         for (int i = 0; i < nodeAndId.length; i += 2) {
             ((DataNode) nodeAndId[i]).apply(configFor((UUID) nodeAndId[i + 1], revision, rc));
         }
+    }
+
+    /**
+     * Pushes a and b revision 1: the volume replicated at epoch 1, a its primary, both copies in
+     * sync, a reaching b's copy through {@code toB} (which the test holds, cuts or freezes).
+     */
+    void pushThrough(TcpProxy toB, DataNode a, DataNode b) throws Exception {
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), true))),
+                b, B, a, A);
     }
 
     /** Nodes a (the primary) and b (its copy) of {@link #twoNodesInSync}, and the replication config they were pushed. */

@@ -250,8 +250,7 @@ class ReplicationTest extends ReplicationFixture {
         byte[] held = NbdServerTest.bytes(4096, 70);
         byte[] newer = NbdServerTest.bytes(4096, 71);
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
-            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), true))),
-                    b, B, a, A);
+            pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 client.write(0, NbdServerTest.bytes(4096, 69)); // the link to b is up
                 gate.arm();
@@ -402,8 +401,7 @@ class ReplicationTest extends ReplicationFixture {
         DataNode a = start("a");
         DataNode b = start("b");
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
-            ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
-            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
+            pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 byte[] flushed = NbdServerTest.bytes(4096, 50);
                 client.write(0, flushed); // the link to b is up
@@ -508,8 +506,7 @@ class ReplicationTest extends ReplicationFixture {
         DataNode a = start("a");
         DataNode b = start("b");
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
-            ReplicationConfig.Copy bViaProxy = new ReplicationConfig.Copy(B, toB.address(), true);
-            push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), bViaProxy)), b, B, a, A);
+            pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 client.write(0, NbdServerTest.bytes(4096, 40)); // the link to b is up
                 toB.holdDownstream();
