@@ -166,7 +166,9 @@
  * </pre>
  * Safety rests on two numbers from the control plane ({@code ReplicationConfig}): the
  * <em>epoch</em>, carried by every node-to-node request (a node refuses a lower one and, as a
- * primary, stops serving when it meets a higher one: a deposed primary acknowledges no write), and
+ * primary, stops serving when it meets a higher one: a deposed primary acknowledges no write; a copy
+ * applies a request under a lock that a change of epoch waits for, so none lands after the
+ * change), and
  * the <em>sync sequence</em>: a copy that fails a request (or answers nothing for 20 s with one
  * outstanding, {@code ReplicaLink}'s watchdog) leaves the in-sync set, and the primary
  * acknowledges writes without it only once a config echoes the sequence of that change, so the
@@ -177,7 +179,12 @@
  * <p>Resync: the primary keeps a dirty map (64 KiB regions) for each copy out of sync; a copy
  * whose link comes back gets every new write and its dirty regions copied by the scheduler's
  * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
- * names out of sync (new, or a deposed primary) is wholly dirty. The task's utilization grows with
+ * names out of sync (new, or a deposed primary), or that failed a FLUSH, is wholly dirty. With
+ * nothing left to copy, the copy is sent a FLUSH and rejoins once that is answered. A copy's node
+ * takes a primary's new connection as superseding its older ones (it waits for what they were
+ * applying, and drops what they left queued), so no request of a failed connection lands after
+ * the resync. A promoted primary copies itself again to the copies in sync, as a restarted one
+ * does (below). The task's utilization grows with
  * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share
  * turns into urgency. Dirty maps live in memory: a primary that restarts copies its out-of-sync
  * copies whole, and copies the volume again to those in sync (they stay in sync meanwhile), since
