@@ -335,7 +335,7 @@ final class ReplicatedVolume {
         epochChange.readLock().lock();
         try {
             synchronized (this) {
-                if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+                if (stale(peerEpoch)) {
                     return ReplicationWire.STALE_EPOCH;
                 }
             }
@@ -368,7 +368,7 @@ final class ReplicatedVolume {
     List<Runnable> configure(ReplicationConfig rc) {
         boolean changes;
         synchronized (this) {
-            changes = rc.epoch() > epoch || epoch == 0 || rc.primaryNodeId().equals(self) != primary;
+            changes = resets(rc);
         }
         if (!changes) {
             return configureLocked(rc);
@@ -381,6 +381,22 @@ final class ReplicatedVolume {
         }
     }
 
+    /**
+     * Caller holds this: whether {@code rc} starts a new epoch here, or changes this node's role,
+     * or is the first config here (not older than the epoch: {@link #configureLocked} ignores that).
+     */
+    private boolean resets(ReplicationConfig rc) {
+        return rc.epoch() > epoch || epoch == 0 || rc.primaryNodeId().equals(self) != primary;
+    }
+
+    /**
+     * Caller holds this: whether a primary's request of {@code peerEpoch} is refused: older than an
+     * epoch seen here, or of this node's own epoch while it is the primary.
+     */
+    private boolean stale(long peerEpoch) {
+        return peerEpoch < epoch || peerEpoch == epoch && primary;
+    }
+
     private List<Runnable> configureLocked(ReplicationConfig rc) {
         List<Runnable> answers = new ArrayList<>();
         synchronized (this) {
@@ -389,7 +405,7 @@ final class ReplicatedVolume {
             }
             boolean firstHere = epoch == 0;
             boolean nowPrimary = rc.primaryNodeId().equals(self);
-            boolean reset = rc.epoch() > epoch || firstHere || nowPrimary != primary;
+            boolean reset = resets(rc);
             // another node was the primary until now: the copies it leaves in sync may differ where its
             // last writes reached some and not others
             boolean promoted = reset && nowPrimary && !primary && !firstHere;
@@ -539,7 +555,7 @@ final class ReplicatedVolume {
     int admit(long peerEpoch) {
         boolean newer;
         synchronized (this) {
-            if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+            if (stale(peerEpoch)) {
                 return ReplicationWire.STALE_EPOCH;
             }
             newer = peerEpoch > epoch;
@@ -548,7 +564,7 @@ final class ReplicatedVolume {
             epochChange.writeLock().lock(); // requests of the older epoch being applied land first
             try {
                 synchronized (this) {
-                    if (peerEpoch < epoch || peerEpoch == epoch && primary) {
+                    if (stale(peerEpoch)) {
                         return ReplicationWire.STALE_EPOCH;
                     }
                     if (peerEpoch > epoch) {
