@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import io.weir.scheduler.IoKind;
 import io.weir.support.TestConfigs;
 import static io.weir.support.Bytes.MiB;
 import static io.weir.datanode.NbdServerTest.bytes;
@@ -11,6 +12,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,18 +70,29 @@ class NbdServerRobustnessTest {
      * the request that brings it below the bound starts it again. When every request in flight
      * ended between the selector's check of the bound and its stop (a worker on another core),
      * nothing was left to start it: the connection was never read again. One request in flight at
-     * most; the selector is held, after it found the bound and before it stops reading, until the
-     * worker has answered the first read.
+     * most. Both workers are held by work of another volume until the selector, having found the
+     * bound, is about to stop reading; it is held there until a worker has answered the read.
      */
     @Test
-    void aConnectionWhoseRequestsAllEndedWhileItStoppedReadingIsReadAgain() throws IOException {
+    void aConnectionWhoseRequestsAllEndedWhileItStoppedReadingIsReadAgain() throws Exception {
         node.close();
         node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).maxInFlight(1).build();
-        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+        node.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).build());
         try (NbdTestClient c = client().open("acme/db1")) {
+            CountDownLatch release = new CountDownLatch(1);
+            for (int i = 0; i < 2; i++) {
+                // one at a time: a worker that took one may not take the other in the same batch
+                CountDownLatch held = new CountDownLatch(1);
+                node.executor().submit(TestConfigs.volumeId("acme", "db2").toString(), IoKind.READ, 4096, () -> {
+                    held.countDown();
+                    return release.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                });
+                assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("worker %d held", i).isTrue();
+            }
             AtomicBoolean once = new AtomicBoolean();
             node.server().beforePause = conn -> {
                 if (once.compareAndSet(false, true)) {
+                    release.countDown();
                     await().atMost(WAIT).until(() -> conn.inFlightCount() == 0);
                 }
             };
