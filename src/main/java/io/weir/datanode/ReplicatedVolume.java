@@ -1,11 +1,12 @@
 package io.weir.datanode;
 
+import io.weir.datanode.ReplicaCopy.State;
+import io.weir.datanode.ReplicaCopy.Step;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +33,7 @@ import java.util.function.IntConsumer;
  *   <li>A copy that answers {@link ReplicationWire#STALE_EPOCH} (or any peer that sends a higher
  *       epoch) <em>fences</em> this node: it stops serving the volume; requests in flight and
  *       after are answered {@code ESHUTDOWN}. Only a config of a higher epoch lifts it.</li>
- *   <li>Each copy out of sync has a dirty map of {@value #REGION_BYTES}-byte regions: those of
+ *   <li>Each copy out of sync has a dirty map of {@value ReplicaCopy#REGION_BYTES}-byte regions: those of
  *       the requests it failed, and all of them when it failed a FLUSH (what it had not forced
  *       may be lost: its node lost power, or its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
@@ -93,48 +94,9 @@ final class ReplicatedVolume {
 
     private static final System.Logger LOG = System.getLogger(ReplicatedVolume.class.getName());
 
-    /** Granularity of the dirty maps: 64 KiB, 16 Ki bits per GiB of volume. */
-    static final int REGION_BYTES = 64 << 10;
-    /** Most a resync step copies: consecutive dirty regions up to 1 MiB, the NBD request piece. */
-    static final int STEP_BYTES = NbdRequest.PIECE_BYTES;
-
-    enum State { IN_SYNC, RESYNCING, OUT }
-
-    /** Another node's copy, as the primary sees it. */
-    static final class Copy {
-        final UUID node;
-        String address;
-        State state;
-        final BitSet dirty = new BitSet();
-        /** Regions a resync step is copying now. */
-        final Set<Integer> onTheWay = new HashSet<>();
-        int steps;
-        int cursor;
-        /** When it left the in-sync set (System.nanoTime), or 0. */
-        long outSince;
-        /** When its current resync began (System.nanoTime), and the bytes it has copied since. */
-        long resyncSince;
-        long resyncBytes;
-        /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
-        long lastAnnounce;
-        /** A resynced copy's FLUSH is on its way: it joins once that is answered. */
-        boolean joining;
-        /**
-         * Counts resync steps taken and departures from the set: a FLUSH sent before the count
-         * moved does not cover what was sent since, and the copy does not join on it.
-         */
-        long sent;
-
-        Copy(UUID node, String address, State state) {
-            this.node = node;
-            this.address = address;
-            this.state = state;
-        }
-    }
-
     /** Gives the link to a copy; null if the copy has no address yet. */
     interface Links {
-        ReplicaLink link(Copy c);
+        ReplicaLink link(ReplicaCopy c);
     }
 
     /** A forwarded request waiting for its copies' answers. */
@@ -182,7 +144,7 @@ final class ReplicatedVolume {
     private SyncState kept;
     /** The last sequence whose state could not be kept, so that a failure that lasts is logged once. */
     private long unkeptLogged = -1;
-    private final Map<UUID, Copy> copies = new LinkedHashMap<>();
+    private final Map<UUID, ReplicaCopy> copies = new LinkedHashMap<>();
     private final List<Pending> waiting = new ArrayList<>();
     /** Copies told of this epoch with a PING that was answered OK. */
     private final Set<UUID> announced = new HashSet<>();
@@ -433,24 +395,24 @@ final class ReplicatedVolume {
             }
             Set<UUID> named = namedIn(rc);
             boolean restarted = firstHere && store.fromEarlierRun;
-            LastReport last = restarted ? lastReport(rc, named) : null;
+            LastReport last = restarted ? LastReport.read(id, store.syncStateFile(), rc, named, inSyncIn(rc)) : null;
             Set<UUID> theirs = inSyncIn(rc);
             boolean addedOut = false;
             for (ReplicationConfig.Copy cc : rc.copies()) {
                 if (cc.nodeId().equals(self)) {
                     continue;
                 }
-                Copy c = copies.get(cc.nodeId());
+                ReplicaCopy c = copies.get(cc.nodeId());
                 if (c == null) {
                     // a copy new at this epoch missed the writes so far: it starts out of sync
                     boolean inSync = last != null ? last.inSync(cc) : reset && cc.inSync();
                     addedOut |= last == null && !inSync && cc.inSync(); // at a restart, its maybeInSync holds it
-                    c = new Copy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
+                    c = new ReplicaCopy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
                     if (!inSync) {
-                        c.dirty.set(0, regions());
+                        c.markAllDirty(store.size());
                         c.outSince = System.nanoTime();
                     } else if (restarted || promoted) {
-                        c.dirty.set(0, regions()); // rule 6: in sync, and copied again
+                        c.markAllDirty(store.size()); // rule 6: in sync, and copied again
                         c.resyncSince = System.nanoTime();
                         LOG.log(System.Logger.Level.INFO, "volume {0}: its primary {1}; copying it again to the copy"
                                 + " on node {2}, which stays in sync, so that writes in flight at the {3} do not leave the"
@@ -459,7 +421,7 @@ final class ReplicatedVolume {
                     }
                     copies.put(cc.nodeId(), c);
                 } else {
-                    c.address = cc.address();
+                    c.address(cc.address());
                 }
             }
             copies.keySet().retainAll(named);
@@ -484,10 +446,10 @@ final class ReplicatedVolume {
             boolean theirsNewer = rc.syncSequence() > syncSequence
                     || rc.syncSequence() == syncSequence && !theirs.equals(inSync());
             if (theirsNewer) {
-                for (Copy c : copies.values()) {
+                for (ReplicaCopy c : copies.values()) {
                     if (c.state == State.IN_SYNC && !theirs.contains(c.node)) {
                         leave(c);
-                        c.dirty.set(0, regions());
+                        c.markAllDirty(store.size());
                     }
                 }
             }
@@ -586,21 +548,21 @@ final class ReplicatedVolume {
     void forward(byte type, boolean fua, boolean noHole, long offset, long length, ByteBuffer data, IntConsumer done) {
         boolean changesData = type != ReplicationWire.FLUSH;
         Pending tracked = null;
-        List<Copy> targets = new ArrayList<>(2);
+        List<ReplicaCopy> targets = new ArrayList<>(2);
         long sendEpoch = 0;
         synchronized (this) {
             if (primary && !fenced) {
                 sendEpoch = epoch;
                 tracked = new Pending(done, offset, length, changesData, lastDropSequence);
-                for (Copy c : copies.values()) {
+                for (ReplicaCopy c : copies.values()) {
                     if (c.state == State.OUT) {
                         if (changesData) {
-                            markDirty(c, offset, length);
+                            c.markDirty(offset, length);
                         }
                         continue;
                     }
-                    if (changesData && onTheWay(c, offset, length)) {
-                        markDirty(c, offset, length);
+                    if (changesData && c.onTheWay(offset, length)) {
+                        c.markDirty(offset, length);
                     }
                     targets.add(c);
                 }
@@ -617,7 +579,7 @@ final class ReplicatedVolume {
             return;
         }
         byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
-        for (Copy c : targets) {
+        for (ReplicaCopy c : targets) {
             ReplicaLink link = links.link(c);
             ReplicaLink.Callback cb = (status, peerEpoch) -> answered(p, c, status, peerEpoch);
             if (link == null) {
@@ -629,7 +591,7 @@ final class ReplicatedVolume {
         }
     }
 
-    private void answered(Pending p, Copy c, int status, long peerEpoch) {
+    private void answered(Pending p, ReplicaCopy c, int status, long peerEpoch) {
         boolean last;
         synchronized (this) {
             if (status == ReplicationWire.STALE_EPOCH) {
@@ -638,7 +600,7 @@ final class ReplicatedVolume {
             } else if (status != ReplicationWire.OK) {
                 if (p.changesData) {
                     failed(c);
-                    markDirty(c, p.offset, p.length);
+                    c.markDirty(p.offset, p.length);
                 } else {
                     flushFailed(c);
                 }
@@ -673,15 +635,15 @@ final class ReplicatedVolume {
      * power, or its disk failed the fsync, after which Linux reports the pages clean): it leaves the
      * set, and is copied whole before it rejoins.
      */
-    private void flushFailed(Copy c) {
+    private void flushFailed(ReplicaCopy c) {
         failed(c);
         if (copies.get(c.node) == c) {
-            c.dirty.set(0, regions());
+            c.markAllDirty(store.size());
         }
     }
 
     /** Caller holds this: {@code c} failed a request; it leaves the in-sync set if it was in it. */
-    private void failed(Copy c) {
+    private void failed(ReplicaCopy c) {
         if (copies.get(c.node) != c) {
             return; // no longer a copy
         }
@@ -696,12 +658,8 @@ final class ReplicatedVolume {
     }
 
     /** Caller holds this: {@code c} is out of sync, and is to be told this epoch again before it resyncs. */
-    private void leave(Copy c) {
-        if (c.state == State.IN_SYNC) {
-            c.outSince = System.nanoTime();
-        }
-        c.state = State.OUT;
-        c.sent++;
+    private void leave(ReplicaCopy c) {
+        c.leave();
         announced.remove(c.node);
     }
 
@@ -711,7 +669,7 @@ final class ReplicatedVolume {
      * config this node kept), the sequence rises all the same, so that the control plane's echo of
      * the next report confirms this node.
      */
-    private void unreachableWhileUnconfirmed(Copy c) {
+    private void unreachableWhileUnconfirmed(ReplicaCopy c) {
         if (!unconfirmed || !toConfirm.contains(c.node) || copies.get(c.node) != c) {
             return;
         }
@@ -753,63 +711,6 @@ final class ReplicatedVolume {
                         + " reports sequence {3} until it can", id, syncSequence, e.toString(), kept == null ? "none" : kept.sequence());
             }
         }
-    }
-
-    /**
-     * What a restarted primary knows of the in-sync sets it reported (rule 7): the set it last
-     * reported ({@code null}: unknown, so the config's) at {@code sequence}, the copies to ask
-     * whether they were promoted, and those the control plane may hold in sync (writes wait for
-     * an echo while one of them is out of sync here).
-     */
-    private record LastReport(Set<UUID> inSync, long sequence, Set<UUID> ask, Set<UUID> maybeInSync) {
-        boolean inSync(ReplicationConfig.Copy cc) {
-            return inSync == null ? cc.inSync() : inSync.contains(cc.nodeId());
-        }
-    }
-
-    /**
-     * Caller holds this, at a restart as the primary of {@code rc}, which names the copies
-     * {@code named}: its {@link SyncState}, kept at every change of the in-sync set and every new
-     * epoch, is at least as new as the config it kept, and names every copy the control plane may
-     * hold in sync (one from the version before, which kept no such set: any copy). Unreadable, of
-     * another epoch or older than the config (the config was kept before the state was), nothing
-     * is known ({@link #unknownReport}). Missing (files from a version that kept none, or made by
-     * hand for the config-file mode, which has no control plane to echo anything), every copy is
-     * asked and the config's set taken as the control plane's.
-     */
-    private LastReport lastReport(ReplicationConfig rc, Set<UUID> named) {
-        Set<UUID> configInSync = inSyncIn(rc);
-        SyncState state;
-        try {
-            state = SyncState.read(store.syncStateFile());
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "volume {0}: its kept in-sync set is unreadable ({1})", id, e.toString());
-            return unknownReport(rc, named);
-        }
-        if (state == null) {
-            LOG.log(System.Logger.Level.INFO, "volume {0}: no in-sync set kept; asking every copy before serving", id);
-            return new LastReport(null, rc.syncSequence(), named, configInSync);
-        }
-        if (state.epoch() != rc.epoch() || state.sequence() < rc.syncSequence()) {
-            return unknownReport(rc, named);
-        }
-        // the version before kept no maybeInSync: any copy may be held in sync
-        Set<UUID> may = new HashSet<>(state.maybeInSync() == null ? named : state.maybeInSync());
-        may.addAll(configInSync);
-        return new LastReport(state.inSync(), state.sequence(), may, may);
-    }
-
-    /**
-     * The kept set is unreadable or disagrees with the config: every copy is asked, any may be
-     * held in sync, and none is in sync here until copied whole (a copy the config has in sync may
-     * have left the set since, lacking acknowledged writes; reported in sync above the control
-     * plane's sequence, it could be promoted).
-     */
-    private LastReport unknownReport(ReplicationConfig rc, Set<UUID> named) {
-        LOG.log(System.Logger.Level.WARNING, "volume {0}: no usable in-sync set kept at epoch {1}; asking every copy before"
-                + " serving, copying each whole, and acknowledging writes once the control plane has echoed this node''s"
-                + " report", id, rc.epoch());
-        return new LastReport(Set.of(), rc.syncSequence() + 1, named, named);
     }
 
     /**
@@ -860,33 +761,10 @@ final class ReplicatedVolume {
         return answers;
     }
 
-    private int regions() {
-        return (int) ((store.size() + REGION_BYTES - 1) / REGION_BYTES);
-    }
-
-    private static void markDirty(Copy c, long offset, long length) {
-        if (length <= 0) {
-            return;
-        }
-        c.dirty.set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
-    }
-
-    private static boolean onTheWay(Copy c, long offset, long length) {
-        if (c.onTheWay.isEmpty() || length <= 0) {
-            return false;
-        }
-        for (int r = (int) (offset / REGION_BYTES); r <= (offset + length - 1) / REGION_BYTES; r++) {
-            if (c.onTheWay.contains(r)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     // ---- driven by Replication's driver thread and the replication task ----
 
     /** The copies whose links the driver should keep up: every copy of a primary that serves. */
-    synchronized List<Copy> copiesToReach() {
+    synchronized List<ReplicaCopy> copiesToReach() {
         return acting() ? new ArrayList<>(copies.values()) : List.of();
     }
 
@@ -895,7 +773,7 @@ final class ReplicatedVolume {
      * and was last sent one at least {@link Replication#RETRY_NANOS} before {@code now}. If so,
      * {@code now} is noted as its last announcement.
      */
-    synchronized boolean announceDue(Copy c, long now) {
+    synchronized boolean announceDue(ReplicaCopy c, long now) {
         if (!acting() || announced.contains(c.node) || copies.get(c.node) != c
                 || c.lastAnnounce != 0 && now - c.lastAnnounce < Replication.RETRY_NANOS) {
             return false;
@@ -905,12 +783,12 @@ final class ReplicatedVolume {
     }
 
     /** The driver could not reach {@code c}: while unconfirmed (rule 7), an in-sync copy leaves the set. */
-    synchronized void unreachable(Copy c) {
+    synchronized void unreachable(ReplicaCopy c) {
         unreachableWhileUnconfirmed(c);
     }
 
     /** Sends a PING of this epoch to {@code c}; an OK marks it announced, and lets an out-of-sync copy start its resync. */
-    void announce(Copy c, ReplicaLink link) {
+    void announce(ReplicaCopy c, ReplicaLink link) {
         long e;
         synchronized (this) {
             e = epoch;
@@ -929,10 +807,7 @@ final class ReplicatedVolume {
                                 + " node {2}); serving it", id, epoch, c.node);
                     }
                     if (c.state == State.OUT) {
-                        c.state = State.RESYNCING;
-                        c.cursor = 0;
-                        c.resyncSince = System.nanoTime();
-                        c.resyncBytes = 0;
+                        c.startResync();
                     }
                 }
             }
@@ -940,43 +815,15 @@ final class ReplicatedVolume {
         });
     }
 
-    /** A range to copy to a resyncing copy. */
-    record Step(Copy copy, long offset, int length, int firstRegion, int regions, long epoch) {
-    }
-
     /**
-     * The next run of dirty regions of {@code c} to copy (at most {@link #STEP_BYTES}), taken off
+     * The next run of dirty regions of {@code c} to copy (at most {@link ReplicaCopy#STEP_BYTES}), taken off
      * its dirty map and marked on its way; null when there is none now.
      */
-    synchronized Step nextStep(Copy c) {
+    synchronized Step nextStep(ReplicaCopy c) {
         if (!acting() || unconfirmed || c.state == State.OUT || copies.get(c.node) != c) {
             return null; // unconfirmed (rule 7): a copy not yet told of a promotion would take old data
         }
-        int first = c.dirty.nextSetBit(c.cursor);
-        if (first < 0 && c.cursor > 0) {
-            first = c.dirty.nextSetBit(0);
-        }
-        if (first < 0) {
-            return null;
-        }
-        int max = STEP_BYTES / REGION_BYTES;
-        int end = first;
-        while (end < first + max && c.dirty.get(end) && !c.onTheWay.contains(end)) {
-            end++;
-        }
-        if (end == first) {
-            return null; // its first region is still on its way
-        }
-        c.dirty.clear(first, end);
-        for (int r = first; r < end; r++) {
-            c.onTheWay.add(r);
-        }
-        c.cursor = end;
-        c.steps++;
-        c.sent++;
-        long offset = (long) first * REGION_BYTES;
-        int length = (int) Math.min((long) (end - first) * REGION_BYTES, store.size() - offset);
-        return new Step(c, offset, length, first, end - first, epoch);
+        return c.takeStep(store.size(), epoch);
     }
 
     /** A step's copy was answered: on failure its regions are dirty again. */
@@ -990,7 +837,7 @@ final class ReplicatedVolume {
      * on its way (its last step answered, or nothing was dirty when it left, as after a FLUSH it
      * failed) is sent a FLUSH, and joins once that is answered ({@link #flushed}).
      */
-    void joinIfCopied(Copy c, ReplicaLink link) {
+    void joinIfCopied(ReplicaCopy c, ReplicaLink link) {
         long e;
         long mark;
         synchronized (this) {
@@ -1011,13 +858,13 @@ final class ReplicatedVolume {
      * Caller holds this: whether a resyncing copy has nothing dirty or on its way, at epoch
      * {@code at}, as the copy of the acting, confirmed primary.
      */
-    private boolean copied(Copy c, long at) {
-        return c.state == State.RESYNCING && c.dirty.isEmpty() && c.onTheWay.isEmpty() && copies.get(c.node) == c
+    private boolean copied(ReplicaCopy c, long at) {
+        return c.state == State.RESYNCING && c.nothingLeft() && copies.get(c.node) == c
                 && at == epoch && acting() && !unconfirmed;
     }
 
     /** The FLUSH of a copy whose resync had nothing left was answered: it joins if it still has nothing left. */
-    private synchronized void flushed(Copy c, long at, long mark, int status, long peerEpoch) {
+    private synchronized void flushed(ReplicaCopy c, long at, long mark, int status, long peerEpoch) {
         c.joining = false;
         if (status == ReplicationWire.STALE_EPOCH) {
             deposed(peerEpoch);
@@ -1041,22 +888,13 @@ final class ReplicatedVolume {
     }
 
     private synchronized void stepAnswered(Step s, int status, long peerEpoch) {
-        Copy c = s.copy;
-        c.steps--;
-        for (int r = s.firstRegion; r < s.firstRegion + s.regions; r++) {
-            c.onTheWay.remove(r);
-        }
+        ReplicaCopy c = s.copy();
+        c.stepAnswered(s, status == ReplicationWire.OK);
         if (status == ReplicationWire.STALE_EPOCH) {
             deposed(peerEpoch);
-            return;
-        }
-        if (status != ReplicationWire.OK) {
-            c.dirty.set(s.firstRegion, s.firstRegion + s.regions);
+        } else if (status != ReplicationWire.OK) {
             failed(c);
-            return;
-        }
-        c.resyncBytes += s.length;
-        if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.dirty.isEmpty() && c.onTheWay.isEmpty()) {
+        } else if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.nothingLeft()) {
             LOG.log(System.Logger.Level.INFO, "volume {0}: copied again to the copy on node {1}: {2,number,#} bytes in"
                     + " {3,number,#} ms", id, c.node, c.resyncBytes, (System.nanoTime() - c.resyncSince) / 1_000_000);
             c.resyncSince = 0;
@@ -1064,7 +902,7 @@ final class ReplicatedVolume {
     }
 
     /** Resync steps of {@code c} queued or on their way. */
-    synchronized int steps(Copy c) {
+    synchronized int steps(ReplicaCopy c) {
         return c.steps;
     }
 
@@ -1072,7 +910,7 @@ final class ReplicatedVolume {
     synchronized long underReplicatedNanos(long now) {
         long longest = 0;
         if (acting()) {
-            for (Copy c : copies.values()) {
+            for (ReplicaCopy c : copies.values()) {
                 if (c.state != State.IN_SYNC && c.outSince != 0) {
                     longest = Math.max(longest, now - c.outSince);
                 }
@@ -1095,11 +933,10 @@ final class ReplicatedVolume {
             return null;
         }
         List<AgentMessage.CopyStatus> l = new ArrayList<>();
-        for (Copy c : copies.values()) {
+        for (ReplicaCopy c : copies.values()) {
             AgentMessage.CopyState s = kept.inSync().contains(c.node) ? AgentMessage.CopyState.inSync
                     : c.state == State.OUT ? AgentMessage.CopyState.outOfSync : AgentMessage.CopyState.resyncing;
-            long remaining = s == AgentMessage.CopyState.inSync ? 0
-                    : Math.min(store.size(), (long) (c.dirty.cardinality() + c.onTheWay.size()) * REGION_BYTES);
+            long remaining = s == AgentMessage.CopyState.inSync ? 0 : c.remainingBytes(store.size());
             l.add(new AgentMessage.CopyStatus(c.node, s, remaining));
         }
         return new AgentMessage.ReplicationStatus(id, epoch, kept.sequence(), l);

@@ -168,8 +168,8 @@ final class Replication implements AutoCloseable {
     }
 
     /** The link to {@code c}'s node at its address, made (down) if new; null without an address. */
-    private ReplicaLink link(ReplicatedVolume.Copy c) {
-        String address = c.address;
+    private ReplicaLink link(ReplicaCopy c) {
+        String address = c.address();
         if (address == null) {
             return null;
         }
@@ -320,7 +320,7 @@ final class Replication implements AutoCloseable {
         boolean hasTask = this.hasTask;
         for (ReplicatedVolume rv : volumes.values()) {
             longest = Math.max(longest, rv.underReplicatedNanos(now));
-            for (ReplicatedVolume.Copy c : rv.copiesToReach()) {
+            for (ReplicaCopy c : rv.copiesToReach()) {
                 ReplicaLink link = link(c);
                 if (link != null && !link.isUp()) {
                     link.connect();
@@ -332,9 +332,9 @@ final class Replication implements AutoCloseable {
                 if (rv.announceDue(c, now)) {
                     rv.announce(c, link);
                 }
-                ReplicatedVolume.Step step;
+                ReplicaCopy.Step step;
                 while (rv.steps(c) < STEPS_PER_COPY && (step = rv.nextStep(c)) != null) {
-                    ReplicatedVolume.Step s = step;
+                    ReplicaCopy.Step s = step;
                     if (hasTask) {
                         try {
                             executor.submitBackground(TASK, () -> {
@@ -367,7 +367,7 @@ final class Replication implements AutoCloseable {
     }
 
     /** One resync step: reads the regions and sends them to the copy. */
-    private static void copy(ReplicatedVolume rv, ReplicatedVolume.Step s, ReplicaLink link) {
+    private static void copy(ReplicatedVolume rv, ReplicaCopy.Step s, ReplicaLink link) {
         try {
             ByteBuffer b = ByteBuffer.allocate(s.length());
             rv.store.read(s.offset(), b);

@@ -30,8 +30,11 @@
  *       per connection in one gathering write). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
- *       Replication (see below): {@code Replication}, {@code ReplicatedVolume}, {@code ReplicaLink},
- *       {@code ReplicationServer}, {@code ReplicationWire}, {@code ReplicationTls}, {@code SyncState}.
+ *       Replication (see below): {@code Replication}, {@code ReplicatedVolume} (with
+ *       {@code ReplicaCopy}, a copy's state and dirty map as its primary sees it, and
+ *       {@code LastReport}, what a restarted primary reads of its {@code SyncState}),
+ *       {@code ReplicaLink}, {@code ReplicationServer}, {@code ReplicationWire},
+ *       {@code ReplicationTls}, {@code SyncState}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
  *       (the listen options and the copies' replication addresses).</li>

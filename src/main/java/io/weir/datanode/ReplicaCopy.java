@@ -1,0 +1,157 @@
+package io.weir.datanode;
+
+import java.util.BitSet;
+import java.util.UUID;
+
+/**
+ * Another node's copy of a replicated volume, as its primary sees it: in sync, resyncing or out,
+ * the {@value #REGION_BYTES}-byte regions it lacks (its dirty map), those a resync step is
+ * copying now, and its resync's progress. The rules that move it between states are
+ * {@link ReplicatedVolume}'s; this class keeps the bookkeeping they share. Guarded by the
+ * {@link ReplicatedVolume} it belongs to: every method but {@link #address()} is called with that
+ * object's monitor held.
+ */
+final class ReplicaCopy {
+
+    /** Granularity of the dirty maps: 64 KiB, 16 Ki bits per GiB of volume. */
+    static final int REGION_BYTES = 64 << 10;
+    /** Most a resync step copies: consecutive dirty regions up to 1 MiB, the NBD request piece. */
+    static final int STEP_BYTES = NbdRequest.PIECE_BYTES;
+
+    enum State { IN_SYNC, RESYNCING, OUT }
+
+    /** A range to copy to a resyncing copy: regions taken off its dirty map and marked on their way. */
+    record Step(ReplicaCopy copy, long offset, int length, int firstRegion, int regions, long epoch) {
+    }
+
+    final UUID node;
+    /** Read by the replication driver outside the volume's lock, to find the copy's link. */
+    private volatile String address;
+    State state;
+    private final BitSet dirty = new BitSet();
+    /** Regions a resync step is copying now. */
+    private final BitSet onTheWay = new BitSet();
+    /** Resync steps queued or on their way. */
+    int steps;
+    /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */
+    private int cursor;
+    /** When it left the in-sync set (System.nanoTime), or 0. */
+    long outSince;
+    /** When its current resync began (System.nanoTime), and the bytes it has copied since. */
+    long resyncSince;
+    long resyncBytes;
+    /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
+    long lastAnnounce;
+    /** A resynced copy's FLUSH is on its way: it joins once that is answered. */
+    boolean joining;
+    /**
+     * Counts resync steps taken and departures from the set: a FLUSH sent before the count
+     * moved does not cover what was sent since, and the copy does not join on it.
+     */
+    long sent;
+
+    ReplicaCopy(UUID node, String address, State state) {
+        this.node = node;
+        this.address = address;
+        this.state = state;
+    }
+
+    /** Its replication address (host:port); null until the control plane knows it. Any thread. */
+    String address() {
+        return address;
+    }
+
+    void address(String address) {
+        this.address = address;
+    }
+
+    /** It lacks {@code [offset, offset + length)}. */
+    void markDirty(long offset, long length) {
+        if (length > 0) {
+            dirty.set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
+        }
+    }
+
+    /** It lacks all of a volume of {@code size} bytes: it is to be copied whole. */
+    void markAllDirty(long size) {
+        dirty.set(0, (int) ((size + REGION_BYTES - 1) / REGION_BYTES));
+    }
+
+    /** Whether a resync step is copying a region of {@code [offset, offset + length)} now. */
+    boolean onTheWay(long offset, long length) {
+        if (length <= 0) {
+            return false;
+        }
+        int next = onTheWay.nextSetBit((int) (offset / REGION_BYTES));
+        return next >= 0 && next <= (offset + length - 1) / REGION_BYTES;
+    }
+
+    /** Whether it has no region dirty and none on its way. */
+    boolean nothingLeft() {
+        return dirty.isEmpty() && onTheWay.isEmpty();
+    }
+
+    /** Bytes still to copy to it, of a volume of {@code size} bytes. */
+    long remainingBytes(long size) {
+        return Math.min(size, (long) (dirty.cardinality() + onTheWay.cardinality()) * REGION_BYTES);
+    }
+
+    /** It leaves the in-sync set (if it was in it), or its resync stops: it is out. */
+    void leave() {
+        if (state == State.IN_SYNC) {
+            outSince = System.nanoTime();
+        }
+        state = State.OUT;
+        sent++;
+    }
+
+    /** An out-of-sync copy, told of the epoch, starts its resync: a sweep of its dirty map. */
+    void startResync() {
+        state = State.RESYNCING;
+        cursor = 0;
+        resyncSince = System.nanoTime();
+        resyncBytes = 0;
+    }
+
+    /**
+     * The next run of dirty regions (at most {@link #STEP_BYTES}) of a volume of {@code size}
+     * bytes at {@code epoch}, taken off the dirty map and marked on its way; null when there is
+     * none now.
+     */
+    Step takeStep(long size, long epoch) {
+        int first = dirty.nextSetBit(cursor);
+        if (first < 0 && cursor > 0) {
+            first = dirty.nextSetBit(0);
+        }
+        if (first < 0) {
+            return null;
+        }
+        int max = STEP_BYTES / REGION_BYTES;
+        int end = first;
+        while (end < first + max && dirty.get(end) && !onTheWay.get(end)) {
+            end++;
+        }
+        if (end == first) {
+            return null; // its first region is still on its way
+        }
+        dirty.clear(first, end);
+        onTheWay.set(first, end);
+        cursor = end;
+        steps++;
+        sent++;
+        long offset = (long) first * REGION_BYTES;
+        int length = (int) Math.min((long) (end - first) * REGION_BYTES, size - offset);
+        return new Step(this, offset, length, first, end - first, epoch);
+    }
+
+    /** Step {@code s} was answered: its regions are no longer on their way, and dirty again unless {@code ok}. */
+    void stepAnswered(Step s, boolean ok) {
+        steps--;
+        onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
+        if (ok) {
+            resyncBytes += s.length();
+        } else {
+            dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
+        }
+    }
+}

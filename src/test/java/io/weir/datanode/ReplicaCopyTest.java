@@ -1,0 +1,88 @@
+package io.weir.datanode;
+
+import static io.weir.datanode.ReplicaCopy.REGION_BYTES;
+import static io.weir.datanode.ReplicaCopy.STEP_BYTES;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.datanode.ReplicaCopy.State;
+import io.weir.datanode.ReplicaCopy.Step;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** A copy's dirty map as its primary keeps it: what a resync step takes, and what it gives back. */
+class ReplicaCopyTest {
+    static final long SIZE = 64L * REGION_BYTES + 4096; // the last region is short
+
+    final ReplicaCopy copy = new ReplicaCopy(UUID.randomUUID(), "127.0.0.1:1", State.OUT);
+
+    @Test
+    void aWriteDirtiesEveryRegionItTouches() {
+        copy.markDirty(REGION_BYTES - 1, 2);
+        assertThat(copy.remainingBytes(SIZE)).isEqualTo(2L * REGION_BYTES);
+        copy.markDirty(5L * REGION_BYTES, 0);
+        assertThat(copy.remainingBytes(SIZE)).as("an empty range dirties nothing").isEqualTo(2L * REGION_BYTES);
+    }
+
+    @Test
+    void aStepTakesConsecutiveDirtyRegionsUpToItsSizeAndTheLastRegionIsCutAtTheEnd() {
+        copy.markAllDirty(SIZE);
+        copy.startResync();
+        long copied = 0;
+        Step s;
+        while ((s = copy.takeStep(SIZE, 7)) != null) {
+            assertThat(s.length()).isLessThanOrEqualTo(STEP_BYTES);
+            assertThat(s.offset()).isEqualTo(copied);
+            assertThat(s.epoch()).isEqualTo(7);
+            copied += s.length();
+            copy.stepAnswered(s, true);
+        }
+        assertThat(copied).isEqualTo(SIZE);
+        assertThat(copy.nothingLeft()).isTrue();
+        assertThat(copy.resyncBytes).isEqualTo(SIZE);
+        assertThat(copy.steps).isZero();
+    }
+
+    @Test
+    void aRegionOnItsWayIsNotTakenAgainAndAWriteIntoItIsSeen() {
+        copy.markDirty(0, 2L * REGION_BYTES);
+        Step first = copy.takeStep(SIZE, 1);
+        assertThat(first.regions()).isEqualTo(2);
+        assertThat(copy.onTheWay(REGION_BYTES + 10, 1)).isTrue();
+        assertThat(copy.onTheWay(2L * REGION_BYTES, REGION_BYTES)).isFalse();
+        copy.markDirty(0, 1); // a client write into a region being copied: dirty again
+        assertThat(copy.takeStep(SIZE, 1)).as("its region is still on its way").isNull();
+        copy.stepAnswered(first, true);
+        Step again = copy.takeStep(SIZE, 1);
+        assertThat(again.offset()).isZero();
+        assertThat(again.regions()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedStepLeavesItsRegionsDirty() {
+        copy.markDirty(3L * REGION_BYTES, REGION_BYTES);
+        Step s = copy.takeStep(SIZE, 1);
+        copy.stepAnswered(s, false);
+        assertThat(copy.remainingBytes(SIZE)).isEqualTo(REGION_BYTES);
+        assertThat(copy.resyncBytes).isZero();
+        assertThat(copy.takeStep(SIZE, 1).offset()).isEqualTo(3L * REGION_BYTES);
+    }
+
+    @Test
+    void aStepSweepsOnFromWhereTheLastEndedThenWrapsAround() {
+        copy.markDirty(10L * REGION_BYTES, REGION_BYTES);
+        copy.stepAnswered(copy.takeStep(SIZE, 1), true);
+        copy.markDirty(0, REGION_BYTES);
+        copy.markDirty(20L * REGION_BYTES, REGION_BYTES);
+        assertThat(copy.takeStep(SIZE, 1).offset()).as("ahead of the cursor first").isEqualTo(20L * REGION_BYTES);
+        assertThat(copy.takeStep(SIZE, 1).offset()).as("then from the start").isZero();
+    }
+
+    @Test
+    void leavingTheSetNotesWhenAndCountsAsSent() {
+        ReplicaCopy inSync = new ReplicaCopy(UUID.randomUUID(), null, State.IN_SYNC);
+        inSync.leave();
+        assertThat(inSync.state).isEqualTo(State.OUT);
+        assertThat(inSync.outSince).isNotZero();
+        assertThat(inSync.sent).isEqualTo(1);
+    }
+}
