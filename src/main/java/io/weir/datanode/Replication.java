@@ -33,6 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  * A request from a primary is checked against the volume's epoch ({@link ReplicatedVolume#admit})
  * and then run by the scheduler as the volume's foreground flow, like the client request it
  * repeats, so the copy's node enforces the same weights and limits; it is answered once applied.
+ * A WRITE, or a WRITE_ZEROES with NO_HOLE, of more than {@link NbdRequest#PIECE_BYTES} runs as
+ * pieces, as the primary ran it ({@link Pieces}).
  *
  * <h2>The resync</h2>
  * Each resyncing copy has at most {@value #STEPS_PER_COPY} steps queued or on their way, each
@@ -206,6 +208,10 @@ final class Replication implements AutoCloseable {
         VolumeStore v = rv.store;
         long cost = q.type() == ReplicationWire.WRITE || q.type() == ReplicationWire.ZEROES && q.noHole() ? q.length() : 0;
         try {
+            if (cost > NbdRequest.PIECE_BYTES) {
+                new Pieces(rv, q, data, r).submit(true);
+                return;
+            }
             // a request of a superseded connection, not yet applied, is dropped: its primary gave up on it
             executor.submit(v.id, IoKind.WRITE, cost, () -> r.superseded() ? ReplicationWire.LINK_DOWN
                     : rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
@@ -217,6 +223,77 @@ final class Replication implements AutoCloseable {
                     });
         } catch (RuntimeException e) {
             r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+        }
+    }
+
+    /**
+     * A primary's WRITE or WRITE_ZEROES with NO_HOLE of more than {@link NbdRequest#PIECE_BYTES},
+     * applied as pieces split where the primary split it ({@link QosExecutor#submitPiece}): a
+     * worker, and the copy's epoch lock ({@link ReplicatedVolume#applyIfAdmitted}), are held for a
+     * piece at a time, not for up to 4 GiB, so other volumes' requests run in between and a
+     * promotion waits for one piece. The volume counts it once. Each piece is applied only while
+     * its primary is still admitted (and its connection not superseded), FUA with the last; the
+     * first refused or failed piece ends the request with that answer, and its primary
+     * acknowledges nothing of it: a write partly applied on a copy is one of the unacknowledged
+     * writes that rules 5 and 6 of {@link ReplicatedVolume} already make the copies agree on.
+     */
+    private final class Pieces implements java.util.concurrent.Callable<Integer> {
+        private final ReplicatedVolume rv;
+        private final ReplicationWire.Request q;
+        private final ByteBuffer data;
+        private final ReplicationServer.Replier r;
+        /** Bytes applied so far, and those of the piece submitted (one piece at a time). */
+        private long done;
+        private long piece;
+
+        Pieces(ReplicatedVolume rv, ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
+            this.rv = rv;
+            this.q = q;
+            this.data = data;
+            this.r = r;
+        }
+
+        void submit(boolean first) {
+            long at = q.offset() + done;
+            piece = Math.min(q.offset() + q.length(), (at / NbdRequest.PIECE_BYTES + 1) * NbdRequest.PIECE_BYTES) - at;
+            executor.submitPiece(rv.store.id, IoKind.WRITE, piece, first, last(), this).whenComplete(this::ran);
+        }
+
+        private boolean last() {
+            return done + piece >= q.length();
+        }
+
+        @Override
+        public Integer call() throws IOException {
+            if (r.superseded()) {
+                return ReplicationWire.LINK_DOWN;
+            }
+            long at = q.offset() + done;
+            boolean fua = q.fua() && last();
+            return rv.applyIfAdmitted(q.epoch(), () -> {
+                if (q.type() == ReplicationWire.WRITE) {
+                    rv.store.write(at, data.duplicate().limit((int) (done + piece)).position((int) done), fua);
+                } else {
+                    rv.store.writeZeroes(at, piece, true, fua);
+                }
+            });
+        }
+
+        /** A worker, once a piece ran: the next piece, or the answer. */
+        private void ran(Integer status, Throwable failure) {
+            if (failure == null && status == ReplicationWire.OK && !last()) {
+                done += piece;
+                try {
+                    submit(false);
+                    return;
+                } catch (RuntimeException e) {
+                    failure = e; // the volume went, or the node is stopping
+                }
+            }
+            if (failure != null) {
+                LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", rv.store.id, failure.toString());
+            }
+            r.reply(failure == null ? status : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
         }
     }
 

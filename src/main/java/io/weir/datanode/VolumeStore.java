@@ -404,6 +404,9 @@ final class VolumeStore implements AutoCloseable {
         if (length == 0) {
             return;
         }
+        if (noHole && serviceTime != null) {
+            serviceTime.serve(length);
+        }
         pin();
         try {
             int f = fd();

@@ -111,6 +111,84 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A WRITE, or a WRITE_ZEROES with NO_HOLE, of more than {@link NbdRequest#PIECE_BYTES} is
+     * applied on the copy a piece at a time, split where the primary split it: the copy's store
+     * never takes more than a piece at once (a worker and the copy's epoch lock are held for a
+     * piece, not for up to 4 GiB), the data is exact across the pieces' boundaries, and the copy's
+     * volume counts each request once, with all its bytes.
+     */
+    @Test
+    void aRequestOfMoreThanAPieceIsAppliedOnTheCopyAPieceAtATimeAndCountsOnce() throws Exception {
+        List<Long> transfers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(transfers::add).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        int piece = NbdRequest.PIECE_BYTES;
+        byte[] data = NbdServerTest.bytes(3 * piece + 5000, 7);
+        long at = piece - 4096 + 17;
+        long zeroesAt = 8 * MiB + 512;
+        long zeroes = 5 * MiB + 512;
+        String id = VOLUME.toString();
+        io.weir.scheduler.Stats before = b.executor().snapshot().volumes().get(id);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(zeroesAt - 4096, NbdServerTest.bytes((int) zeroes + 8192, 3));
+            transfers.clear();
+            assertThat(c.call(Nbd.CMD_WRITE, Nbd.CMD_FLAG_FUA, at, data.length, data).error()).isZero();
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, zeroesAt, zeroes, null).error()).isZero();
+        }
+        List<Long> applied = List.copyOf(transfers);
+        // and reads of the partial blocks at the write's ends, for their checksums
+        assertThat(applied.stream().mapToLong(Long::longValue).sum()).as("bytes the copy's store took")
+                .isGreaterThanOrEqualTo(data.length + zeroes);
+        assertThat(applied).as("the copy's store took at most a piece at once").allMatch(n -> n <= piece);
+        String written = java.util.Arrays.equals(onCopy(b, at, data.length), data) ? "exact" : "different";
+        assertThat(written).as("the write on the copy").isEqualTo("exact");
+        assertThat(onCopy(b, zeroesAt, (int) zeroes)).as("the zeroes on the copy").isEqualTo(new byte[(int) zeroes]);
+        assertThat(onCopy(b, zeroesAt - 4096, 4096)).as("the bytes before the zeroes")
+                .isEqualTo(java.util.Arrays.copyOf(NbdServerTest.bytes((int) zeroes + 8192, 3), 4096));
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            io.weir.scheduler.Stats s = b.executor().snapshot().volumes().get(id);
+            assertThat(s.writeOps() - before.writeOps()).as("writes counted on the copy").isEqualTo(3);
+            assertThat(s.writeBytes() - before.writeBytes()).isEqualTo(zeroes + 8192 + data.length + zeroes);
+        });
+    }
+
+    /**
+     * A copy promoted while it applies a request of several pieces waits for the piece being
+     * applied, not for the whole request: the pieces after it are refused, and the old primary
+     * acknowledges none of it. The copy's store holds the first piece until the promotion waits.
+     */
+    @Test
+    void aPromotionWaitsForThePieceBeingAppliedNotTheWholeRequest() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        int piece = NbdRequest.PIECE_BYTES;
+        byte[] old = NbdServerTest.bytes(4 * piece, 62);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            gate.arm();
+            c.request(Nbd.CMD_WRITE, 0, 1, 0, old.length, old);
+            c.flushOut();
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+            CompletableFuture<Void> promoted = CompletableFuture.runAsync(() -> {
+                try {
+                    b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, a, false)))));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            await().atMost(PATIENCE).until(() -> b.replication().volume(VOLUME).epochChangeWaiting());
+            gate.release();
+            promoted.get(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(c.readReply().error()).as("the old primary's answer to its write").isNotZero();
+        }
+        assertThat(onCopy(b, piece, 3 * piece)).as("the pieces after the promotion").isEqualTo(new byte[3 * piece]);
+    }
+
+    /**
      * Reads of a replicated volume are served from the primary's own copy and wait for no other
      * node, so a worker that runs several of them holds their replies and writes them together
      * ({@link ReplyBatch}), as for a volume of one copy. One worker on the primary: the first read
