@@ -119,6 +119,15 @@ abstract class ReplicationFixture {
     void pushThrough(TcpProxy toB, DataNode a, DataNode b) throws Exception {
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), true))),
                 b, B, a, A);
+        awaitAnnounced(a, B);
+    }
+
+    /**
+     * Waits until primary {@code a} has told {@code copy} its epoch (a PING answered OK): its link
+     * is up, and no PING of the driver's is left to cross what the test does next.
+     */
+    static void awaitAnnounced(DataNode a, UUID copy) {
+        await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).announcedTo(copy));
     }
 
     /** Nodes a (the primary) and b (its copy) of {@link #twoNodesInSync}, and the replication config they were pushed. */
@@ -134,6 +143,7 @@ abstract class ReplicationFixture {
         DataNode b = start("b");
         ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
         push(1, rc, b, B, a, A);
+        awaitAnnounced(a, B);
         return new TwoNodes(a, b, rc);
     }
 

@@ -483,12 +483,15 @@ class ReplicationTest extends ReplicationFixture {
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 byte[] flushed = NbdServerTest.bytes(4096, 50);
                 client.write(0, flushed); // the link to b is up
+                VolumeStore onB = b.replication().volume(VOLUME).store;
+                long forced = onB.forced();
                 toB.holdDownstream();
                 client.request(Nbd.CMD_FLUSH, 0, 1, 0, 0, null);
                 client.flushOut();
-                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b's answer is held back
+                // the FLUSH reached b over this connection, and b's answer is held back
+                await().atMost(PATIENCE).until(() -> onB.forced() > forced && toB.heldDownstreamBytes() > 0);
+                onB.write(0, ByteBuffer.wrap(new byte[4096]), true); // b lost it (before the cut: nothing resyncs it yet)
                 toB.cut(); // the link fails: the FLUSH is answered LINK_DOWN, b leaves the set
-                b.replication().volume(VOLUME).store.write(0, ByteBuffer.wrap(new byte[4096]), true); // b lost it
                 await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
