@@ -133,6 +133,8 @@ final class ReplicatedVolume {
     private long epoch;
     private boolean primary;
     private boolean fenced;
+    /** Its replication ended here ({@link #close}): it applies nothing more of a primary's. */
+    private boolean closed;
     private long syncSequence;
     private long confirmedSequence;
     private long lastDropSequence;
@@ -291,12 +293,16 @@ final class ReplicatedVolume {
      * Copy side: applies a request of a primary admitted at {@code peerEpoch} ({@link #admit}) if it
      * is still admitted, under the read side of {@link #epochChange}: a change of epoch or role
      * waits for it, so it lands before the change or not at all. Returns {@link ReplicationWire#OK},
-     * or {@link ReplicationWire#STALE_EPOCH} when it was not applied.
+     * or {@link ReplicationWire#STALE_EPOCH} when it was not applied ({@link ReplicationWire#NOT_A_COPY}
+     * once the volume's replication ended here: {@link #close}).
      */
     int applyIfAdmitted(long peerEpoch, Apply apply) throws IOException {
         epochChange.readLock().lock();
         try {
             synchronized (this) {
+                if (closed) {
+                    return ReplicationWire.NOT_A_COPY; // the rest of a request that began before
+                }
                 if (stale(peerEpoch)) {
                     return ReplicationWire.STALE_EPOCH;
                 }
@@ -753,6 +759,7 @@ final class ReplicatedVolume {
     List<Runnable> close() {
         List<Runnable> answers = new ArrayList<>();
         synchronized (this) {
+            closed = true;
             primary = false;
             fenced = true;
             failWaiting(answers);

@@ -193,6 +193,11 @@ final class Replication implements AutoCloseable {
         return l;
     }
 
+    /** Tests: connections of primaries to this node's {@link ReplicationServer} that ended. */
+    long connectionsEnded() {
+        return server == null ? 0 : server.connectionsEnded();
+    }
+
     /** A primary's request arrived ({@link ReplicationServer}'s thread). */
     void receive(ReplicationWire.Request q, ByteBuffer data, UUID peer, ReplicationServer.Replier r) {
         ReplicatedVolume rv = volumes.get(q.volume());
@@ -232,10 +237,11 @@ final class Replication implements AutoCloseable {
      * worker, and the copy's epoch lock ({@link ReplicatedVolume#applyIfAdmitted}), are held for a
      * piece at a time, not for up to 4 GiB, so other volumes' requests run in between and a
      * promotion waits for one piece. The volume counts it once. Each piece is applied only while
-     * its primary is still admitted (and its connection not superseded), FUA with the last; the
-     * first refused or failed piece ends the request with that answer, and its primary
-     * acknowledges nothing of it: a write partly applied on a copy is one of the unacknowledged
-     * writes that rules 5 and 6 of {@link ReplicatedVolume} already make the copies agree on.
+     * its primary is still admitted, its connection has not ended and the volume is still
+     * replicated here; FUA with the last. The first refused or failed piece ends the request with
+     * that answer, and its primary acknowledges nothing of it: a write partly applied on a copy
+     * is one of the unacknowledged writes that rules 5 and 6 of {@link ReplicatedVolume} already
+     * make the copies agree on.
      */
     private final class Pieces implements java.util.concurrent.Callable<Integer> {
         private final ReplicatedVolume rv;

@@ -24,7 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * applied, not for a queue). Otherwise such a request, held up in this node's scheduler, could land
  * after the resync that the new connection starts had copied newer data to the same place. The
  * sending node is known from its certificate; in clear (a node without one, the config-file
- * mode) connections are not told apart.
+ * mode) connections are not told apart, so a new one does not wait. A connection that ends, in
+ * clear too, admits and applies nothing more either: its primary has given up on what it sent.
  */
 final class ReplicationServer implements AutoCloseable {
 
@@ -35,8 +36,9 @@ final class ReplicationServer implements AutoCloseable {
         void reply(int status, long handle, long epoch);
 
         /**
-         * Whether the connection was superseded by a newer one of its node, whose primary answered
-         * its requests {@link ReplicationWire#LINK_DOWN}: one not yet applied is not applied.
+         * Whether the connection ended, or was superseded by a newer one of its node: its primary
+         * answered its requests {@link ReplicationWire#LINK_DOWN}, and one not yet applied is not
+         * applied.
          */
         default boolean superseded() {
             return false;
@@ -61,6 +63,7 @@ final class ReplicationServer implements AutoCloseable {
     /** New connections waiting for the requests of those they superseded (tests). */
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
 
     ReplicationServer(InetSocketAddress listen, Replication replication, ReplicationTls tls) throws IOException {
         this.replication = replication;
@@ -96,6 +99,11 @@ final class ReplicationServer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Tests: connections that ended, and admit nothing more. */
+    long connectionsEnded() {
+        return ended.get();
     }
 
     /** Tests: whether a new connection waits for the requests of the connections it superseded. */
@@ -145,14 +153,16 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.DEBUG, "replication connection ended: " + e);
             }
         } finally {
-            if (same != null) {
-                // requests it admitted may still be applied: the node's next connection waits for them
+            if (replier != null) {
+                // its primary answered what it sent LINK_DOWN, and resyncs it: what is not yet
+                // applied (a request queued, the pieces left of one) is dropped
                 replier.supersede();
-                if (replier.answeredAll()) {
-                    same.remove(replier);
-                }
+            }
+            if (same != null && replier.answeredAll()) {
+                same.remove(replier); // else the node's next connection waits for what is being applied
             }
             close(raw);
+            ended.incrementAndGet();
         }
     }
 

@@ -185,7 +185,73 @@ class ReplicationTest extends ReplicationFixture {
             promoted.get(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
             assertThat(c.readReply().error()).as("the old primary's answer to its write").isNotZero();
         }
-        assertThat(onCopy(b, piece, 3 * piece)).as("the pieces after the promotion").isEqualTo(new byte[3 * piece]);
+        String after = java.util.Arrays.equals(onCopy(b, piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
+        assertThat(after).as("the pieces after the promotion").isEqualTo("zeroes");
+    }
+
+    /**
+     * A copy's connection that ends admits nothing more, with or without certificates (without,
+     * nothing tells the copy which node connects): the pieces of a request not yet applied are
+     * dropped, since its primary answered it LINK_DOWN and will resync its regions. They went on
+     * being applied, and could land after the resync had copied newer data there. The copy's store
+     * holds the first piece until the connection has ended; the primary cannot reconnect, so no
+     * resync copies the write either.
+     */
+    @Test
+    void aCopysConnectionThatEndsAppliesNoMorePiecesOfItsRequests() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        int piece = NbdRequest.PIECE_BYTES;
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            pushThrough(toB, a, b);
+            try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                gate.arm();
+                c.request(Nbd.CMD_WRITE, 0, 1, 0, 4 * piece, NbdServerTest.bytes(4 * piece, 64));
+                c.flushOut();
+                assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+                long ended = b.replication().connectionsEnded();
+                toB.refuse(true);
+                toB.cut();
+                await().atMost(PATIENCE).until(() -> b.replication().connectionsEnded() > ended);
+                gate.release();
+                await().atMost(PATIENCE).until(() -> b.server().executor.pending() == 0);
+            }
+        }
+        String after = java.util.Arrays.equals(onCopy(b, piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
+        assertThat(after).as("the copy after the first piece").isEqualTo("zeroes");
+    }
+
+    /**
+     * A copy whose volume is no longer replicated there (a config without its replication) takes
+     * no more of its old primary's writes: the pieces of a request after the config are refused,
+     * and the primary acknowledges none of it. The copy's store holds the first piece until the
+     * config is applied.
+     */
+    @Test
+    void aVolumeNoLongerReplicatedOnACopyAppliesNoMorePiecesOfItsOldPrimarysRequest() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        int piece = NbdRequest.PIECE_BYTES;
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            gate.arm();
+            c.request(Nbd.CMD_WRITE, 0, 1, 0, 4 * piece, NbdServerTest.bytes(4 * piece, 65));
+            c.flushOut();
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+            b.apply(configFor(B, 2, null));
+            gate.release();
+            // b refused the rest: a's write waits for the control plane to echo b's departure
+            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+            await().atMost(PATIENCE).until(() -> b.server().executor.pending() == 0);
+        }
+        try (NbdTestClient d = new NbdTestClient(b.listenAddress()).open("acme/db")) {
+            String after = java.util.Arrays.equals(d.read(piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
+            assertThat(after).as("b's volume after the first piece").isEqualTo("zeroes");
+        }
     }
 
     /**
