@@ -6,7 +6,9 @@ import java.util.UUID;
 /**
  * Another node's copy of a replicated volume, as its primary sees it: in sync, resyncing or out,
  * the {@value #REGION_BYTES}-byte regions it lacks (its dirty map), those a resync step is
- * copying now, and its resync's progress. The rules that move it between states are
+ * copying now, those it holds unforced (written since the last FLUSH it answered: a copy that
+ * fails may have lost them to a power loss, so they are dirty once it leaves), and its resync's
+ * progress. The rules that move it between states are
  * {@link ReplicatedVolume}'s; this class keeps the bookkeeping they share. Guarded by the
  * {@link ReplicatedVolume} it belongs to: every method but {@link #address()} is called with that
  * object's monitor held.
@@ -31,6 +33,14 @@ final class ReplicaCopy {
     private final BitSet dirty = new BitSet();
     /** Regions a resync step is copying now. */
     private final BitSet onTheWay = new BitSet();
+    /**
+     * Regions it answered writes to (not FUA) since the last FLUSH sent to it: in its page cache,
+     * not yet forced, so a power loss there may take them.
+     */
+    private final BitSet unflushed = new BitSet();
+    /** Regions the FLUSHes on their way to it cover, until the last of them is answered. */
+    private final BitSet flushing = new BitSet();
+    private int flushes;
     /** Resync steps queued or on their way. */
     int steps;
     /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */
@@ -96,13 +106,52 @@ final class ReplicaCopy {
         return Math.min(size, (long) (dirty.cardinality() + onTheWay.cardinality()) * REGION_BYTES);
     }
 
-    /** It leaves the in-sync set (if it was in it), or its resync stops: it is out. */
+    /**
+     * It leaves the in-sync set (if it was in it), or its resync stops: it is out. What it had not
+     * forced is dirty too: whatever failed may have been its node losing power.
+     */
     void leave() {
         if (state == State.IN_SYNC) {
             outSince = System.nanoTime();
         }
         state = State.OUT;
         sent++;
+        dirty.or(unflushed);
+        dirty.or(flushing);
+        unflushed.clear();
+        flushing.clear();
+        flushes = 0;
+    }
+
+    /** It answered a write to {@code [offset, offset + length)} (not FUA): applied, not yet forced. */
+    void written(long offset, long length) {
+        if (length > 0) {
+            unflushed.set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
+        }
+    }
+
+    /** A FLUSH is sent to it: it covers every write answered so far. */
+    void flushSent() {
+        flushing.or(unflushed);
+        unflushed.clear();
+        flushes++;
+    }
+
+    /**
+     * A FLUSH sent to it was answered OK: once every one on its way is, what they covered is on
+     * its disk. (One that fails makes it leave, and the whole volume dirty.)
+     */
+    void flushAnswered() {
+        if (flushes > 0 && --flushes == 0) {
+            flushing.clear();
+        }
+    }
+
+    /** Regions it may lose to a power loss now: written since the last FLUSH it answered. */
+    int unforcedRegions() {
+        BitSet b = (BitSet) unflushed.clone();
+        b.or(flushing);
+        return b.cardinality();
     }
 
     /** An out-of-sync copy, told of the epoch, starts its resync: a sweep of its dirty map. */
@@ -150,6 +199,7 @@ final class ReplicaCopy {
         onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
         if (ok) {
             resyncBytes += s.length();
+            unflushed.set(s.firstRegion(), s.firstRegion() + s.regions()); // steps are not forced
         } else {
             dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
         }

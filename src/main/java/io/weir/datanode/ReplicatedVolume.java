@@ -34,8 +34,9 @@ import java.util.function.IntConsumer;
  *       epoch) <em>fences</em> this node: it stops serving the volume; requests in flight and
  *       after are answered {@code ESHUTDOWN}. Only a config of a higher epoch lifts it.</li>
  *   <li>Each copy out of sync has a dirty map of {@value ReplicaCopy#REGION_BYTES}-byte regions: those of
- *       the requests it failed, and all of them when it failed a FLUSH (what it had not forced
- *       may be lost: its node lost power, or its disk failed the fsync). When its link
+ *       the requests it failed, those it had answered writes to (not FUA) since the last FLUSH it
+ *       answered, and all of them when it failed a FLUSH (what it had not forced may be lost: its
+ *       node lost power, or its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
  *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
  *       it dirty again, so a copy read before the write never lands after it. With no region dirty
@@ -105,15 +106,18 @@ final class ReplicatedVolume {
         final long offset;
         final long length;
         final boolean changesData;
+        /** FUA: a copy that answers it has forced it. */
+        final boolean forced;
         int remaining;
         long requiredSequence;
         boolean stale;
 
-        Pending(IntConsumer done, long offset, long length, boolean changesData, long requiredSequence) {
+        Pending(IntConsumer done, long offset, long length, boolean changesData, boolean forced, long requiredSequence) {
             this.done = done;
             this.offset = offset;
             this.length = length;
             this.changesData = changesData;
+            this.forced = forced;
             this.requiredSequence = requiredSequence;
         }
     }
@@ -559,7 +563,7 @@ final class ReplicatedVolume {
         synchronized (this) {
             if (primary && !fenced) {
                 sendEpoch = epoch;
-                tracked = new Pending(done, offset, length, changesData, lastDropSequence);
+                tracked = new Pending(done, offset, length, changesData, fua, lastDropSequence);
                 for (ReplicaCopy c : copies.values()) {
                     if (c.state == State.OUT) {
                         if (changesData) {
@@ -569,6 +573,9 @@ final class ReplicatedVolume {
                     }
                     if (changesData && c.onTheWay(offset, length)) {
                         c.markDirty(offset, length);
+                    }
+                    if (!changesData) {
+                        c.flushSent();
                     }
                     targets.add(c);
                 }
@@ -611,6 +618,10 @@ final class ReplicatedVolume {
                     flushFailed(c);
                 }
                 p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
+            } else if (!p.changesData) {
+                c.flushAnswered();
+            } else if (!p.forced) {
+                c.written(p.offset, p.length);
             }
             last = --p.remaining == 0;
         }
@@ -852,6 +863,7 @@ final class ReplicatedVolume {
                 return;
             }
             c.joining = true;
+            c.flushSent();
             e = epoch;
             mark = c.sent;
         }
@@ -881,6 +893,7 @@ final class ReplicatedVolume {
             flushFailed(c);
             return;
         }
+        c.flushAnswered();
         if (!copied(c, at) || c.sent != mark) {
             return; // sent more, or dirtied, since that FLUSH: once it is copied, the driver flushes again
         }

@@ -182,7 +182,9 @@
  * <p>Resync: the primary keeps a dirty map (64 KiB regions) for each copy out of sync; a copy
  * whose link comes back gets every new write and its dirty regions copied by the scheduler's
  * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
- * names out of sync (new, or a deposed primary), or that failed a FLUSH, is wholly dirty. With
+ * names out of sync (new, or a deposed primary), or that failed a FLUSH, is wholly dirty; one
+ * that fails anything is also dirty where it answered writes since the last FLUSH it answered
+ * (not yet forced there: the failure may be its node losing power). With
  * nothing left to copy, the copy is sent a FLUSH and rejoins once that is answered. A copy's node
  * takes a primary's new connection as superseding its older ones (it waits for what they were
  * applying, and drops what they left queued), so no request of a failed connection lands after

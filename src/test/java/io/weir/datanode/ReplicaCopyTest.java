@@ -78,6 +78,35 @@ class ReplicaCopyTest {
     }
 
     @Test
+    void whatItAnsweredSinceTheLastFlushItAnsweredIsDirtyOnceItLeaves() {
+        ReplicaCopy inSync = new ReplicaCopy(UUID.randomUUID(), null, State.IN_SYNC);
+        inSync.written(0, 4096);
+        inSync.flushSent(); // covers region 0
+        inSync.written(2L * REGION_BYTES, 4096); // answered after that FLUSH was sent: not covered
+        inSync.flushAnswered();
+        assertThat(inSync.unforcedRegions()).as("region 2 only").isEqualTo(1);
+        inSync.flushSent(); // covers region 2
+        inSync.written(5L * REGION_BYTES, 4096);
+        inSync.leave(); // the FLUSH covering region 2 is still on its way
+        assertThat(inSync.remainingBytes(SIZE)).as("regions 2 and 5").isEqualTo(2L * REGION_BYTES);
+        Step s = inSync.takeStep(SIZE, 1);
+        assertThat(s.offset()).isEqualTo(2L * REGION_BYTES);
+        assertThat(inSync.unforcedRegions()).as("after it left").isZero();
+    }
+
+    @Test
+    void aResyncStepsRegionsAreUnforcedUntilAFlushCoversThem() {
+        copy.markDirty(0, REGION_BYTES);
+        copy.stepAnswered(copy.takeStep(SIZE, 1), true);
+        assertThat(copy.unforcedRegions()).isEqualTo(1);
+        copy.flushSent();
+        copy.flushAnswered();
+        assertThat(copy.unforcedRegions()).isZero();
+        copy.flushAnswered(); // an answer past the count (a FLUSH sent before it left) changes nothing
+        assertThat(copy.unforcedRegions()).isZero();
+    }
+
+    @Test
     void leavingTheSetNotesWhenAndCountsAsSent() {
         ReplicaCopy inSync = new ReplicaCopy(UUID.randomUUID(), null, State.IN_SYNC);
         inSync.leave();

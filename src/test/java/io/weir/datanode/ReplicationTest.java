@@ -569,6 +569,41 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * A copy whose link fails may have lost what it had not forced (its node lost power): the
+     * regions it answered writes to since the last FLUSH it answered are copied again before it
+     * rejoins. Here b loses a write it answered and had not forced; when the link is back, b is
+     * copied that region again and rejoins holding it (it rejoined without it: only the region of
+     * the request that failed was dirty).
+     */
+    @Test
+    void aCopyWhoseLinkFailsIsCopiedAgainWhatItHadNotForced() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            pushThrough(toB, a, b);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                byte[] unforced = NbdServerTest.bytes(4096, 71);
+                client.write(MiB, unforced); // b answered it, and has not forced it
+                VolumeStore onB = b.replication().volume(VOLUME).store;
+                onB.write(MiB, ByteBuffer.wrap(new byte[4096]), true); // b lost it (before the cut: nothing resyncs it yet)
+                toB.holdDownstream();
+                client.request(Nbd.CMD_WRITE, 0, 1, 4 * MiB, 4096, NbdServerTest.bytes(4096, 72));
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b's answer is held back
+                toB.cut(); // the link fails: the write is answered LINK_DOWN, b leaves the set
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
+                        List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
+                assertThat(client.readReply().error()).as("the write, once its set is echoed").isZero();
+                await().atMost(PATIENCE).untilAsserted(() -> assertThat(copyStatus(a, B).state()).as("b, with the link back")
+                        .isEqualTo(AgentMessage.CopyState.inSync));
+                assertThat(java.util.Arrays.equals(onCopy(b, MiB, 4096), unforced)).as("b holds the unforced write again")
+                        .isTrue();
+            }
+        }
+    }
+
     @Test
     void aNewCopyIsStillCopiedWholeAfterAConfigWithoutTheReplicationTaskIsApplied() throws Exception {
         TwoNodes n = twoNodesInSync();
