@@ -123,10 +123,15 @@ final class ReplicaCopy {
         flushes = 0;
     }
 
-    /** It answered a write to {@code [offset, offset + length)} (not FUA): applied, not yet forced. */
+    /**
+     * It answered a write to {@code [offset, offset + length)} (not FUA): applied, not yet forced.
+     * An answer that reaches the primary after the copy left (another request's failure was
+     * handled first) makes the region dirty: nothing will force it before the copy rejoins.
+     */
     void written(long offset, long length) {
         if (length > 0) {
-            unflushed.set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
+            (state == State.OUT ? dirty : unflushed)
+                    .set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
         }
     }
 
@@ -199,7 +204,8 @@ final class ReplicaCopy {
         onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
         if (ok) {
             resyncBytes += s.length();
-            unflushed.set(s.firstRegion(), s.firstRegion() + s.regions()); // steps are not forced
+            // steps are not forced; one answered after the copy left is dirty again, as in written()
+            (state == State.OUT ? dirty : unflushed).set(s.firstRegion(), s.firstRegion() + s.regions());
         } else {
             dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
         }

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 class ReplicaCopyTest {
     static final long SIZE = 64L * REGION_BYTES + 4096; // the last region is short
 
-    final ReplicaCopy copy = new ReplicaCopy(UUID.randomUUID(), "127.0.0.1:1", State.OUT);
+    /** Resyncing: steps are taken of a copy in sync or resyncing, never of one out. */
+    final ReplicaCopy copy = new ReplicaCopy(UUID.randomUUID(), "127.0.0.1:1", State.RESYNCING);
 
     @Test
     void aWriteDirtiesEveryRegionItTouches() {
@@ -103,6 +104,17 @@ class ReplicaCopyTest {
         copy.flushAnswered();
         assertThat(copy.unforcedRegions()).isZero();
         copy.flushAnswered(); // an answer past the count (a FLUSH sent before it left) changes nothing
+        assertThat(copy.unforcedRegions()).isZero();
+    }
+
+    @Test
+    void aWriteOrStepAnsweredAfterItLeftIsDirty() {
+        copy.markDirty(0, REGION_BYTES);
+        Step s = copy.takeStep(SIZE, 1);
+        copy.leave(); // another request failed, and that was handled before this step's answer
+        copy.stepAnswered(s, true);
+        copy.written(3L * REGION_BYTES, 4096);
+        assertThat(copy.remainingBytes(SIZE)).as("regions 0 and 3").isEqualTo(2L * REGION_BYTES);
         assertThat(copy.unforcedRegions()).isZero();
     }
 
