@@ -65,6 +65,15 @@ abstract class ReplicationFixture {
                 .replicationListen(replication).workers(2).configFileOnly(configFileOnly).build());
     }
 
+    /**
+     * As {@link #start(String)}, its store slowed by {@code serviceTime} before each transfer (a
+     * {@link StoreGate} holds one, a recorder notes their sizes).
+     */
+    DataNode startServing(String name, VolumeStore.ServiceTime serviceTime) throws Exception {
+        return closedAfterTheTest(DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(serviceTime).build());
+    }
+
     /** Where node a keeps the volume's in-sync set ({@link SyncState}). */
     Path keptSetOfA() {
         return dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX);

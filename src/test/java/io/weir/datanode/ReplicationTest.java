@@ -121,8 +121,7 @@ class ReplicationTest extends ReplicationFixture {
     void aRequestOfMoreThanAPieceIsAppliedOnTheCopyAPieceAtATimeAndCountsOnce() throws Exception {
         List<Long> transfers = new java.util.concurrent.CopyOnWriteArrayList<>();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(transfers::add).build());
+        DataNode b = startServing("b", transfers::add);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int piece = NbdRequest.PIECE_BYTES;
         byte[] data = NbdServerTest.bytes(3 * piece + 5000, 7);
@@ -163,8 +162,7 @@ class ReplicationTest extends ReplicationFixture {
     void aPromotionWaitsForThePieceBeingAppliedNotTheWholeRequest() throws Exception {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        DataNode b = startServing("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int piece = NbdRequest.PIECE_BYTES;
         byte[] old = NbdServerTest.bytes(4 * piece, 62);
@@ -201,8 +199,7 @@ class ReplicationTest extends ReplicationFixture {
     void aCopysConnectionThatEndsAppliesNoMorePiecesOfItsRequests() throws Exception {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        DataNode b = startServing("b", gate);
         int piece = NbdRequest.PIECE_BYTES;
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             pushThrough(toB, a, b);
@@ -233,8 +230,7 @@ class ReplicationTest extends ReplicationFixture {
     void aVolumeNoLongerReplicatedOnACopyAppliesNoMorePiecesOfItsOldPrimarysRequest() throws Exception {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        DataNode b = startServing("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int piece = NbdRequest.PIECE_BYTES;
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -339,8 +335,7 @@ class ReplicationTest extends ReplicationFixture {
     void aWriteTheCopyAdmittedBeforeItsPromotionNeverLandsAfterTheNewPrimarysWrites() throws Exception {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        DataNode b = startServing("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         byte[] old = NbdServerTest.bytes(4096, 60);
         byte[] newer = NbdServerTest.bytes(4096, 61);
@@ -387,8 +382,7 @@ class ReplicationTest extends ReplicationFixture {
         pki = TestPki.create("weir test CA");
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(gate).build());
+        DataNode b = startServing("b", gate);
         certify(a, A, 0x61);
         certify(b, B, 0x62);
         byte[] held = NbdServerTest.bytes(4096, 70);
