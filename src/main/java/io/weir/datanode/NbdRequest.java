@@ -135,8 +135,15 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         if (!piecewise()) {
             return length;
         }
-        long at = offset + done;
-        return Math.min(offset + length, (at / PIECE_BYTES + 1) * PIECE_BYTES) - at;
+        return pieceBytes(offset + done, offset + length);
+    }
+
+    /**
+     * The bytes of the piece at {@code at} of a request ending at {@code end}: up to the next
+     * multiple of {@link #PIECE_BYTES} or the end. A copy splits a primary's request the same way.
+     */
+    static long pieceBytes(long at, long end) {
+        return Math.min(end, (at / PIECE_BYTES + 1) * PIECE_BYTES) - at;
     }
 
     /** Whether the next piece to run is the request's last. */

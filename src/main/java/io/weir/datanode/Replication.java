@@ -261,7 +261,7 @@ final class Replication implements AutoCloseable {
 
         void submit(boolean first) {
             long at = q.offset() + done;
-            piece = Math.min(q.offset() + q.length(), (at / NbdRequest.PIECE_BYTES + 1) * NbdRequest.PIECE_BYTES) - at;
+            piece = NbdRequest.pieceBytes(at, q.offset() + q.length());
             executor.submitPiece(rv.store.id, IoKind.WRITE, piece, first, last(), this).whenComplete(this::ran);
         }
 
