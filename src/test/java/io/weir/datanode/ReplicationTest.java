@@ -154,6 +154,24 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * Sends a WRITE of four pieces at offset 0 through {@code c} (its answer not read) and waits
+     * until the copy applies the first piece, which its store holds at {@code gate}.
+     */
+    static void sendFourPiecesHeldAtTheFirst(NbdTestClient c, StoreGate gate, int seed) throws Exception {
+        int piece = NbdRequest.PIECE_BYTES;
+        gate.arm();
+        c.request(Nbd.CMD_WRITE, 0, 1, 0, 4 * piece, NbdServerTest.bytes(4 * piece, seed));
+        c.flushOut();
+        assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+    }
+
+    /** What the copy {@code n} holds after the first piece of such a write: "zeroes" or "written". */
+    static String afterTheFirstPiece(DataNode n) throws Exception {
+        int piece = NbdRequest.PIECE_BYTES;
+        return java.util.Arrays.equals(onCopy(n, piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
+    }
+
+    /**
      * A copy promoted while it applies a request of several pieces waits for the piece being
      * applied, not for the whole request: the pieces after it are refused, and the old primary
      * acknowledges none of it. The copy's store holds the first piece until the promotion waits.
@@ -164,13 +182,8 @@ class ReplicationTest extends ReplicationFixture {
         DataNode a = start("a");
         DataNode b = startServing("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
-        int piece = NbdRequest.PIECE_BYTES;
-        byte[] old = NbdServerTest.bytes(4 * piece, 62);
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            gate.arm();
-            c.request(Nbd.CMD_WRITE, 0, 1, 0, old.length, old);
-            c.flushOut();
-            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+            sendFourPiecesHeldAtTheFirst(c, gate, 62);
             CompletableFuture<Void> promoted = CompletableFuture.runAsync(() -> {
                 try {
                     b.apply(configFor(B, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, a, false)))));
@@ -183,8 +196,7 @@ class ReplicationTest extends ReplicationFixture {
             promoted.get(PATIENCE.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
             assertThat(c.readReply().error()).as("the old primary's answer to its write").isNotZero();
         }
-        String after = java.util.Arrays.equals(onCopy(b, piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
-        assertThat(after).as("the pieces after the promotion").isEqualTo("zeroes");
+        assertThat(afterTheFirstPiece(b)).as("the pieces after the promotion").isEqualTo("zeroes");
     }
 
     /**
@@ -200,14 +212,10 @@ class ReplicationTest extends ReplicationFixture {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
         DataNode b = startServing("b", gate);
-        int piece = NbdRequest.PIECE_BYTES;
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             pushThrough(toB, a, b);
             try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-                gate.arm();
-                c.request(Nbd.CMD_WRITE, 0, 1, 0, 4 * piece, NbdServerTest.bytes(4 * piece, 64));
-                c.flushOut();
-                assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+                sendFourPiecesHeldAtTheFirst(c, gate, 64);
                 long ended = b.replication().connectionsEnded();
                 toB.refuse(true);
                 toB.cut();
@@ -216,8 +224,7 @@ class ReplicationTest extends ReplicationFixture {
                 await().atMost(PATIENCE).until(() -> b.server().executor.pending() == 0);
             }
         }
-        String after = java.util.Arrays.equals(onCopy(b, piece, 3 * piece), new byte[3 * piece]) ? "zeroes" : "written";
-        assertThat(after).as("the copy after the first piece").isEqualTo("zeroes");
+        assertThat(afterTheFirstPiece(b)).as("the copy after the first piece").isEqualTo("zeroes");
     }
 
     /**
@@ -234,10 +241,7 @@ class ReplicationTest extends ReplicationFixture {
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int piece = NbdRequest.PIECE_BYTES;
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            gate.arm();
-            c.request(Nbd.CMD_WRITE, 0, 1, 0, 4 * piece, NbdServerTest.bytes(4 * piece, 65));
-            c.flushOut();
-            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy applies the first piece; its store holds it").isTrue();
+            sendFourPiecesHeldAtTheFirst(c, gate, 65);
             b.apply(configFor(B, 2, null));
             gate.release();
             // b refused the rest: a's write waits for the control plane to echo b's departure
