@@ -75,6 +75,8 @@ final class ReplicaLink implements AutoCloseable {
     private record Frame(ReplicationWire.Request request, ByteBuffer data, ByteChannel on) {
     }
 
+    /** The node this link sends from, which its hello names. */
+    private final UUID self;
     final UUID peer;
     final String address;
     private final ReplicationTls tls;
@@ -106,11 +108,12 @@ final class ReplicaLink implements AutoCloseable {
     /** Tests: runs while a new connection is set up, under the write lock. */
     volatile Runnable whileOpening;
 
-    ReplicaLink(UUID peer, String address, ReplicationTls tls) {
-        this(peer, address, tls, REQUEST_TIMEOUT);
+    ReplicaLink(UUID self, UUID peer, String address, ReplicationTls tls) {
+        this(self, peer, address, tls, REQUEST_TIMEOUT);
     }
 
-    ReplicaLink(UUID peer, String address, ReplicationTls tls, Duration requestTimeout) {
+    ReplicaLink(UUID self, UUID peer, String address, ReplicationTls tls, Duration requestTimeout) {
+        this.self = java.util.Objects.requireNonNull(self, "this node's id");
         this.peer = peer;
         this.address = address;
         this.tls = tls;
@@ -129,7 +132,7 @@ final class ReplicaLink implements AutoCloseable {
     /**
      * Connects if down and no attempt was made in the last {@link #RETRY_NANOS}: TCP, then TLS
      * with the node's certificate when the node has one, checking that the peer's certificate
-     * names {@link #peer}.
+     * names {@link #peer}, then the hello that names {@link #self}.
      */
     void connect() {
         try {
@@ -166,6 +169,7 @@ final class ReplicaLink implements AutoCloseable {
             raw.socket().setTcpNoDelay(true);
             raw.socket().setKeepAlive(true);
             ByteChannel c = tls.client(raw, peer, to);
+            ReplicationWire.writeFully(c, ReplicationWire.hello(self));
             writeLock.lock();
             try {
                 if (closed) {

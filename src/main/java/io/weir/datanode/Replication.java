@@ -69,6 +69,8 @@ final class Replication implements AutoCloseable {
     private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
     /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
     private final Map<UUID, ReplicaLink> links = new ConcurrentHashMap<>();
+    /** This node, as the config applied last names it: what its links' hellos say. */
+    private volatile UUID self;
     /**
      * Whether the executor has the {@value #TASK} task, as of the config applied last: read from
      * the executor when it is built and at each {@link #configure}, not by the driver every tick.
@@ -135,6 +137,7 @@ final class Replication implements AutoCloseable {
      */
     synchronized void configure(DesiredConfig config, Map<String, VolumeStore> stores) {
         hasTask = hasTask(executor);
+        self = config.nodeId();
         Map<UUID, ReplicatedVolume> next = new HashMap<>();
         List<Runnable> answers = new ArrayList<>();
         for (VolumeConfig vc : config.volumes()) {
@@ -185,7 +188,7 @@ final class Replication implements AutoCloseable {
                 return old;
             }
             replaced[0] = old;
-            return new ReplicaLink(node, address, tls);
+            return new ReplicaLink(self, node, address, tls);
         });
         if (replaced[0] != null) {
             replaced[0].close(); // the node moved: its requests on the old address fail and are retried as a resync
@@ -199,7 +202,7 @@ final class Replication implements AutoCloseable {
     }
 
     /** A primary's request arrived ({@link ReplicationServer}'s thread). */
-    void receive(ReplicationWire.Request q, ByteBuffer data, UUID peer, ReplicationServer.Replier r) {
+    void receive(ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
         ReplicatedVolume rv = volumes.get(q.volume());
         if (rv == null) {
             r.reply(ReplicationWire.NOT_A_COPY, q.handle(), 0);

@@ -8,6 +8,7 @@ import java.nio.channels.ByteChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -23,9 +24,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * reads nothing until every request they admitted is answered (so it waits for those being
  * applied, not for a queue). Otherwise such a request, held up in this node's scheduler, could land
  * after the resync that the new connection starts had copied newer data to the same place. The
- * sending node is known from its certificate; in clear (a node without one, the config-file
- * mode) connections are not told apart, so a new one does not wait. A connection that ends, in
- * clear too, admits and applies nothing more either: its primary has given up on what it sent.
+ * sending node is the one its hello names ({@link ReplicationWire#hello}); over TLS that must be
+ * the node of its certificate, in clear (a node without one, the config-file mode) it is taken
+ * at its word, as everything in clear is. A connection that ends admits and applies nothing more
+ * either: its primary has given up on what it sent.
  */
 final class ReplicationServer implements AutoCloseable {
 
@@ -59,7 +61,7 @@ final class ReplicationServer implements AutoCloseable {
     private final ReplicationTls tls;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     /** Each sending node's connections, oldest superseded by the newest. */
-    private final java.util.Map<java.util.UUID, Set<Replies>> byPeer = new ConcurrentHashMap<>();
+    private final java.util.Map<UUID, Set<Replies>> byPeer = new ConcurrentHashMap<>();
     /** New connections waiting for the requests of those they superseded (tests). */
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
@@ -117,18 +119,21 @@ final class ReplicationServer implements AutoCloseable {
         try {
             ReplicationTls.Accepted a = tls.server(raw);
             ByteChannel c = a.channel();
-            replier = new Replies(c, () -> close(raw));
-            if (a.peer() != null) {
-                same = byPeer.computeIfAbsent(a.peer(), p -> ConcurrentHashMap.newKeySet());
-                java.util.List<Replies> older = java.util.List.copyOf(same);
-                same.add(replier);
-                if (!supersede(same, older)) {
-                    LOG.log(Level.WARNING, "replication: node {0}''s earlier connection still has requests being applied"
-                            + " after {1} s; closing its new one", a.peer(), SUPERSEDE_WAIT_NANOS / 1_000_000_000L);
-                    return;
-                }
-            }
             ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES).flip(); // as many requests per read as have arrived
+            fill(c, in, ReplicationWire.HELLO_BYTES);
+            UUID peer = ReplicationWire.decodeHello(in);
+            if (a.peer() != null && !a.peer().equals(peer)) {
+                throw new IOException("node " + a.peer() + "'s connection names itself node " + peer);
+            }
+            replier = new Replies(c, () -> close(raw));
+            same = byPeer.computeIfAbsent(peer, p -> ConcurrentHashMap.newKeySet());
+            java.util.List<Replies> older = java.util.List.copyOf(same);
+            same.add(replier);
+            if (!supersede(same, older)) {
+                LOG.log(Level.WARNING, "replication: node {0}''s earlier connection still has requests being applied"
+                        + " after {1} s; closing its new one", peer, SUPERSEDE_WAIT_NANOS / 1_000_000_000L);
+                return;
+            }
             while (true) {
                 if (in.remaining() < ReplicationWire.REQUEST_BYTES) {
                     fill(c, in, ReplicationWire.REQUEST_BYTES);
@@ -146,7 +151,7 @@ final class ReplicationServer implements AutoCloseable {
                 if (!replier.enter()) {
                     return; // superseded by a newer connection of its node
                 }
-                replication.receive(q, data, a.peer(), replier);
+                replication.receive(q, data, replier);
             }
         } catch (IOException | RuntimeException e) {
             if (!closed) {

@@ -16,7 +16,11 @@ import java.util.UUID;
  * request (big-endian):  magic u32 0x57455250 ("WERP") | type u8 | flags u8 | 0 u16 | handle u64
  *                        | volume id 16 bytes | epoch u64 | offset u64 | length u32 | data (WRITE only)
  * reply:                 magic u32 0x57455252 ("WERR") | status u32 | handle u64 | epoch u64
+ * hello (first, once):   magic u32 0x57455248 ("WERH") | sending node id 16 bytes
  * </pre>
+ * A connection begins with the primary's hello, which names its node: in clear it is how the
+ * copy tells one primary's connections from another's ({@link ReplicationServer}); over TLS it
+ * must name the node of the sender's certificate.
  * A reply's epoch is the highest epoch the copy has seen for the volume, so a sender told
  * {@link #STALE_EPOCH} learns the epoch that deposed it. {@link #PING} applies nothing: a primary
  * sends it to announce its epoch (a deposed primary that hears of a higher epoch stops serving the
@@ -28,6 +32,8 @@ final class ReplicationWire {
     static final int REPLY_MAGIC = 0x5745_5252;
     static final int REQUEST_BYTES = 52;
     static final int REPLY_BYTES = 24;
+    static final int HELLO_MAGIC = 0x5745_5248;
+    static final int HELLO_BYTES = 20;
     /** Largest data of one request: the largest NBD request. */
     static final int MAX_LENGTH = 32 << 20;
 
@@ -93,6 +99,19 @@ final class ReplicationWire {
             }
             return r;
         }
+    }
+
+    static ByteBuffer hello(UUID node) {
+        return ByteBuffer.allocate(HELLO_BYTES).putInt(HELLO_MAGIC).putLong(node.getMostSignificantBits())
+                .putLong(node.getLeastSignificantBits()).flip();
+    }
+
+    /** The sending node a hello names. */
+    static UUID decodeHello(ByteBuffer b) throws IOException {
+        if (b.getInt() != HELLO_MAGIC) {
+            throw new IOException("a replication connection that does not begin with a hello");
+        }
+        return new UUID(b.getLong(), b.getLong());
     }
 
     static void encodeReply(ByteBuffer b, int status, long handle, long epoch) {

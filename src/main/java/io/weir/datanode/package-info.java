@@ -188,8 +188,8 @@
  * nothing left to copy, the copy is sent a FLUSH and rejoins once that is answered. A copy's node
  * takes a primary's new connection as superseding its older ones (it waits for what they were
  * applying, and drops what they left queued), so no request of a failed connection lands after
- * the resync; the node is known from its certificate, and in clear a connection that ends still
- * drops what it left queued. A write of more than 1 MiB is applied on a copy in pieces, as the
+ * the resync; a connection's first frame, a hello, names the sending node, which over TLS must be
+ * the node of its certificate. A write of more than 1 MiB is applied on a copy in pieces, as the
  * primary ran it, so a promotion or a superseding connection waits for a piece. A promoted primary copies itself again to the copies in sync, as a restarted one
  * does (below). The task's utilization grows with
  * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share

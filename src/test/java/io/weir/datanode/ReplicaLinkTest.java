@@ -36,9 +36,9 @@ class ReplicaLinkTest {
     void hungCopy() throws IOException {
         hung = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         InetSocketAddress at = (InetSocketAddress) hung.getLocalAddress();
-        link = new ReplicaLink(UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(new NbdTls(false)), TIMEOUT);
+        link = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(new NbdTls(false)), TIMEOUT);
         link.connect();
-        accepted = hung.accept(); // and never answers, nor reads
+        accepted = hung.accept(); // and never answers, nor reads (past the hello, where a test reads requests)
         assertThat(link.isUp()).isTrue();
     }
 
@@ -47,6 +47,15 @@ class ReplicaLinkTest {
         link.close();
         accepted.close();
         hung.close();
+    }
+
+    /** The link's next connection, read past its hello (which names the link's node). */
+    private SocketChannel acceptPastTheHello() throws IOException {
+        SocketChannel c = hung.accept();
+        ByteBuffer hello = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES);
+        ReplicationWire.readFully(c, hello);
+        ReplicationWire.decodeHello(hello.flip());
+        return c;
     }
 
     /** Calls {@link ReplicaLink#expire} as the watchdog would, until {@code done}. */
@@ -99,7 +108,7 @@ class ReplicaLinkTest {
             link.connect();
             return link.isUp();
         });
-        accepted = hung.accept();
+        accepted = acceptPastTheHello();
 
         CompletableFuture<Integer> answer = new CompletableFuture<>();
         link.send(ReplicationWire.PING, (byte) 0, UUID.randomUUID(), 1, 0, 0, null, (status, epoch) -> answer.complete(status));
@@ -135,7 +144,7 @@ class ReplicaLinkTest {
             link.connect();
             return link.isUp();
         });
-        accepted = hung.accept();
+        accepted = acceptPastTheHello();
         ByteBuffer request = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
         CompletableFuture.runAsync(() -> {
             try {
@@ -160,7 +169,7 @@ class ReplicaLinkTest {
         NbdTls tls = new NbdTls(false);
         tls.serverCertificate(new ServerCertificate(cert.keys().getPrivate(), cert.certificate(), List.of(pki.certificate())));
         InetSocketAddress at = (InetSocketAddress) hung.getLocalAddress();
-        ReplicaLink tlsLink = new ReplicaLink(UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(tls), TIMEOUT);
+        ReplicaLink tlsLink = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(tls), TIMEOUT);
         try {
             CompletableFuture<Void> connecting = CompletableFuture.runAsync(tlsLink::connect);
             await().atMost(PATIENCE).until(tlsLink::connectingNow);

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.weir.datanode.NbdTestClient.Reply;
+import io.weir.agent.ServerCertificate;
 import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
 import io.weir.support.TcpProxy;
@@ -383,12 +384,27 @@ class ReplicationTest extends ReplicationFixture {
      */
     @Test
     void aWriteHeldUpOnAFailedConnectionNeverLandsAfterTheResyncOfTheNextOne() throws Exception {
-        pki = TestPki.create("weir test CA");
+        heldUpOnAFailedConnectionThenResynced(true);
+    }
+
+    /**
+     * The same in clear (a node without certificates, as in the config-file mode): no certificate
+     * tells the copy who connects, the primary's hello does.
+     */
+    @Test
+    void inClearTooAWriteHeldUpOnAFailedConnectionNeverLandsAfterTheResyncOfTheNextOne() throws Exception {
+        heldUpOnAFailedConnectionThenResynced(false);
+    }
+
+    private void heldUpOnAFailedConnectionThenResynced(boolean certificates) throws Exception {
         StoreGate gate = new StoreGate();
         DataNode a = start("a");
         DataNode b = startServing("b", gate);
-        certify(a, A, 0x61);
-        certify(b, B, 0x62);
+        if (certificates) {
+            pki = TestPki.create("weir test CA");
+            certify(a, A, 0x61);
+            certify(b, B, 0x62);
+        }
         byte[] held = NbdServerTest.bytes(4096, 70);
         byte[] newer = NbdServerTest.bytes(4096, 71);
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
@@ -639,13 +655,15 @@ class ReplicationTest extends ReplicationFixture {
         assertThat(onCopy(b, 0, data.length)).as("sent over TLS between the two node certificates").isEqualTo(data);
         assertThat(sequence(a)).isZero();
 
-        // a peer in clear, with a well-formed request of the current epoch, gets no reply and writes nothing
+        // a peer in clear, with a hello naming a and a well-formed request of the current epoch,
+        // gets no reply and writes nothing
         String address = b.replicationAddress();
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
             s.setSoTimeout((int) PATIENCE.toMillis());
             ByteBuffer frame = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES + 4096);
             new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 1, VOLUME, 1, 0, 4096).encode(frame);
             frame.limit(frame.capacity());
+            s.getOutputStream().write(ReplicationWire.hello(A).array());
             s.getOutputStream().write(frame.array());
             int first;
             try {
@@ -673,6 +691,37 @@ class ReplicationTest extends ReplicationFixture {
             assertThat(copyStatus(a, B).state()).as("the impostor left the in-sync set").isEqualTo(AgentMessage.CopyState.outOfSync);
         }
         assertThat(onCopy(b, 0, 4096)).isEqualTo(new byte[4096]);
+    }
+
+    /**
+     * Over TLS the hello must name the node of the sender's certificate: a's certificate with a
+     * hello that says node c is closed unanswered (it would supersede c's connections), the same
+     * link saying node a is answered.
+     */
+    @Test
+    void aHelloThatNamesAnotherNodeThanTheCertificateIsTurnedAway() throws Exception {
+        pki = TestPki.create("weir test CA");
+        DataNode b = start("b");
+        certify(b, B, 0x42);
+        b.apply(configFor(B, 1, new ReplicationConfig(1, A, 0, List.of(new ReplicationConfig.Copy(A, null, true),
+                copy(B, b, true)))));
+        TestPki.Issued ofA = pki.issueNode(A, 0x41);
+        NbdTls tls = new NbdTls(false);
+        tls.serverCertificate(new ServerCertificate(ofA.keys().getPrivate(), ofA.certificate(), List.of(pki.certificate())));
+        assertThat(ping(new ReplicaLink(C, B, b.replicationAddress(), new ReplicationTls(tls)))).as("a hello naming c")
+                .isEqualTo(ReplicationWire.LINK_DOWN);
+        assertThat(ping(new ReplicaLink(A, B, b.replicationAddress(), new ReplicationTls(tls)))).as("a hello naming a")
+                .isEqualTo(ReplicationWire.OK);
+    }
+
+    /** The answer to one PING of epoch 1 sent on {@code link}, which it then closes. */
+    private static int ping(ReplicaLink link) throws Exception {
+        try (link) {
+            CompletableFuture<Integer> answer = new CompletableFuture<>();
+            link.connect();
+            link.send(ReplicationWire.PING, (byte) 0, VOLUME, 1, 0, 0, null, (status, epoch) -> answer.complete(status));
+            return answer.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
     }
 
     /**
