@@ -41,6 +41,8 @@ final class ReplicaCopy {
     /** Regions the FLUSHes on their way to it cover, until the last of them is answered. */
     private final BitSet flushing = new BitSet();
     private int flushes;
+    /** Since when {@link #unflushed} holds a region (System.nanoTime): the age of its oldest unforced write. */
+    private long unflushedSince;
     /** Resync steps queued or on their way. */
     int steps;
     /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */
@@ -130,9 +132,21 @@ final class ReplicaCopy {
      */
     void written(long offset, long length) {
         if (length > 0) {
-            (state == State.OUT ? dirty : unflushed)
-                    .set((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
+            int from = (int) (offset / REGION_BYTES);
+            int to = (int) ((offset + length - 1) / REGION_BYTES) + 1;
+            if (state == State.OUT) {
+                dirty.set(from, to);
+            } else {
+                unforced(from, to);
+            }
         }
+    }
+
+    private void unforced(int from, int to) {
+        if (unflushed.isEmpty()) {
+            unflushedSince = System.nanoTime();
+        }
+        unflushed.set(from, to);
     }
 
     /** A FLUSH is sent to it: it covers every write answered so far. */
@@ -140,6 +154,15 @@ final class ReplicaCopy {
         flushing.or(unflushed);
         unflushed.clear();
         flushes++;
+    }
+
+    /**
+     * Whether its primary should send it a FLUSH of its own at {@code now}: it is in sync or
+     * resyncing and has held a write unforced, not covered by a FLUSH sent, for {@code every}
+     * nanoseconds or more.
+     */
+    boolean flushDue(long now, long every) {
+        return state != State.OUT && !unflushed.isEmpty() && now - unflushedSince >= every;
     }
 
     /**
@@ -205,7 +228,11 @@ final class ReplicaCopy {
         if (ok) {
             resyncBytes += s.length();
             // steps are not forced; one answered after the copy left is dirty again, as in written()
-            (state == State.OUT ? dirty : unflushed).set(s.firstRegion(), s.firstRegion() + s.regions());
+            if (state == State.OUT) {
+                dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
+            } else {
+                unforced(s.firstRegion(), s.firstRegion() + s.regions());
+            }
         } else {
             dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
         }

@@ -874,6 +874,39 @@ final class ReplicatedVolume {
     }
 
     /**
+     * The driver: {@code c} has held a write unforced for {@code every} nanoseconds or more
+     * ({@link Replication#FLUSH_EVERY}): it is sent a FLUSH, and what it held unforced is forced
+     * once that is answered. One that fails is a FLUSH failed, as a client's.
+     */
+    void flushIfDue(ReplicaCopy c, ReplicaLink link, long now, long every) {
+        long e;
+        synchronized (this) {
+            if (!acting() || copies.get(c.node) != c || !c.flushDue(now, every)) {
+                return;
+            }
+            c.flushSent();
+            e = epoch;
+        }
+        link.send(ReplicationWire.FLUSH, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
+            synchronized (this) {
+                if (status == ReplicationWire.STALE_EPOCH) {
+                    deposed(peerEpoch);
+                } else if (status != ReplicationWire.OK) {
+                    flushFailed(c);
+                } else {
+                    c.flushAnswered();
+                }
+            }
+            startHeld(); // a deposition decides confirmation, a failure owes waiting requests a sequence
+        });
+    }
+
+    /** Tests: regions copy {@code node} holds unforced (answered since the last FLUSH it answered). */
+    synchronized int unforcedRegions(UUID node) {
+        return copies.get(node).unforcedRegions();
+    }
+
+    /**
      * Caller holds this: whether a resyncing copy has nothing dirty or on its way, at epoch
      * {@code at}, as the copy of the acting, confirmed primary.
      */

@@ -12,6 +12,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,6 +46,14 @@ import java.util.concurrent.locks.LockSupport;
  * was on the primary. The task's utilization, which a
  * dynamic share turns into urgency (its T1/T2 ramp), is how long the volume that has been
  * under-replicated longest has been so, over {@link #URGENCY_RAMP_NANOS}.
+ *
+ * <h2>Forcing the copies</h2>
+ * A copy that fails is copied again where it answered writes since the last FLUSH it answered
+ * (a power loss there may have taken them). Clients that never flush would leave that to grow to
+ * everything they ever wrote, so the driver sends a copy a FLUSH of its own once the oldest write
+ * it holds unforced is {@link #FLUSH_EVERY} old ({@link ReplicatedVolume#flushIfDue}),
+ * as ext4 commits its journal every 5 s: a failure then costs a copy at most that much of its
+ * writes again. A client that flushes more often is never joined by one.
  */
 final class Replication implements AutoCloseable {
 
@@ -56,6 +65,8 @@ final class Replication implements AutoCloseable {
     static final int STEPS_PER_COPY = 2;
     /** Driver period. */
     static final long TICK_MILLIS = 10;
+    /** Longest a copy holds a write unforced before its primary sends it a FLUSH of its own. */
+    static final Duration FLUSH_EVERY = Duration.ofSeconds(5);
     /** Period of the watchdog that takes down links to copies that stopped answering. */
     static final long WATCHDOG_MILLIS = 100;
     /** Least time between two epoch announcements to one copy. */
@@ -86,6 +97,8 @@ final class Replication implements AutoCloseable {
         return t;
     });
     private volatile boolean running = true;
+    /** {@link #FLUSH_EVERY}, shorter in tests. */
+    private volatile long flushEveryNanos = FLUSH_EVERY.toNanos();
 
     Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen, boolean configFileOnly) throws IOException {
         this.configFileOnly = configFileOnly;
@@ -435,11 +448,17 @@ final class Replication implements AutoCloseable {
                     }
                 }
                 rv.joinIfCopied(c, link);
+                rv.flushIfDue(c, link, now, flushEveryNanos);
             }
         }
         if (hasTask) {
             executor.setUtilization(TASK, Math.min(1.0, (double) longest / URGENCY_RAMP_NANOS));
         }
+    }
+
+    /** Tests: how old a write a copy holds unforced may grow before its primary flushes it. */
+    void flushEvery(Duration every) {
+        flushEveryNanos = every.toNanos();
     }
 
     /** Tests: whether a primary's new connection waits for the requests of the one it superseded. */

@@ -184,7 +184,8 @@
  * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
  * names out of sync (new, or a deposed primary), or that failed a FLUSH, is wholly dirty; one
  * that fails anything is also dirty where it answered writes since the last FLUSH it answered
- * (not yet forced there: the failure may be its node losing power). With
+ * (not yet forced there: the failure may be its node losing power); the driver sends a copy a
+ * FLUSH of its own once it has held a write unforced for 5 s, which bounds that. With
  * nothing left to copy, the copy is sent a FLUSH and rejoins once that is answered. A copy's node
  * takes a primary's new connection as superseding its older ones (it waits for what they were
  * applying, and drops what they left queued), so no request of a failed connection lands after

@@ -24,6 +24,24 @@ class ReplicaCopyTest {
         assertThat(copy.remainingBytes(SIZE)).as("an empty range dirties nothing").isEqualTo(2L * REGION_BYTES);
     }
 
+    /** The primary's own FLUSH is due once the oldest write the copy holds unforced is old enough. */
+    @Test
+    void aFlushIsDueOnceTheOldestUnforcedWriteIsOldEnough() {
+        long every = 5_000_000_000L;
+        assertThat(copy.flushDue(System.nanoTime() + every, every)).as("nothing unforced").isFalse();
+        long before = System.nanoTime();
+        copy.written(0, 4096);
+        long after = System.nanoTime();
+        copy.written(REGION_BYTES, 4096); // a later write does not make the oldest younger
+        assertThat(copy.flushDue(before + every - 1, every)).as("younger than every").isFalse();
+        assertThat(copy.flushDue(after + every, every)).isTrue();
+        copy.flushSent();
+        assertThat(copy.flushDue(after + every, every)).as("covered by a FLUSH sent").isFalse();
+        copy.written(0, 4096);
+        copy.leave();
+        assertThat(copy.flushDue(Long.MAX_VALUE, every)).as("out: its unforced writes are dirty").isFalse();
+    }
+
     @Test
     void aStepTakesConsecutiveDirtyRegionsUpToItsSizeAndTheLastRegionIsCutAtTheEnd() {
         copy.markAllDirty(SIZE);

@@ -594,6 +594,7 @@ class ReplicationTest extends ReplicationFixture {
     void aCopyWhoseLinkFailsIsCopiedAgainWhatItHadNotForced() throws Exception {
         DataNode a = start("a");
         DataNode b = start("b");
+        a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own forces the write before the cut
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
@@ -614,6 +615,32 @@ class ReplicationTest extends ReplicationFixture {
                         .isEqualTo(AgentMessage.CopyState.inSync));
                 assertThat(java.util.Arrays.equals(onCopy(b, MiB, 4096), unforced)).as("b holds the unforced write again")
                         .isTrue();
+            }
+        }
+    }
+
+    /**
+     * Clients that never flush: the primary sends its copies a FLUSH of its own once what they
+     * hold unforced is {@code flushEvery} old, so a copy that fails later is copied again where it
+     * was written since, not wherever it was ever written.
+     */
+    @Test
+    void aCopyWhoseClientsNeverFlushIsFlushedByItsPrimaryAndAFailureRecopiesOnlyWhatCameAfter() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        a.replication().flushEvery(Duration.ofMillis(100)); // 5 s by default: shortened, so the test waits less
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            pushThrough(toB, a, b);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 81)); // b answered it, unforced
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).unforcedRegions(B) == 0);
+                toB.refuse(true); // b's link does not come back
+                toB.cut();
+                client.request(Nbd.CMD_WRITE, 0, 1, 4 * MiB, 4096, NbdServerTest.bytes(4096, 82));
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1); // b left
+                assertThat(copyStatus(a, B).resyncRemainingBytes()).as("b is to be copied the failed write's region only")
+                        .isEqualTo(ReplicaCopy.REGION_BYTES);
             }
         }
     }
