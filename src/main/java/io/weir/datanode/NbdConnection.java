@@ -7,13 +7,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One NBD client connection: its framing, flow control, output and closing, through the fixed
+ * One NBD client connection: its framing, flow control and closing (its output is
+ * {@link NbdReplies}'), through the fixed
  * newstyle handshake (whose options {@link NbdHandshake} answers) and the transmission phase
  * (whose requests {@link NbdRequest} runs and answers).
  *
@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * not yet confirmed holds it first, and whichever thread confirms it submits it). A worker runs the
  * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
  * the non-blocking socket at once if nothing is queued before it; what the socket does not take
- * is queued and written by the selector thread when the socket is writable again. A worker
+ * is queued and written by the selector thread when the socket is writable again (the
+ * connection's {@link NbdReplies}). A worker
  * running a batch of requests holds their replies for a moment and writes each connection's in
  * one gathering write ({@link ReplyBatch}, {@link #sendNow}). Replies go out in completion order,
  * not request order (NBD matches them by cookie).
@@ -48,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
  * stays queued until its last record is on the socket. Replies are wrapped in the order they are
- * written, under the output lock, the replies a worker's batch held together into as few records
+ * written, under the output lock ({@link NbdReplies}'), the replies a worker's batch held together into as few records
  * as they fill.
  *
  * <h2>Errors</h2>
@@ -137,12 +138,9 @@ final class NbdConnection implements ReplyBatch.Sink {
 
     // shared with workers
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Bytes of write payloads held and of replies not yet written: the byte bound. */
     private final AtomicLong buffered = new AtomicLong();
-    private final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-    /** Replies in {@link #out}: written under its lock, read without it. */
-    private volatile int queuedReplies;
-    private boolean writeInterest;
-    private volatile boolean closed;
+    private final NbdReplies replies;
     private volatile boolean resumeQueued;
 
     NbdConnection(NbdServer server, SocketChannel channel, java.net.InetAddress source) {
@@ -150,6 +148,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         this.transport = new NbdTransport(channel);
         this.pool = server.pool;
         this.source = source;
+        this.replies = new NbdReplies(server, transport, buffered);
     }
 
     /** Sends the greeting. Selector thread. */
@@ -621,7 +620,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * limit, or payloads and unwritten replies reach the byte limit.
      */
     private boolean atBounds() {
-        return inFlight.get() + queuedReplies >= server.limits.maxInFlight()
+        return inFlight.get() + replies.queued() >= server.limits.maxInFlight()
                 || buffered.get() >= server.limits.maxBufferedBytes();
     }
 
@@ -652,7 +651,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * limit (halfway, so that it does not stop and start at every request).
      */
     private boolean belowResumeMark(int inFlightNow, long bufferedNow) {
-        return inFlightNow + queuedReplies < server.limits.maxInFlight() / 2 + 1
+        return inFlightNow + replies.queued() < server.limits.maxInFlight() / 2 + 1
                 && bufferedNow < server.limits.maxBufferedBytes() / 2 + 1;
     }
 
@@ -665,7 +664,7 @@ final class NbdConnection implements ReplyBatch.Sink {
     /** Selector thread: reads again once below the bounds. */
     private void resumeReading() {
         resumeQueued = false;
-        if (!readPaused || closed || state == State.DRAINING) {
+        if (!readPaused || replies.isClosed() || state == State.DRAINING) {
             maybeFinishDrain();
             return;
         }
@@ -732,60 +731,17 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     /**
-     * Writes {@code n} replies in order (those a {@link ReplyBatch} held, or {@link #send}'s one):
-     * at once, in one gathering write, if nothing is queued before them (over TLS wrapped together,
-     * into as few records as they fill); what the socket does not take is queued for the selector.
+     * Writes {@code n} replies in order (those a {@link ReplyBatch} held, or {@link #send}'s one)
+     * through {@link NbdReplies#add}, and has the selector watch for writability when they queue.
      */
     @Override
-    public void sendNow(ByteBuffer[] replies, int n) {
-        if (n > 1) {
-            server.noteGatheredReplies(n);
-        }
-        boolean wake = false;
-        synchronized (out) {
-            if (closed) {
-                for (int i = 0; i < n; i++) {
-                    pool.release(replies[i]);
-                }
-                return;
-            }
-            int first = 0;
-            if (out.isEmpty()) {
-                boolean flushed;
-                try {
-                    flushed = transport.write(replies, n);
-                } catch (IOException | RuntimeException e) { // a TLS session's failure too: it closes
-                    for (int i = 0; i < n; i++) {
-                        pool.release(replies[i]);
-                    }
-                    closeFromAnyThread("write failed: " + e.getMessage());
-                    return;
-                }
-                if (flushed) {
-                    for (int i = 0; i < n; i++) {
-                        pool.release(replies[i]);
-                    }
-                    return;
-                }
-                if (!transport.isTls()) {
-                    while (!replies[first].hasRemaining()) {
-                        pool.release(replies[first++]);
-                    }
-                }
-                // over TLS all stay queued, even when all was taken: a last record may still be
-                // waiting in the session for the socket, and only a later write pushes it out
-                transport.markWriteProgress(System.nanoTime());
-            }
-            for (int i = first; i < n; i++) {
-                out.add(replies[i]);
-                buffered.addAndGet(replies[i].remaining());
-            }
-            queuedReplies = out.size();
-            server.noteQueuedReplies(queuedReplies);
-            if (!writeInterest) {
-                writeInterest = true;
-                wake = true;
-            }
+    public void sendNow(ByteBuffer[] batch, int n) {
+        boolean wake;
+        try {
+            wake = replies.add(batch, n);
+        } catch (IOException | RuntimeException e) {
+            closeFromAnyThread("write failed: " + e.getMessage());
+            return;
         }
         if (wake) {
             if (server.inSelectorThread()) {
@@ -804,11 +760,9 @@ final class NbdConnection implements ReplyBatch.Sink {
      * the connection. Answers whether TLS was started.
      */
     boolean startTls(javax.net.ssl.SSLContext context) {
-        synchronized (out) {
-            if (!out.isEmpty()) {
-                abort("the STARTTLS acknowledgement could not be sent in clear");
-                return false;
-            }
+        if (!replies.isEmpty()) {
+            abort("the STARTTLS acknowledgement could not be sent in clear");
+            return false;
         }
         if (in.hasRemaining()) {
             abort("the client sent data after NBD_OPT_STARTTLS before the TLS handshake");
@@ -828,7 +782,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * handshake is done; null while unknown, or when the certificate belongs to no tenant here.
      */
     String tlsTenant() {
-        if (tlsTenant == null && !closed) {
+        if (tlsTenant == null && !replies.isClosed()) {
             java.security.cert.X509Certificate peer = transport.peerCertificate();
             String tenant = peer == null ? null : server.tls.tenantOf(peer);
             if (tenant != null) {
@@ -855,7 +809,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      */
     void revalidateTls() {
         java.security.cert.X509Certificate peer = transport.peerCertificate();
-        if (peer == null || closed) {
+        if (peer == null || replies.isClosed()) {
             return;
         }
         String tenant = server.tls.tenantOf(peer);
@@ -870,39 +824,10 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
     }
 
-    /** Selector thread: writes queued replies while the socket takes them. */
+    /** Selector thread: writes queued replies while the socket takes them, then reads again or closes if it waited for that. */
     private void flushQueued() throws IOException {
-        boolean empty;
-        synchronized (out) {
-            ByteBuffer b;
-            int budget = server.takeWriteBudget();
-            while ((b = out.peek()) != null && budget > 0) {
-                int before = b.remaining();
-                int limit = b.limit();
-                b.limit(b.position() + Math.min(before, budget));
-                boolean flushed = transport.write(b) && b.limit() == limit;
-                b.limit(limit);
-                int written = before - b.remaining();
-                budget -= written;
-                if (written > 0) {
-                    buffered.addAndGet(-written);
-                    transport.markWriteProgress(System.nanoTime());
-                }
-                if (!flushed) {
-                    break;
-                }
-                out.poll();
-                pool.release(b);
-            }
-            server.returnWriteBudget(budget);
-            queuedReplies = out.size();
-            empty = out.isEmpty();
-            if (empty) {
-                writeInterest = false;
-                key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
-            }
-        }
-        if (readPaused && (empty || queuedReplies < server.limits.maxInFlight() / 2 + 1)) {
+        boolean empty = replies.write(key);
+        if (readPaused && (empty || replies.queued() < server.limits.maxInFlight() / 2 + 1)) {
             resumeReading();
         } else if (empty) {
             maybeFinishDrain();
@@ -932,11 +857,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             abort("request not received within " + server.limits.requestNanos() / 1_000_000 + " ms of its first byte");
             return;
         }
-        boolean stalled;
-        synchronized (out) {
-            stalled = !out.isEmpty() && now - transport.lastWriteProgress() > server.limits.writeStallNanos();
-        }
-        if (stalled) {
+        if (replies.stalled(now, server.limits.writeStallNanos())) {
             abort("client stopped reading replies");
         }
     }
@@ -946,7 +867,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * transmission with nothing in flight, nothing unsent and nothing half received.
      */
     long idleNanos(long now) {
-        if (volume == null || state != State.REQUEST_HEADER || readPaused || inFlight.get() > 0 || queuedReplies > 0
+        if (volume == null || state != State.REQUEST_HEADER || readPaused || inFlight.get() > 0 || replies.queued() > 0
                 || in.position() > 0) {
             return -1;
         }
@@ -999,11 +920,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (state != State.DRAINING) {
             return;
         }
-        boolean empty;
-        synchronized (out) {
-            empty = out.isEmpty();
-        }
-        if (empty && inFlight.get() == 0) {
+        if (replies.isEmpty() && inFlight.get() == 0) {
             abort(null);
         }
     }
@@ -1029,14 +946,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             payloadRequest.release();
             payloadRequest = null;
         }
-        synchronized (out) {
-            closed = true;
-            ByteBuffer b;
-            while ((b = out.poll()) != null) {
-                pool.release(b);
-            }
-            queuedReplies = 0;
-        }
+        replies.close();
         if (key != null) {
             key.cancel();
         }
@@ -1055,6 +965,6 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     boolean isClosed() {
-        return closed;
+        return replies.isClosed();
     }
 }

@@ -41,7 +41,7 @@ final class NbdTransport {
     private final ByteBuffer[] scatter = new ByteBuffer[2];
     /** {@link #write(ByteBuffer)}'s one-element array; used under the output lock only. */
     private final ByteBuffer[] one = new ByteBuffer[1];
-    /** The write-stall clock ({@link #lastWriteProgress}); under the output lock. */
+    /** The write-stall clock ({@link #lastWriteProgress}); under the output lock (its connection's {@link NbdReplies}). */
     private long lastWriteProgress;
 
     NbdTransport(SocketChannel channel) {

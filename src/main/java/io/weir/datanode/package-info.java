@@ -19,7 +19,8 @@
  *       and hands it to the NBD server. On SIGTERM: refuse new clients, drain in-flight
  *       requests, close the agent, close the files.</li>
  *   <li>The protocol: {@code NbdServer} (the listener and selector loop), {@code NbdConnection}
- *       (one client's framing, flow control, output and closing), {@code NbdTransport} (its
+ *       (one client's framing, flow control and closing), {@code NbdReplies} (its replies on
+ *       their way: written at once, or queued in order for the selector), {@code NbdTransport} (its
  *       bytes: the socket in clear, or after STARTTLS the {@code tls-channel} library's
  *       non-blocking {@code SSLEngine} channel over a {@code RecordBatchingChannel} that sends the
  *       records of a large reply with one system call per MiB), {@code NbdHandshake} (its
