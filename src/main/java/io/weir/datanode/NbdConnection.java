@@ -12,10 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One NBD client connection: its framing, flow control and closing (its output is
- * {@link NbdReplies}'), through the fixed
- * newstyle handshake (whose options {@link NbdHandshake} answers) and the transmission phase
- * (whose requests {@link NbdRequest} runs and answers).
+ * One NBD client connection: its framing, flow control and closing (its output goes through
+ * {@link NbdReplies}), through the fixed newstyle handshake (whose options {@link NbdHandshake}
+ * answers) and the transmission phase (whose requests {@link NbdRequest} runs and answers).
  *
  * <h2>Threads</h2>
  * Everything the client sends is decoded on the server's selector thread ({@link #onSelected}),
@@ -49,7 +48,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
  * stays queued until its last record is on the socket. Replies are wrapped in the order they are
- * written, under the output lock ({@link NbdReplies}'), the replies a worker's batch held together into as few records
+ * written, under the output lock (that of {@link NbdReplies}), the replies a worker's batch held together into as few records
  * as they fill.
  *
  * <h2>Errors</h2>
