@@ -35,8 +35,8 @@ import java.util.function.IntConsumer;
  *       after are answered {@code ESHUTDOWN}. Only a config of a higher epoch lifts it.</li>
  *   <li>Each copy out of sync has a dirty map of {@value ReplicaCopy#REGION_BYTES}-byte regions: those of
  *       the requests it failed, those it had answered writes to (not FUA) since the last FLUSH it
- *       answered, and all of them when it failed a FLUSH (what it had not forced may be lost: its
- *       node lost power, or its disk failed the fsync). When its link
+ *       answered (what it had not forced may be lost: its node lost power), and all of them when
+ *       it answered a FLUSH with an error (its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
  *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
  *       it dirty again, so a copy read before the write never lands after it. With no region dirty
@@ -615,7 +615,7 @@ final class ReplicatedVolume {
                     failed(c);
                     c.markDirty(p.offset, p.length);
                 } else {
-                    flushFailed(c);
+                    flushFailed(c, status);
                 }
                 p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
             } else if (!p.changesData) {
@@ -648,13 +648,16 @@ final class ReplicatedVolume {
     }
 
     /**
-     * Caller holds this: {@code c} failed a FLUSH. What it had not forced may be lost (its node lost
-     * power, or its disk failed the fsync, after which Linux reports the pages clean): it leaves the
-     * set, and is copied whole before it rejoins.
+     * Caller holds this: a FLUSH sent to {@code c} was answered {@code status}, not OK. Lost with
+     * its link ({@link ReplicationWire#LINK_DOWN}), it is that link's failure: {@code c} leaves the
+     * set, dirty where it held writes unforced, which covers what the FLUSH was to force (its node
+     * losing power takes no more). Answered with an error (its disk failed the fsync, after which
+     * Linux reports the pages clean; or it holds the volume no more), it leaves and is copied whole
+     * before it rejoins: what its disk holds is not known.
      */
-    private void flushFailed(ReplicaCopy c) {
+    private void flushFailed(ReplicaCopy c, int status) {
         failed(c);
-        if (copies.get(c.node) == c) {
+        if (status != ReplicationWire.LINK_DOWN && copies.get(c.node) == c) {
             c.markAllDirty(store.size());
         }
     }
@@ -876,7 +879,7 @@ final class ReplicatedVolume {
     /**
      * The driver: {@code c} has held a write unforced for {@code every} nanoseconds or more
      * ({@link Replication#FLUSH_EVERY}): it is sent a FLUSH, and what it held unforced is forced
-     * once that is answered. One that fails is a FLUSH failed, as a client's.
+     * once that is answered. One that fails is handled as a client's ({@link #flushFailed}).
      */
     void flushIfDue(ReplicaCopy c, ReplicaLink link, long now, long every) {
         long e;
@@ -892,12 +895,12 @@ final class ReplicatedVolume {
                 if (status == ReplicationWire.STALE_EPOCH) {
                     deposed(peerEpoch);
                 } else if (status != ReplicationWire.OK) {
-                    flushFailed(c);
+                    flushFailed(c, status);
                 } else {
                     c.flushAnswered();
                 }
             }
-            startHeld(); // a deposition decides confirmation, a failure owes waiting requests a sequence
+            startHeld(); // a deposition decides confirmation
         });
     }
 
@@ -923,7 +926,7 @@ final class ReplicatedVolume {
             return;
         }
         if (status != ReplicationWire.OK) {
-            flushFailed(c);
+            flushFailed(c, status);
             return;
         }
         c.flushAnswered();

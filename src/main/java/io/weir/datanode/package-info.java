@@ -183,7 +183,8 @@
  * <p>Resync: the primary keeps a dirty map (64 KiB regions) for each copy out of sync; a copy
  * whose link comes back gets every new write and its dirty regions copied by the scheduler's
  * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
- * names out of sync (new, or a deposed primary), or that failed a FLUSH, is wholly dirty; one
+ * names out of sync (new, or a deposed primary), or that answered a FLUSH with an error, is
+ * wholly dirty; one
  * that fails anything is also dirty where it answered writes since the last FLUSH it answered
  * (not yet forced there: the failure may be its node losing power); the driver sends a copy a
  * FLUSH of its own once it has held a write unforced for 5 s, which bounds that. With

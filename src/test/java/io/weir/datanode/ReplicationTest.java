@@ -123,6 +123,7 @@ class ReplicationTest extends ReplicationFixture {
         List<Long> transfers = new java.util.concurrent.CopyOnWriteArrayList<>();
         DataNode a = start("a");
         DataNode b = startServing("b", transfers::add);
+        a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own is counted on b among the writes
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int piece = NbdRequest.PIECE_BYTES;
         byte[] data = NbdServerTest.bytes(3 * piece + 5000, 7);
@@ -550,12 +551,13 @@ class ReplicationTest extends ReplicationFixture {
 
     /**
      * A copy whose link fails while only a FLUSH is on its way may have lost what that FLUSH was
-     * to force (its node lost power, or its disk failed the fsync): it is copied whole before it
-     * rejoins. Here b loses the write the client flushed; when the link is back, b is copied again
-     * and rejoins holding it (it stayed resyncing for ever, and then rejoined without it).
+     * to force (its node lost power): that is copied again before it rejoins, as everything it
+     * held unforced, and no more (the whole volume was). Here b loses the write the client
+     * flushed; when the link is back, b is copied it again and rejoins holding it (it stayed
+     * resyncing for ever, and then rejoined without it).
      */
     @Test
-    void aCopyThatFailedAFlushIsCopiedWholeBeforeItRejoins() throws Exception {
+    void aCopyWhoseLinkFailsWithAFlushOnItsWayIsCopiedAgainWhatTheFlushCovered() throws Exception {
         DataNode a = start("a");
         DataNode b = start("b");
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
@@ -571,8 +573,12 @@ class ReplicationTest extends ReplicationFixture {
                 // the FLUSH reached b over this connection, and b's answer is held back
                 await().atMost(PATIENCE).until(() -> onB.forced() > forced && toB.heldDownstreamBytes() > 0);
                 onB.write(0, ByteBuffer.wrap(new byte[4096]), true); // b lost it (before the cut: nothing resyncs it yet)
+                toB.refuse(true); // the link stays down until the dirty map is read
                 toB.cut(); // the link fails: the FLUSH is answered LINK_DOWN, b leaves the set
                 await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                assertThat(copyStatus(a, B).resyncRemainingBytes()).as("to copy to b: the region the FLUSH covered")
+                        .isEqualTo(ReplicaCopy.REGION_BYTES);
+                toB.refuse(false);
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(client.readReply().error()).as("the FLUSH, once its set is echoed").isZero();
@@ -580,6 +586,25 @@ class ReplicationTest extends ReplicationFixture {
                         .isEqualTo(AgentMessage.CopyState.inSync));
                 assertThat(java.util.Arrays.equals(onCopy(b, 0, 4096), flushed)).as("b holds the flushed write again").isTrue();
             }
+        }
+    }
+
+    /**
+     * A copy that answers a FLUSH with an error (its disk failed the fsync, or it holds the volume
+     * no more) is copied whole before it rejoins: what its disk still holds is not known.
+     */
+    @Test
+    void aCopyThatAnswersAFlushWithAnErrorIsCopiedWhole() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, NbdServerTest.bytes(4096, 51));
+            b.apply(config().node(B).revision(2).tenant("acme").volume("acme", "db", SIZE).build()); // not a copy any more
+            client.request(Nbd.CMD_FLUSH, 0, 1, 0, 0, null);
+            client.flushOut();
+            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1); // b left
+            assertThat(copyStatus(a, B).resyncRemainingBytes()).as("to copy to b").isEqualTo(SIZE);
         }
     }
 
