@@ -90,7 +90,7 @@ final class Replication implements AutoCloseable {
     private final Thread driver;
     /** No control plane: every config is the truth ({@link DataNode.Builder#configFileOnly}). */
     private final boolean configFileOnly;
-    /** Takes down links whose copy stopped answering ({@link ReplicaLink#expire}); its own thread, since a hung copy can block a writer. */
+    /** Takes down links whose copy stopped answering ({@link ReplicaLink#expire}) and closes connections that never greeted; its own thread, since a hung copy can block a writer. */
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "weir-replication-watchdog");
         t.setDaemon(true);
@@ -109,7 +109,7 @@ final class Replication implements AutoCloseable {
         this.driver = new Thread(this::drive, "weir-replication");
         driver.setDaemon(true);
         driver.start();
-        watchdog.scheduleWithFixedDelay(this::expireLinks, WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
+        watchdog.scheduleWithFixedDelay(this::expire, WATCHDOG_MILLIS, WATCHDOG_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /** host:port of the replication listener for peers to reach, or null without one. */
@@ -376,13 +376,17 @@ final class Replication implements AutoCloseable {
     }
 
     /** The watchdog: takes down links to copies that stopped answering; a failure never stops it. */
-    private void expireLinks() {
+    /** The watchdog: links whose copy stopped answering, and accepted connections that never greeted. */
+    private void expire() {
         for (ReplicaLink l : links.values()) {
             try {
                 l.expire(System.nanoTime());
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "replication watchdog: " + e);
             }
+        }
+        if (server != null) {
+            server.expire(System.nanoTime());
         }
     }
 
@@ -454,6 +458,11 @@ final class Replication implements AutoCloseable {
         if (hasTask) {
             executor.setUtilization(TASK, Math.min(1.0, (double) longest / URGENCY_RAMP_NANOS));
         }
+    }
+
+    /** Tests: how long a peer's connection may take to greet ({@link ReplicationServer#GREETING_TIMEOUT}). */
+    void greetingTimeout(Duration timeout) {
+        server.greetingTimeout(timeout);
     }
 
     /** Tests: how old a write a copy holds unforced may grow before its primary flushes it. */

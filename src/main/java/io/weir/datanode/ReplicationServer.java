@@ -28,6 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * the node of its certificate, in clear (a node without one, the config-file mode) it is taken
  * at its word, as everything in clear is. A connection that ends admits and applies nothing more
  * either: its primary has given up on what it sent.
+ *
+ * <p>A connection holds a thread of its own, so one whose greeting (the TLS handshake and the
+ * hello) is not done within {@link #GREETING_TIMEOUT} is closed ({@link #expire}, called by the
+ * replication watchdog): a peer that connects and says nothing would hold it for ever.
  */
 final class ReplicationServer implements AutoCloseable {
 
@@ -55,6 +59,12 @@ final class ReplicationServer implements AutoCloseable {
      * only slow to apply is waited for.
      */
     static final long SUPERSEDE_WAIT_NANOS = ReplicaLink.REQUEST_TIMEOUT.toNanos() + 10_000_000_000L;
+    /**
+     * Longest a connection may take from its accept to the end of its hello: five times what a
+     * primary allows its own TCP and TLS handshake ({@link ReplicaLink#CONNECT_TIMEOUT_MILLIS})
+     * before it gives up, after which it sends the hello at once.
+     */
+    static final java.time.Duration GREETING_TIMEOUT = java.time.Duration.ofSeconds(10);
 
     private final ServerSocketChannel listener;
     private final Replication replication;
@@ -66,6 +76,10 @@ final class ReplicationServer implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
     private final java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
+    /** Accepted connections whose greeting is not done yet, and when each was accepted (System.nanoTime). */
+    private final java.util.Map<SocketChannel, Long> greeting = new ConcurrentHashMap<>();
+    /** {@link #GREETING_TIMEOUT}, shorter in tests. */
+    private volatile long greetingTimeoutNanos = GREETING_TIMEOUT.toNanos();
 
     ReplicationServer(InetSocketAddress listen, Replication replication, ReplicationTls tls) throws IOException {
         this.replication = replication;
@@ -92,6 +106,7 @@ final class ReplicationServer implements AutoCloseable {
                 c.socket().setTcpNoDelay(true);
                 c.socket().setKeepAlive(true);
                 open.add(c);
+                greeting.put(c, System.nanoTime());
                 Thread t = new Thread(() -> serve(c), "weir-replication-" + c.getRemoteAddress());
                 t.setDaemon(true);
                 t.start();
@@ -101,6 +116,25 @@ final class ReplicationServer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * The replication watchdog: closes the connections whose greeting is not done
+     * {@link #GREETING_TIMEOUT} after their accept; their threads then end.
+     */
+    void expire(long now) {
+        greeting.forEach((c, since) -> {
+            if (now - since > greetingTimeoutNanos && greeting.remove(c, since)) {
+                LOG.log(Level.DEBUG, "replication: closing a connection that did not greet within {0} ms",
+                        greetingTimeoutNanos / 1_000_000);
+                close(c);
+            }
+        });
+    }
+
+    /** Tests: how long a connection may take to greet. */
+    void greetingTimeout(java.time.Duration timeout) {
+        greetingTimeoutNanos = timeout.toNanos();
     }
 
     /** Tests: connections that ended, and admit nothing more. */
@@ -122,8 +156,10 @@ final class ReplicationServer implements AutoCloseable {
             ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES).flip(); // as many requests per read as have arrived
             fill(c, in, ReplicationWire.HELLO_BYTES);
             UUID peer = ReplicationWire.decodeHello(in);
+            greeting.remove(raw);
             if (a.peer() != null && !a.peer().equals(peer)) {
-                throw new IOException("node " + a.peer() + "'s connection names itself node " + peer);
+                LOG.log(Level.WARNING, "replication: node {0}''s connection names itself node {1}; closing it", a.peer(), peer);
+                return;
             }
             replier = new Replies(c, () -> close(raw));
             same = byPeer.computeIfAbsent(peer, p -> ConcurrentHashMap.newKeySet());
@@ -166,6 +202,7 @@ final class ReplicationServer implements AutoCloseable {
             if (same != null && replier.answeredAll()) {
                 same.remove(replier); // else the node's next connection waits for what is being applied
             }
+            greeting.remove(raw);
             close(raw);
             ended.incrementAndGet();
         }

@@ -766,6 +766,36 @@ class ReplicationTest extends ReplicationFixture {
                 .isEqualTo(ReplicationWire.OK);
     }
 
+    /**
+     * A peer that connects to the replication listener and never finishes its greeting (half a
+     * hello in clear, nothing at all where the node speaks TLS) held a thread of the copy's node
+     * for ever: it is closed once the greeting timeout has passed.
+     */
+    @Test
+    void aPeerThatNeverFinishesItsGreetingIsClosed() throws Exception {
+        DataNode clear = start("b");
+        DataNode withTls = start("c");
+        pki = TestPki.create("weir test CA");
+        certify(withTls, C, 0x43);
+        for (DataNode n : List.of(clear, withTls)) {
+            n.replication().greetingTimeout(Duration.ofMillis(200)); // 10 s by default: shortened, so the test waits less
+            String address = n.replicationAddress();
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
+                s.setSoTimeout((int) PATIENCE.toMillis());
+                if (n == clear) {
+                    s.getOutputStream().write(java.util.Arrays.copyOf(ReplicationWire.hello(A).array(), 10));
+                }
+                int first;
+                try {
+                    first = s.getInputStream().read();
+                } catch (java.net.SocketException reset) {
+                    first = -1;
+                }
+                assertThat(first).as(n == clear ? "in clear" : "over TLS").isEqualTo(-1);
+            }
+        }
+    }
+
     /** The answer to one PING of epoch 1 sent on {@code link}, which it then closes. */
     private static int ping(ReplicaLink link) throws Exception {
         try (link) {
