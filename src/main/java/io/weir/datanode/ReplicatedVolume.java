@@ -651,9 +651,11 @@ final class ReplicatedVolume {
      * Caller holds this: a FLUSH sent to {@code c} was answered {@code status}, not OK. Lost with
      * its link ({@link ReplicationWire#LINK_DOWN}), it is that link's failure: {@code c} leaves the
      * set, dirty where it held writes unforced, which covers what the FLUSH was to force (its node
-     * losing power takes no more). Answered with an error (its disk failed the fsync, after which
-     * Linux reports the pages clean; or it holds the volume no more), it leaves and is copied whole
-     * before it rejoins: what its disk holds is not known.
+     * losing power takes no more). Answered with an error, it leaves and is copied whole before it
+     * rejoins: a copy that holds the volume no more has nothing of it, and one whose disk failed
+     * the fsync (after which Linux reports the pages clean) lost at most its unforced writes, but
+     * a disk that fails is not trusted with the rest (a caution, not a rule of correctness: a
+     * FUA write it failed makes only its regions dirty).
      */
     private void flushFailed(ReplicaCopy c, int status) {
         failed(c);

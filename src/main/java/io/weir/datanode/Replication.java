@@ -375,8 +375,11 @@ final class Replication implements AutoCloseable {
         return volumes.get(id);
     }
 
-    /** The watchdog: takes down links to copies that stopped answering; a failure never stops it. */
-    /** The watchdog: links whose copy stopped answering, and accepted connections that never greeted. */
+    /**
+     * The watchdog: takes down links to copies that stopped answering, and closes accepted
+     * connections that never greeted; a failure never stops it (a scheduled task that throws is
+     * not run again).
+     */
     private void expire() {
         for (ReplicaLink l : links.values()) {
             try {
@@ -386,7 +389,11 @@ final class Replication implements AutoCloseable {
             }
         }
         if (server != null) {
-            server.expire(System.nanoTime());
+            try {
+                server.expire(System.nanoTime());
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "replication watchdog: " + e);
+            }
         }
     }
 
