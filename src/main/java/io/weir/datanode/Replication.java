@@ -132,12 +132,19 @@ final class Replication implements AutoCloseable {
 
     /**
      * Checks that this node can take {@code config}'s replicated volumes: it needs a listener to
-     * hold copies for other primaries.
+     * hold copies for other primaries, and the config must name the node (its copies learn from
+     * its hello who sends).
      */
     void check(DesiredConfig config) {
-        if (server == null && config.volumes().stream().anyMatch(v -> v.replication() != null)) {
+        if (config.volumes().stream().noneMatch(v -> v.replication() != null)) {
+            return;
+        }
+        if (server == null) {
             throw new IllegalArgumentException("the config has replicated volumes and this node has no replication"
                     + " listener (datanode --replication-listen)");
+        }
+        if (config.nodeId() == null) {
+            throw new IllegalArgumentException("the config has replicated volumes and names no node (nodeId)");
         }
     }
 

@@ -796,6 +796,15 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /** A copy learns from the primary's hello who sends: a config of replicated volumes must name its node. */
+    @Test
+    void aConfigOfReplicatedVolumesThatNamesNoNodeIsRefused() throws Exception {
+        DataNode b = start("b");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> b.apply(configFor(null, 1,
+                new ReplicationConfig(1, A, 0, List.of(new ReplicationConfig.Copy(A, null, true), copy(B, b, true))))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names no node");
+    }
+
     /** The answer to one PING of epoch 1 sent on {@code link}, which it then closes. */
     private static int ping(ReplicaLink link) throws Exception {
         try (link) {
