@@ -479,6 +479,11 @@ final class Replication implements AutoCloseable {
         server.greetingTimeout(timeout);
     }
 
+    /** Tests: accepted connections that have not greeted yet. */
+    int connectionsGreeting() {
+        return server.greeting();
+    }
+
     /** Tests: how old a write a copy holds unforced may grow before its primary flushes it. */
     void flushEvery(Duration every) {
         flushEveryNanos = every.toNanos();

@@ -31,7 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>A connection holds a thread of its own, so one whose greeting (the TLS handshake and the
  * hello) is not done within {@link #GREETING_TIMEOUT} is closed ({@link #expire}, called by the
- * replication watchdog): a peer that connects and says nothing would hold it for ever.
+ * replication watchdog): a peer that connects and says nothing would hold it for ever; and past
+ * {@link #MAX_GREETING} connections not yet greeted, a new one is closed at once: a flood of
+ * them would take a thread each.
  */
 final class ReplicationServer implements AutoCloseable {
 
@@ -65,6 +67,12 @@ final class ReplicationServer implements AutoCloseable {
      * before it gives up, after which it sends the hello at once.
      */
     static final java.time.Duration GREETING_TIMEOUT = java.time.Duration.ofSeconds(10);
+    /**
+     * Most connections that have not greeted yet; one more is closed at once. A node's primaries
+     * open one connection each, and again only once it failed: 64 leaves room for a cluster's
+     * worth reconnecting at once.
+     */
+    static final int MAX_GREETING = 64;
 
     private final ServerSocketChannel listener;
     private final Replication replication;
@@ -103,6 +111,11 @@ final class ReplicationServer implements AutoCloseable {
         while (!closed) {
             try {
                 SocketChannel c = listener.accept();
+                if (greeting.size() >= MAX_GREETING) {
+                    LOG.log(Level.DEBUG, "replication: {0} connections have not greeted yet; closing a new one", MAX_GREETING);
+                    c.close();
+                    continue;
+                }
                 c.socket().setTcpNoDelay(true);
                 c.socket().setKeepAlive(true);
                 open.add(c);
@@ -130,6 +143,11 @@ final class ReplicationServer implements AutoCloseable {
                 close(c);
             }
         });
+    }
+
+    /** Accepted connections that have not greeted yet. */
+    int greeting() {
+        return greeting.size();
     }
 
     /** Tests: how long a connection may take to greet. */

@@ -796,6 +796,45 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * Connections that have not greeted yet are bounded: past
+     * {@link ReplicationServer#MAX_GREETING} of them, a new one is closed at once (each held a
+     * thread until its greeting timeout, so a flood of silent connections took a thread each),
+     * and a primary's link still comes up once they are gone.
+     */
+    @Test
+    void connectionsThatHaveNotGreetedAreBoundedAndAPrimaryGetsInOnceTheyAreGone() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        b.replication().greetingTimeout(Duration.ofHours(1)); // the silent ones stay until the test closes them
+        String address = b.replicationAddress();
+        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        List<java.net.Socket> silent = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < ReplicationServer.MAX_GREETING; i++) {
+                silent.add(new java.net.Socket("127.0.0.1", port));
+            }
+            await().atMost(PATIENCE).until(() -> b.replication().connectionsGreeting() == ReplicationServer.MAX_GREETING);
+            try (java.net.Socket one = new java.net.Socket("127.0.0.1", port)) {
+                one.setSoTimeout((int) PATIENCE.toMillis());
+                int first;
+                try {
+                    first = one.getInputStream().read();
+                } catch (java.net.SocketException reset) {
+                    first = -1;
+                }
+                assertThat(first).as("one more, closed at once").isEqualTo(-1);
+            }
+        } finally {
+            for (java.net.Socket s : silent) {
+                s.close();
+            }
+        }
+        await().atMost(PATIENCE).until(() -> b.replication().connectionsGreeting() == 0);
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        awaitAnnounced(a, B);
+    }
+
     /** A copy learns from the primary's hello who sends: a config of replicated volumes must name its node. */
     @Test
     void aConfigOfReplicatedVolumesThatNamesNoNodeIsRefused() throws Exception {
