@@ -24,10 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * request (file IO, copies, checksums) and hands its reply to {@link #send}, which writes it to
  * the non-blocking socket at once if nothing is queued before it; what the socket does not take
  * is queued and written by the selector thread when the socket is writable again (the
- * connection's {@link NbdReplies}). A worker
- * running a batch of requests holds their replies for a moment and writes each connection's in
- * one gathering write ({@link ReplyBatch}, {@link #sendNow}). Replies go out in completion order,
- * not request order (NBD matches them by cookie).
+ * connection's {@link NbdReplies}). A worker running a batch of requests holds their replies for
+ * a moment and writes each connection's in one gathering write ({@link ReplyBatch},
+ * {@link #sendNow}). Replies go out in completion order, not request order (NBD matches them by
+ * cookie).
  *
  * <h2>Bounded buffering</h2>
  * The selector stops reading from a client, in every state, while it has
@@ -48,8 +48,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
  * stays queued until its last record is on the socket. Replies are wrapped in the order they are
- * written, under the output lock (that of {@link NbdReplies}), the replies a worker's batch held together into as few records
- * as they fill.
+ * written, under the output lock (that of {@link NbdReplies}), the replies a worker's batch held
+ * together into as few records as they fill.
  *
  * <h2>Errors</h2>
  * A request the protocol lets us refuse gets an error reply (EINVAL, ENOSPC, ENOMEM when the
