@@ -535,6 +535,7 @@ class ReplicationTest extends ReplicationFixture {
     void aResyncedCopyJoinsTheInSyncSetOnlyOnceWhatItWasSentIsDurableThere() throws Exception {
         TwoNodes n = twoNodesInSync();
         DataNode a = n.a();
+        a.replication().flushEvery(Duration.ofHours(1)); // nor a FLUSH of a's own: only the join forces c
         DataNode c = start("c");
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             client.write(MiB, NbdServerTest.bytes((int) (4 * MiB), 7));
@@ -560,6 +561,7 @@ class ReplicationTest extends ReplicationFixture {
     void aCopyWhoseLinkFailsWithAFlushOnItsWayIsCopiedAgainWhatTheFlushCovered() throws Exception {
         DataNode a = start("a");
         DataNode b = start("b");
+        a.replication().flushEvery(Duration.ofHours(1)); // the client's FLUSH is the only one b is sent
         try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
             pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
