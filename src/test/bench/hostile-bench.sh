@@ -37,7 +37,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-mvn -o -q dependency:build-classpath -Dmdep.outputFile="$WORK/cp.txt" >/dev/null
+# not offline: on a fresh machine the dependency plugin may not be in the local repository yet
+mvn -B -ntp -q dependency:build-classpath -Dmdep.outputFile="$WORK/cp.txt" >"$WORK/cp.log" 2>&1 \
+  || { cat "$WORK/cp.log" >&2; exit 1; }
 CP="${CLASSES:-target/classes}:$(cat "$WORK/cp.txt")"
 
 python3 - "$WORK" <<'PY'
