@@ -132,17 +132,19 @@ final class ReplicaCopy {
      */
     void written(long offset, long length) {
         if (length > 0) {
-            int from = (int) (offset / REGION_BYTES);
-            int to = (int) ((offset + length - 1) / REGION_BYTES) + 1;
-            if (state == State.OUT) {
-                dirty.set(from, to);
-            } else {
-                unforced(from, to);
-            }
+            answered((int) (offset / REGION_BYTES), (int) ((offset + length - 1) / REGION_BYTES) + 1);
         }
     }
 
-    private void unforced(int from, int to) {
+    /**
+     * It answered regions {@code [from, to)} written, not forced: unforced, or dirty if it left
+     * before the answer reached its primary.
+     */
+    private void answered(int from, int to) {
+        if (state == State.OUT) {
+            dirty.set(from, to);
+            return;
+        }
         if (unflushed.isEmpty()) {
             unflushedSince = System.nanoTime();
         }
@@ -227,12 +229,7 @@ final class ReplicaCopy {
         onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
         if (ok) {
             resyncBytes += s.length();
-            // steps are not forced; one answered after the copy left is dirty again, as in written()
-            if (state == State.OUT) {
-                dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
-            } else {
-                unforced(s.firstRegion(), s.firstRegion() + s.regions());
-            }
+            answered(s.firstRegion(), s.firstRegion() + s.regions()); // steps are not forced either
         } else {
             dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
         }
