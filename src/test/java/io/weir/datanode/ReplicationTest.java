@@ -712,20 +712,14 @@ class ReplicationTest extends ReplicationFixture {
         // a peer in clear, with a hello naming a and a well-formed request of the current epoch,
         // gets no reply and writes nothing
         String address = b.replicationAddress();
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(address).getPort())) {
             s.setSoTimeout((int) PATIENCE.toMillis());
             ByteBuffer frame = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES + 4096);
             new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 1, VOLUME, 1, 0, 4096).encode(frame);
             frame.limit(frame.capacity());
             s.getOutputStream().write(ReplicationWire.hello(A).array());
             s.getOutputStream().write(frame.array());
-            int first;
-            try {
-                first = s.getInputStream().read();
-            } catch (java.net.SocketException reset) {
-                first = -1;
-            }
-            assertThat(first).as("the connection is closed (or reset) unanswered").isEqualTo(-1);
+            assertThat(firstByte(s)).as("the connection is closed (or reset) unanswered").isEqualTo(-1);
         }
         assertThat(onCopy(b, 0, data.length)).isEqualTo(data);
     }
@@ -782,18 +776,12 @@ class ReplicationTest extends ReplicationFixture {
         for (DataNode n : List.of(clear, withTls)) {
             n.replication().greetingTimeout(Duration.ofMillis(200)); // 10 s by default: shortened, so the test waits less
             String address = n.replicationAddress();
-            try (java.net.Socket s = new java.net.Socket("127.0.0.1", Integer.parseInt(address.substring(address.lastIndexOf(':') + 1)))) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(address).getPort())) {
                 s.setSoTimeout((int) PATIENCE.toMillis());
                 if (n == clear) {
                     s.getOutputStream().write(java.util.Arrays.copyOf(ReplicationWire.hello(A).array(), 10));
                 }
-                int first;
-                try {
-                    first = s.getInputStream().read();
-                } catch (java.net.SocketException reset) {
-                    first = -1;
-                }
-                assertThat(first).as(n == clear ? "in clear" : "over TLS").isEqualTo(-1);
+                assertThat(firstByte(s)).as(n == clear ? "in clear" : "over TLS").isEqualTo(-1);
             }
         }
     }
@@ -810,7 +798,7 @@ class ReplicationTest extends ReplicationFixture {
         DataNode b = start("b");
         b.replication().greetingTimeout(Duration.ofHours(1)); // the silent ones stay until the test closes them
         String address = b.replicationAddress();
-        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        int port = HostPort.parse(address).getPort();
         List<java.net.Socket> silent = new java.util.ArrayList<>();
         try {
             for (int i = 0; i < ReplicationServer.MAX_GREETING; i++) {
@@ -819,13 +807,7 @@ class ReplicationTest extends ReplicationFixture {
             await().atMost(PATIENCE).until(() -> b.replication().connectionsGreeting() == ReplicationServer.MAX_GREETING);
             try (java.net.Socket one = new java.net.Socket("127.0.0.1", port)) {
                 one.setSoTimeout((int) PATIENCE.toMillis());
-                int first;
-                try {
-                    first = one.getInputStream().read();
-                } catch (java.net.SocketException reset) {
-                    first = -1;
-                }
-                assertThat(first).as("one more, closed at once").isEqualTo(-1);
+                assertThat(firstByte(one)).as("one more, closed at once").isEqualTo(-1);
             }
         } finally {
             for (java.net.Socket s : silent) {
@@ -844,6 +826,15 @@ class ReplicationTest extends ReplicationFixture {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> b.apply(configFor(null, 1,
                 new ReplicationConfig(1, A, 0, List.of(new ReplicationConfig.Copy(A, null, true), copy(B, b, true))))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("names no node");
+    }
+
+    /** The first byte the peer sends on {@code s}, or -1 once it closed (or reset) it. */
+    private static int firstByte(java.net.Socket s) throws java.io.IOException {
+        try {
+            return s.getInputStream().read();
+        } catch (java.net.SocketException reset) {
+            return -1;
+        }
     }
 
     /** The answer to one PING of epoch 1 sent on {@code link}, which it then closes. */
