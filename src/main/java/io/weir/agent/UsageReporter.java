@@ -273,7 +273,7 @@ public final class UsageReporter {
             volumes.add(new VolumeUsage(id, d.readOps(), d.writeOps(), d.readBytes(), d.writeBytes(),
                     micros(cur.waitP50Nanos() + cur.serviceP50Nanos()), micros(cur.waitP99Nanos() + cur.serviceP99Nanos()),
                     micros(cur.waitMaxNanos() + cur.serviceMaxNanos()), qd, d.throttledNanos(), d.rejected(),
-                    d.cpuNanos(), micros(cur.waitP50Nanos()), micros(cur.waitP99Nanos())));
+                    d.cpuNanos(), micros(cur.waitP50Nanos()), micros(cur.waitP99Nanos()), d.replicaOps(), d.replicaBytes()));
         }
         List<TaskUsage> tasks = new ArrayList<>(s.tasks().size());
         for (Stats cur : s.tasks().values()) {
@@ -372,14 +372,16 @@ public final class UsageReporter {
         if (prev == null || cur.readOps() < prev.readOps() || cur.writeOps() < prev.writeOps()
                 || cur.readBytes() < prev.readBytes() || cur.writeBytes() < prev.writeBytes()
                 || cur.rejected() < prev.rejected() || cur.throttledNanos() < prev.throttledNanos()
-                || cur.cpuNanos() < prev.cpuNanos() || cur.workerNanos() < prev.workerNanos()) {
+                || cur.cpuNanos() < prev.cpuNanos() || cur.workerNanos() < prev.workerNanos()
+                || cur.replicaOps() < prev.replicaOps() || cur.replicaBytes() < prev.replicaBytes()) {
             return cur;
         }
         return new Stats(cur.id(), cur.readOps() - prev.readOps(), cur.writeOps() - prev.writeOps(),
                 cur.readBytes() - prev.readBytes(), cur.writeBytes() - prev.writeBytes(), cur.queueDepth(),
                 cur.inFlight(), cur.rejected() - prev.rejected(), 0, 0, 0, 0,
                 cur.throttledNanos() - prev.throttledNanos(), cur.cpuNanos() - prev.cpuNanos(), cur.share(), 0, 0,
-                cur.workerNanos() - prev.workerNanos());
+                cur.workerNanos() - prev.workerNanos(), cur.replicaOps() - prev.replicaOps(),
+                cur.replicaBytes() - prev.replicaBytes());
     }
 
     private static long micros(long nanos) {

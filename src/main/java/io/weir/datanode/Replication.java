@@ -34,6 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  * A request from a primary is checked against the volume's epoch ({@link ReplicatedVolume#admit})
  * and then run by the scheduler as the volume's foreground flow, like the client request it
  * repeats, so the copy's node enforces the same weights and limits; it is answered once applied.
+ * Its kind is {@link IoKind#REPLICA}: charged as a write, but counted apart from the client's
+ * reads and writes (which the primary counts), so the volume's usage summed over its nodes is
+ * its clients' view.
  * A WRITE, or a WRITE_ZEROES with NO_HOLE, of more than {@link NbdRequest#PIECE_BYTES} runs as
  * pieces, as the primary ran it ({@link Pieces}).
  *
@@ -241,7 +244,7 @@ final class Replication implements AutoCloseable {
                 return;
             }
             // a request of a superseded connection, not yet applied, is dropped: its primary gave up on it
-            executor.submit(v.id, IoKind.WRITE, cost, () -> r.superseded() ? ReplicationWire.LINK_DOWN
+            executor.submit(v.id, IoKind.REPLICA, cost, () -> r.superseded() ? ReplicationWire.LINK_DOWN
                     : rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
                     .whenComplete((applied, failure) -> {
                         if (failure != null) {
@@ -285,7 +288,7 @@ final class Replication implements AutoCloseable {
         void submit(boolean first) {
             long at = q.offset() + done;
             piece = NbdRequest.pieceBytes(at, q.offset() + q.length());
-            executor.submitPiece(rv.store.id, IoKind.WRITE, piece, first, last(), this).whenComplete(this::ran);
+            executor.submitPiece(rv.store.id, IoKind.REPLICA, piece, first, last(), this).whenComplete(this::ran);
         }
 
         private boolean last() {

@@ -168,6 +168,9 @@
  *            the copy's node ─► its scheduler (the volume's foreground flow) ─► applied ─► reply
  *            ─► the primary's link reader ─► all copies answered ─► NBD reply to the client
  * </pre>
+ * The copy runs what its primary sends as {@code IoKind.REPLICA}: under the volume's weight and
+ * caps like a write, but counted in the volume's replica ops and bytes, not in its reads and
+ * writes, so that each client request counts once over the volume's nodes.
  * Safety rests on two numbers from the control plane ({@code ReplicationConfig}): the
  * <em>epoch</em>, carried by every node-to-node request (a node refuses a lower one and, as a
  * primary, stops serving when it meets a higher one: a deposed primary acknowledges no write; a copy

@@ -191,6 +191,13 @@ public record UsageReport(
      *     began, the queued part of {@code latencyP50Us}: when it is a large part, the node is
      *     saturated and weights decide who waits (0 from agents that do not report it)
      * @param queuedP99Us 99th percentile of the same, the queued part of {@code latencyP99Us}
+     * @param replicaOps requests this node applied as a copy of the replicated volume for its
+     *     primary (the clients' writes, trims, write-zeroes and flushes it forwarded, its own
+     *     flushes, resync steps): counted here and not in {@code readOps} or {@code writeOps}, nor in
+     *     the latencies, since the primary counted each client request once (0 from agents that do
+     *     not report it). {@code queueDepth}, {@code throttledNanos}, {@code rejected} and
+     *     {@code cpuNanos} include them: they are what the volume costs this node.
+     * @param replicaBytes bytes of those requests
      */
     public record VolumeUsage(
             @JsonPropertyDescription("The volume.") UUID volumeId,
@@ -208,14 +215,26 @@ public record UsageReport(
             @JsonPropertyDescription("Median time queued at the scheduler before service, µs: the queued part of latencyP50Us.")
             @JsonSetter(nulls = Nulls.AS_EMPTY) long queuedP50Us,
             @JsonPropertyDescription("99th percentile time queued at the scheduler before service, µs: the queued part of latencyP99Us.")
-            @JsonSetter(nulls = Nulls.AS_EMPTY) long queuedP99Us) {
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long queuedP99Us,
+            @JsonPropertyDescription("Requests applied as a copy of the replicated volume for its primary; not in readOps or writeOps, which count each client request once, on the primary.")
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long replicaOps,
+            @JsonPropertyDescription("Bytes of the requests applied as a copy for the primary.")
+            @JsonSetter(nulls = Nulls.AS_EMPTY) long replicaBytes) {
 
-        /** Figures without the queued times (both 0). */
+        /** Figures without the queued times and replica figures (all 0). */
         public VolumeUsage(UUID volumeId, long readOps, long writeOps, long readBytes, long writeBytes,
                 long latencyP50Us, long latencyP99Us, long latencyMaxUs, double queueDepth, long throttledNanos,
                 long rejected, long cpuNanos) {
             this(volumeId, readOps, writeOps, readBytes, writeBytes, latencyP50Us, latencyP99Us, latencyMaxUs,
-                    queueDepth, throttledNanos, rejected, cpuNanos, 0, 0);
+                    queueDepth, throttledNanos, rejected, cpuNanos, 0, 0, 0, 0);
+        }
+
+        /** Figures without the replica figures (both 0). */
+        public VolumeUsage(UUID volumeId, long readOps, long writeOps, long readBytes, long writeBytes,
+                long latencyP50Us, long latencyP99Us, long latencyMaxUs, double queueDepth, long throttledNanos,
+                long rejected, long cpuNanos, long queuedP50Us, long queuedP99Us) {
+            this(volumeId, readOps, writeOps, readBytes, writeBytes, latencyP50Us, latencyP99Us, latencyMaxUs,
+                    queueDepth, throttledNanos, rejected, cpuNanos, queuedP50Us, queuedP99Us, 0, 0);
         }
 
         public VolumeUsage {
@@ -234,9 +253,11 @@ public record UsageReport(
             check("cpuNanos" + of, cpuNanos, MAX_NANOS);
             check("queuedP50Us" + of, queuedP50Us, MAX_LATENCY_US);
             check("queuedP99Us" + of, queuedP99Us, MAX_LATENCY_US);
+            check("replicaOps" + of, replicaOps, MAX_COUNT);
+            check("replicaBytes" + of, replicaBytes, MAX_BYTES);
         }
 
-        /** Reads and writes completed. */
+        /** Client reads and writes completed (not {@code replicaOps}). */
         public long ops() {
             return readOps + writeOps;
         }

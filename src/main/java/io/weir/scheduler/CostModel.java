@@ -53,8 +53,9 @@ public interface CostModel {
     /**
      * The linear model: {@code max(perIoBytes(kind) + bytes, minChargeBytes, 1)}.
      *
-     * @param readPerIoBytes the fixed cost of a read (and of every request that is not a write)
-     * @param writePerIoBytes the fixed cost of a write (WRITE, WRITE_ZEROES, TRIM, FLUSH)
+     * @param readPerIoBytes the fixed cost of a read (READ, CACHE, BLOCK_STATUS)
+     * @param writePerIoBytes the fixed cost of a write (WRITE, WRITE_ZEROES, TRIM, FLUSH), and of what a
+     *     copy applies for its primary ({@link IoKind#REPLICA})
      * @param minChargeBytes the least a request is charged
      * @throws IllegalArgumentException if a parameter is negative
      */
@@ -82,7 +83,7 @@ public interface CostModel {
 
         @Override
         public long cost(IoKind kind, long bytes) {
-            long fixed = kind == IoKind.WRITE ? writePerIoBytes : readPerIoBytes;
+            long fixed = kind == IoKind.READ ? readPerIoBytes : writePerIoBytes;
             return Math.max(1L, Math.max(fixed + bytes, minChargeBytes));
         }
     }

@@ -30,6 +30,9 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     long writeOps;
     long readBytes;
     long writeBytes;
+    /** Requests applied as a copy for the volume's primary ({@link IoKind#REPLICA}), and their bytes. */
+    long replicaOps;
+    long replicaBytes;
     long rejected;
     long cpuNanos;
 

@@ -164,6 +164,8 @@ public final class HierarchicalScheduler<R> {
 
     private static final byte READ = (byte) IoKind.READ.ordinal();
 
+    private static final byte REPLICA = (byte) IoKind.REPLICA.ordinal();
+
     private static final IoKind[] KINDS = IoKind.values();
 
     private SchedulerConfig config;
@@ -561,7 +563,7 @@ public final class HierarchicalScheduler<R> {
         TenantNode tn = f.tenant;
         RequestRecord t = f.poll();
         boolean first = t.isFirst();
-        if (first) {
+        if (first && t.kind != REPLICA) {
             latencies.deferWait(f.slot, now - t.enqueuedAt);
         }
         long cost = !first ? Math.max(1, t.bytes)
@@ -692,11 +694,14 @@ public final class HierarchicalScheduler<R> {
             if (r.kind == READ) {
                 f.readOps += ops;
                 f.readBytes += r.bytes;
+            } else if (r.kind == REPLICA) {
+                f.replicaOps += ops;
+                f.replicaBytes += r.bytes;
             } else {
                 f.writeOps += ops;
                 f.writeBytes += r.bytes;
             }
-            if (op) {
+            if (op && r.kind != REPLICA) {
                 latencies.deferService(f.slot, served);
             }
             if (f.draining) {

@@ -428,7 +428,8 @@ public final class QosExecutor implements AutoCloseable {
     private static Stats withExtraRejected(Stats s, long n) {
         return new Stats(s.id(), s.readOps(), s.writeOps(), s.readBytes(), s.writeBytes(), s.queueDepth(), s.inFlight(),
                 s.rejected() + n, s.waitP50Nanos(), s.waitP99Nanos(), s.serviceP50Nanos(), s.serviceP99Nanos(),
-                s.throttledNanos(), s.cpuNanos(), s.share(), s.waitMaxNanos(), s.serviceMaxNanos(), s.workerNanos());
+                s.throttledNanos(), s.cpuNanos(), s.share(), s.waitMaxNanos(), s.serviceMaxNanos(), s.workerNanos(),
+                s.replicaOps(), s.replicaBytes());
     }
 
     /** The configuration in force. */

@@ -35,7 +35,7 @@ final class SnapshotBuilder {
         Map<String, Long> reservationLags = new HashMap<>();
         Set<String> draining = new HashSet<>();
         for (TenantNode tn : s.tenants.values()) {
-            long rOps = 0, wOps = 0, rB = 0, wB = 0, q = 0, inf = 0, rej = 0, cpu = 0;
+            long rOps = 0, wOps = 0, rB = 0, wB = 0, q = 0, inf = 0, rej = 0, cpu = 0, pOps = 0, pB = 0;
             Histogram tw = LatencyRecorder.newHistogram();
             Histogram tsv = LatencyRecorder.newHistogram();
             Map<String, Long> leads = new HashMap<>();
@@ -49,11 +49,14 @@ final class SnapshotBuilder {
                 vs.put(f.id, new Stats(f.id, f.readOps, f.writeOps, f.readBytes, f.writeBytes, f.size, f.inFlight,
                         f.rejected, LatencyRecorder.percentile(w, 50), LatencyRecorder.percentile(w, 99),
                         LatencyRecorder.percentile(sv, 50), LatencyRecorder.percentile(sv, 99), f.throttledNanos(now),
-                        f.cpuNanos, 0, LatencyRecorder.percentile(w, 100), LatencyRecorder.percentile(sv, 100), 0));
+                        f.cpuNanos, 0, LatencyRecorder.percentile(w, 100), LatencyRecorder.percentile(sv, 100), 0,
+                        f.replicaOps, f.replicaBytes));
                 rOps += f.readOps;
                 wOps += f.writeOps;
                 rB += f.readBytes;
                 wB += f.writeBytes;
+                pOps += f.replicaOps;
+                pB += f.replicaBytes;
                 q += f.size;
                 inf += f.inFlight;
                 rej += f.rejected;
@@ -72,7 +75,7 @@ final class SnapshotBuilder {
             ts.put(tn.id, new Stats(tn.id, rOps, wOps, rB, wB, q, inf, rej, LatencyRecorder.percentile(tw, 50),
                     LatencyRecorder.percentile(tw, 99), LatencyRecorder.percentile(tsv, 50),
                     LatencyRecorder.percentile(tsv, 99), tn.throttledNanos(now), cpu, 0, LatencyRecorder.percentile(tw, 100),
-                    LatencyRecorder.percentile(tsv, 100), 0));
+                    LatencyRecorder.percentile(tsv, 100), 0, pOps, pB));
             tenantLeads.put(tn.id, tn.counter - s.fgVtime);
             volumeLevels.put(tn.id, new Level(tn.vtime, leads));
         }

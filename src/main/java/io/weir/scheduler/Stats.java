@@ -30,26 +30,40 @@ package io.weir.scheduler;
  * @param serviceMaxNanos longest time from dispatch to completion, likewise
  * @param workerNanos worker time charged by completions (tasks only; 0 otherwise): CPU time plus
  *     the time the task's requests held a worker blocked, what the tasks' shares divide
+ * @param replicaOps requests completed as a copy of a replicated volume for its primary
+ *     ({@link IoKind#REPLICA}), counted in neither {@code readOps} nor {@code writeOps}, nor in the
+ *     latencies: the primary counted the client's request (0 for tasks)
+ * @param replicaBytes bytes of those requests
  */
 public record Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
         long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
         long serviceP99Nanos, long throttledNanos, long cpuNanos, double share, long waitMaxNanos,
-        long serviceMaxNanos, long workerNanos) {
+        long serviceMaxNanos, long workerNanos, long replicaOps, long replicaBytes) {
 
-    /** Statistics without latency maxima and worker time (all 0). */
+    /** Statistics without replica ops and bytes (both 0). */
+    public Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
+            long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
+            long serviceP99Nanos, long throttledNanos, long cpuNanos, double share, long waitMaxNanos,
+            long serviceMaxNanos, long workerNanos) {
+        this(id, readOps, writeOps, readBytes, writeBytes, queueDepth, inFlight, rejected, waitP50Nanos, waitP99Nanos,
+                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, waitMaxNanos, serviceMaxNanos,
+                workerNanos, 0, 0);
+    }
+
+    /** Statistics without latency maxima, worker time and replica figures (all 0). */
     public Stats(String id, long readOps, long writeOps, long readBytes, long writeBytes, long queueDepth,
             long inFlight, long rejected, long waitP50Nanos, long waitP99Nanos, long serviceP50Nanos,
             long serviceP99Nanos, long throttledNanos, long cpuNanos, double share) {
         this(id, readOps, writeOps, readBytes, writeBytes, queueDepth, inFlight, rejected, waitP50Nanos, waitP99Nanos,
-                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, 0, 0, 0);
+                serviceP50Nanos, serviceP99Nanos, throttledNanos, cpuNanos, share, 0, 0, 0, 0, 0);
     }
 
-    /** Completed requests. */
+    /** Completed client requests (reads and writes; not {@code replicaOps}). */
     public long ops() {
         return readOps + writeOps;
     }
 
-    /** Bytes of completed requests. */
+    /** Bytes of completed client requests (not {@code replicaBytes}). */
     public long bytes() {
         return readBytes + writeBytes;
     }

@@ -71,6 +71,7 @@ class UsageReporterTest {
             UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
             complete(ex, V1, IoKind.READ, 7, 4096);
             complete(ex, V1, IoKind.WRITE, 3, 8192);
+            complete(ex, V1, IoKind.REPLICA, 2, 65536);
             clock.advance(Duration.ofSeconds(10));
             UsageReport first = reporter.tick().orElseThrow();
 
@@ -82,6 +83,8 @@ class UsageReporterTest {
             assertThat(v1.writeOps()).isEqualTo(3);
             assertThat(v1.readBytes()).isEqualTo(7 * 4096);
             assertThat(v1.writeBytes()).isEqualTo(3 * 8192);
+            assertThat(v1.replicaOps()).as("applied as a copy for the primary, apart").isEqualTo(2);
+            assertThat(v1.replicaBytes()).isEqualTo(2 * 65536);
             assertThat(v1.latencyMaxUs()).isGreaterThanOrEqualTo(v1.latencyP99Us());
             assertThat(v1.latencyP99Us()).isGreaterThanOrEqualTo(v1.latencyP50Us());
             assertThat(v1.queuedP50Us()).as("the queued part of the median").isBetween(0L, v1.latencyP50Us());
@@ -97,6 +100,7 @@ class UsageReporterTest {
             assertThat(second.sequence()).isEqualTo(2);
             assertThat(second.from()).isEqualTo(first.to());
             assertThat(volume(second, V1).ops()).isZero();
+            assertThat(volume(second, V1).replicaOps()).as("counted in the interval they completed in").isZero();
             assertThat(volume(second, V2).writeOps()).isEqualTo(4);
             assertThat(volume(second, V2).writeBytes()).isEqualTo(4 * 512);
         }

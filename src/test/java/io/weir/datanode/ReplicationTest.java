@@ -55,6 +55,45 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A replicated volume's usage counts each client request once over its nodes: the primary
+     * counts what its clients asked, and the copy counts what it applied for the primary apart
+     * (as replica ops and bytes), so that the sum the usage API makes over the nodes is the
+     * client's view. It used to count each write twice, once on each node.
+     */
+    @Test
+    void eachClientRequestCountsOnceOverTheVolumesNodesAndWhatTheCopyAppliedCountsApart() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode b = n.b();
+        a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own is counted on b
+        String id = VOLUME.toString();
+        io.weir.scheduler.Stats beforeA = a.executor().snapshot().volumes().get(id);
+        io.weir.scheduler.Stats beforeB = b.executor().snapshot().volumes().get(id);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            for (int i = 0; i < 5; i++) {
+                c.write(i * 65536L, NbdServerTest.bytes(4096, 40 + i));
+            }
+            assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, MiB, 8192, null).error()).isZero();
+            c.flush();
+            c.read(0, 4096);
+            c.read(65536, 4096);
+        }
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            io.weir.scheduler.Stats onA = a.executor().snapshot().volumes().get(id);
+            io.weir.scheduler.Stats onB = b.executor().snapshot().volumes().get(id);
+            assertThat(onA.writeOps() - beforeA.writeOps()).as("writes, zeroes and the flush counted on the primary")
+                    .isEqualTo(7);
+            assertThat(onA.readOps() - beforeA.readOps()).as("reads counted on the primary").isEqualTo(2);
+            assertThat(onA.writeBytes() - beforeA.writeBytes()).as("zeroes that punch a hole move no bytes").isEqualTo(5 * 4096);
+            assertThat(onB.writeOps() - beforeB.writeOps()).as("client writes counted on the copy").isZero();
+            assertThat(onB.readOps() - beforeB.readOps()).as("client reads counted on the copy").isZero();
+            assertThat(onB.replicaOps() - beforeB.replicaOps()).as("what the copy applied for its primary").isEqualTo(7);
+            assertThat(onB.replicaBytes() - beforeB.replicaBytes()).isEqualTo(5 * 4096);
+            assertThat(onA.replicaOps() - beforeA.replicaOps()).as("the primary applies nothing for another").isZero();
+        });
+    }
+
+    /**
      * A replicated write whose copies are all out is answered on the worker that forwarded it.
      * When the buffer of its reply cannot be had (out of direct memory, once), it is answered
      * once, with ENOMEM, and counted done once: the connection's count of requests in flight
@@ -150,8 +189,9 @@ class ReplicationTest extends ReplicationFixture {
                 .isEqualTo(java.util.Arrays.copyOf(NbdServerTest.bytes((int) zeroes + 8192, 3), 4096));
         await().atMost(PATIENCE).untilAsserted(() -> {
             io.weir.scheduler.Stats s = b.executor().snapshot().volumes().get(id);
-            assertThat(s.writeOps() - before.writeOps()).as("writes counted on the copy").isEqualTo(3);
-            assertThat(s.writeBytes() - before.writeBytes()).isEqualTo(zeroes + 8192 + data.length + zeroes);
+            assertThat(s.replicaOps() - before.replicaOps()).as("writes the copy applied for its primary").isEqualTo(3);
+            assertThat(s.replicaBytes() - before.replicaBytes()).isEqualTo(zeroes + 8192 + data.length + zeroes);
+            assertThat(s.writeOps() - before.writeOps()).as("client writes counted on the copy").isZero();
         });
     }
 

@@ -22,7 +22,7 @@ class UsageReportJsonTest {
         Instant from = Instant.parse("2026-12-02T05:00:00Z");
         UsageReport report = new UsageReport(7, from, from.plusSeconds(10),
                 List.of(new VolumeUsage(UUID.randomUUID(), 10, 20, 40960, 163840, 120, 900, 4000, 1.5, 2_000_000, 1, 350_000,
-                        80, 700)),
+                        80, 700, 6, 24576)),
                 List.of(new TaskUsage("foreground", 30, 9_000_000, 9_500_000, 700), new TaskUsage("flush", 4, 1_000_000, 6_000_000, 250.5)),
                 List.of(new Gap(2, 4, from.minusSeconds(40), from.minusSeconds(10))));
         String text = JSON.writeValueAsString(report);
@@ -31,13 +31,14 @@ class UsageReportJsonTest {
         assertThat(tree.get("volumes").get(0).get("latencyP99Us").asLong()).isEqualTo(900);
         assertThat(tree.get("gaps").get(0).get("lastSequence").asLong()).isEqualTo(4);
         assertThat(tree.get("volumes").get(0).get("queuedP99Us").asLong()).isEqualTo(700);
+        assertThat(tree.get("volumes").get(0).get("replicaBytes").asLong()).isEqualTo(24576);
         assertThat(tree.get("tasks").get(1).get("workerNanos").asLong()).isEqualTo(6_000_000);
         assertThat(JSON.readValue(text, UsageReport.class)).isEqualTo(report);
     }
 
-    /** An agent from before the queued times were reported: its volumes read as queued 0. */
+    /** An agent from before the queued times and replica figures were reported: its volumes read as 0 for them. */
     @Test
-    void aVolumeWithoutQueuedTimesReadsAsQueuedZero() {
+    void aVolumeWithoutQueuedTimesOrReplicaFiguresReadsAsZeroForThem() {
         String text = "{\"sequence\": 1, \"from\": \"2026-12-02T05:00:00Z\", \"to\": \"2026-12-02T05:00:10Z\","
                 + " \"volumes\": [{\"volumeId\": \"" + UUID.randomUUID() + "\", \"readOps\": 3, \"writeOps\": 0,"
                 + " \"readBytes\": 12288, \"writeBytes\": 0, \"latencyP50Us\": 100, \"latencyP99Us\": 200,"
@@ -47,6 +48,8 @@ class UsageReportJsonTest {
         assertThat(v.latencyP99Us()).isEqualTo(200);
         assertThat(v.queuedP50Us()).isZero();
         assertThat(v.queuedP99Us()).isZero();
+        assertThat(v.replicaOps()).isZero();
+        assertThat(v.replicaBytes()).isZero();
     }
 
     /** An agent from before worker time was reported: its tasks read as worker time 0. */
@@ -84,6 +87,10 @@ class UsageReportJsonTest {
                 .hasMessageContaining("queueDepth");
         assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, Double.NaN, 0, 0, 0))
                 .hasMessageContaining("queueDepth");
+        assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0))
+                .hasMessageContaining("replicaOps");
+        assertThatThrownBy(() -> new VolumeUsage(v, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, Long.MAX_VALUE))
+                .hasMessageContaining("replicaBytes");
         assertThatThrownBy(() -> new TaskUsage("fore\u0000ground", 1, 1, 1, 1)).hasMessageContaining("control character");
         assertThatThrownBy(() -> new TaskUsage("x".repeat(10_000), 1, 1, 1, 1)).hasMessageContaining("10000 characters");
         assertThatThrownBy(() -> new TaskUsage("gc", 1, 1, 1, Double.POSITIVE_INFINITY)).hasMessageContaining("effectiveShare");
@@ -96,7 +103,8 @@ class UsageReportJsonTest {
         // The largest figures still accepted, and a real scheduler's are far below them.
         new VolumeUsage(v, UsageReport.MAX_COUNT, UsageReport.MAX_COUNT, UsageReport.MAX_BYTES, UsageReport.MAX_BYTES,
                 UsageReport.MAX_LATENCY_US, UsageReport.MAX_LATENCY_US, UsageReport.MAX_LATENCY_US,
-                UsageReport.MAX_QUEUE_DEPTH, UsageReport.MAX_NANOS, UsageReport.MAX_COUNT, UsageReport.MAX_NANOS);
+                UsageReport.MAX_QUEUE_DEPTH, UsageReport.MAX_NANOS, UsageReport.MAX_COUNT, UsageReport.MAX_NANOS,
+                UsageReport.MAX_LATENCY_US, UsageReport.MAX_LATENCY_US, UsageReport.MAX_COUNT, UsageReport.MAX_BYTES);
     }
 
     @Test

@@ -363,6 +363,36 @@ class HierarchicalSchedulerTest {
         assertThat(s.snapshot(3 * MS).volume("a").waitP50Nanos()).isZero(); // reset
     }
 
+    /**
+     * What a copy applies for its primary ({@link IoKind#REPLICA}) counts apart from the client's
+     * reads and writes, in the volume's and its tenant's figures, and adds no latency sample: the
+     * primary counted the client's request, with its latency.
+     */
+    @Test
+    void aReplicaRequestCountsApartFromTheClientsReadsAndWritesAndOutOfTheLatencies() {
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 100), 0);
+        s.enqueue("a", IoKind.REPLICA, 8192, "copy", 0);
+        s.complete(s.next(MS), 0, 3 * MS); // waited 1 ms, served 2 ms
+        Stats a = s.snapshot(3 * MS).volume("a");
+        assertThat(a.replicaOps()).isEqualTo(1);
+        assertThat(a.replicaBytes()).isEqualTo(8192);
+        assertThat(a.ops()).as("client ops").isZero();
+        assertThat(a.bytes()).as("client bytes").isZero();
+        assertThat(a.waitP50Nanos()).isZero();
+        assertThat(a.serviceP50Nanos()).isZero();
+        Stats tenant = s.snapshot(3 * MS).tenants().values().iterator().next();
+        assertThat(tenant.replicaOps()).isEqualTo(1);
+        assertThat(tenant.replicaBytes()).isEqualTo(8192);
+        assertThat(tenant.ops()).isZero();
+
+        s.enqueue("a", IoKind.WRITE, 4096, "client", 3 * MS);
+        s.complete(s.next(4 * MS), 0, 6 * MS);
+        Stats after = s.snapshot(6 * MS).volume("a");
+        assertThat(after.writeOps()).isEqualTo(1);
+        assertThat(after.replicaOps()).isEqualTo(1);
+        assertThat(after.serviceP50Nanos()).as("the client's write alone").isBetween(2 * MS * 97 / 100, 2 * MS * 103 / 100);
+    }
+
     /** The foreground (volume v) at share 3 and gc at 1, both always backlogged. */
     private static HierarchicalScheduler<String> foregroundAndGc() {
         SchedulerConfig c = SchedulerConfig.builder()

@@ -60,7 +60,8 @@ final class UsageBatch {
                         .append(v.latencyMaxUs()).append('\t').append(v.queueDepth()).append('\t')
                         .append(v.throttledNanos()).append('\t').append(v.rejected()).append('\t')
                         .append(v.cpuNanos()).append('\t').append(v.queuedP50Us()).append('\t')
-                        .append(v.queuedP99Us()).append('\n');
+                        .append(v.queuedP99Us()).append('\t').append(v.replicaOps()).append('\t')
+                        .append(v.replicaBytes()).append('\n');
                 volumeSamples++;
             } else {
                 skippedSamples++;
@@ -171,7 +172,7 @@ final class UsageBatch {
     static final class Sums {
         final UUID tenant;
         long samples, readOps, writeOps, readBytes, writeBytes, p50Wsum, p99Wsum, maxUs, throttledNs, rejected, cpuNs,
-                queuedP50Wsum, queuedP99Wsum;
+                queuedP50Wsum, queuedP99Wsum, replicaOps, replicaBytes;
         double queueDepthMs;
 
         Sums(UUID tenant) {
@@ -194,6 +195,8 @@ final class UsageBatch {
             cpuNs = plus(cpuNs, v.cpuNanos());
             queuedP50Wsum = plus(queuedP50Wsum, times(v.queuedP50Us(), ops));
             queuedP99Wsum = plus(queuedP99Wsum, times(v.queuedP99Us(), ops));
+            replicaOps = plus(replicaOps, v.replicaOps());
+            replicaBytes = plus(replicaBytes, v.replicaBytes());
         }
     }
 

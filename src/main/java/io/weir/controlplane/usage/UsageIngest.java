@@ -271,7 +271,7 @@ public class UsageIngest {
                 if (!batch.volumeCopy.isEmpty()) {
                     copy.copyIn("COPY usage_volume_raw (ts, duration_ms, node_id, volume_id, tenant_id, read_ops, "
                             + "write_ops, read_bytes, write_bytes, latency_p50_us, latency_p99_us, latency_max_us, "
-                            + "queue_depth, throttled_ns, rejected, cpu_ns, queued_p50_us, queued_p99_us) FROM STDIN", new StringReader(batch.volumeCopy.toString()));
+                            + "queue_depth, throttled_ns, rejected, cpu_ns, queued_p50_us, queued_p99_us, replica_ops, replica_bytes) FROM STDIN", new StringReader(batch.volumeCopy.toString()));
                 }
                 if (!batch.taskCopy.isEmpty()) {
                     copy.copyIn("COPY usage_task_raw (ts, duration_ms, node_id, task, ops, cpu_ns, share, worker_ns) FROM STDIN",
@@ -318,19 +318,21 @@ public class UsageIngest {
             List<Map.Entry<UsageBatch.VolumeKey, UsageBatch.Sums>> list = new ArrayList<>(rows.entrySet());
             String cols = "bucket, " + keyColumn + (withTenant ? ", tenant_id" : "") + ", samples, read_ops, write_ops, "
                     + "read_bytes, write_bytes, latency_p50_wsum, latency_p99_wsum, latency_max_us, queue_depth_ms, "
-                    + "throttled_ns, rejected, cpu_ns, queued_p50_wsum, queued_p99_wsum";
+                    + "throttled_ns, rejected, cpu_ns, queued_p50_wsum, queued_p99_wsum, replica_ops, replica_bytes";
             String sql = "INSERT INTO " + table + " AS u (" + cols + ") SELECT b::timestamptz, k"
-                    + (withTenant ? ", t" : "") + ", s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14 FROM unnest("
+                    + (withTenant ? ", t" : "") + ", s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16 FROM unnest("
                     + "?::text[], ?::uuid[]" + (withTenant ? ", ?::uuid[]" : "") + ", ?::bigint[], ?::bigint[], "
                     + "?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::float8[], "
-                    + "?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS r(b, k" + (withTenant ? ", t" : "")
-                    + ", s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14) ON CONFLICT (" + keyColumn + ", bucket) "
+                    + "?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[]) AS r(b, k"
+                    + (withTenant ? ", t" : "")
+                    + ", s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16) ON CONFLICT (" + keyColumn + ", bucket) "
                     + "DO UPDATE SET " + sat("samples") + ", " + sat("read_ops") + ", " + sat("write_ops") + ", "
                     + sat("read_bytes") + ", " + sat("write_bytes") + ", " + sat("latency_p50_wsum") + ", "
                     + sat("latency_p99_wsum") + ", "
                     + "latency_max_us = GREATEST(u.latency_max_us, excluded.latency_max_us), "
                     + satFloat("queue_depth_ms") + ", " + sat("throttled_ns") + ", " + sat("rejected") + ", "
-                    + sat("cpu_ns") + ", " + sat("queued_p50_wsum") + ", " + sat("queued_p99_wsum")
+                    + sat("cpu_ns") + ", " + sat("queued_p50_wsum") + ", " + sat("queued_p99_wsum") + ", "
+                    + sat("replica_ops") + ", " + sat("replica_bytes")
                     + (withTenant ? ", tenant_id = COALESCE(u.tenant_id, excluded.tenant_id)" : "");
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 int p = 1;
@@ -353,6 +355,8 @@ public class UsageIngest {
                 ps.setArray(p++, array(c, "bigint", list, e -> e.getValue().cpuNs));
                 ps.setArray(p++, array(c, "bigint", list, e -> e.getValue().queuedP50Wsum));
                 ps.setArray(p++, array(c, "bigint", list, e -> e.getValue().queuedP99Wsum));
+                ps.setArray(p++, array(c, "bigint", list, e -> e.getValue().replicaOps));
+                ps.setArray(p++, array(c, "bigint", list, e -> e.getValue().replicaBytes));
                 ps.executeUpdate();
             }
         }

@@ -55,13 +55,14 @@ class UsageQueries {
             + "sum(latency_p99_us::float8 * (read_ops::float8 + write_ops)), max(latency_max_us), "
             + "sum(LEAST(queue_depth, " + MAX_QUEUE_DEPTH + ") * duration_ms), " + sum("throttled_ns") + ", "
             + sum("rejected") + ", " + sum("cpu_ns") + ", sum(queued_p50_us::float8 * (read_ops::float8 + write_ops)), "
-            + "sum(queued_p99_us::float8 * (read_ops::float8 + write_ops))";
+            + "sum(queued_p99_us::float8 * (read_ops::float8 + write_ops)), " + sum("replica_ops") + ", " + sum("replica_bytes");
 
     /** The aggregate columns of a rollup select, in {@link #point} order. */
     private static final String ROLLUP_SUMS = sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "
             + sum("write_bytes") + ", sum(latency_p50_wsum::float8), sum(latency_p99_wsum::float8), max(latency_max_us), "
             + "sum(LEAST(queue_depth_ms, " + MAX_FLOAT_TERM + ")), " + sum("throttled_ns") + ", " + sum("rejected") + ", "
-            + sum("cpu_ns") + ", sum(queued_p50_wsum::float8), sum(queued_p99_wsum::float8)";
+            + sum("cpu_ns") + ", sum(queued_p50_wsum::float8), sum(queued_p99_wsum::float8), " + sum("replica_ops") + ", "
+            + sum("replica_bytes");
 
     private final JdbcTemplate jdbc;
 
@@ -97,7 +98,7 @@ class UsageQueries {
         }, range.step().toSeconds(), at(range.from()), key, at(range.from()), at(range.to()));
         for (int i = 0; i < points.length; i++) {
             if (points[i] == null) {
-                points[i] = new UsagePoint(ts(range, i), 0, 0, 0, 0, 0, 0, null, null, null, 0, 0, 0, 0, null, null);
+                points[i] = new UsagePoint(ts(range, i), 0, 0, 0, 0, 0, 0, null, null, null, 0, 0, 0, 0, null, null, 0, 0);
             }
         }
         return List.of(points);
@@ -116,7 +117,7 @@ class UsageQueries {
         Long queuedP99 = ops == 0 ? null : Math.round(rs.getDouble(c + 12) / ops);
         return new UsagePoint(ts, readOps, writeOps, readBytes, writeBytes, ops / stepSec,
                 ((double) readBytes + writeBytes) / stepSec, p50, p99, max, queueDepth, rs.getLong(c + 8) / 1e6,
-                rs.getLong(c + 9), rs.getLong(c + 10) / 1e6, queuedP50, queuedP99);
+                rs.getLong(c + 9), rs.getLong(c + 10) / 1e6, queuedP50, queuedP99, rs.getLong(c + 13), rs.getLong(c + 14));
     }
 
     /** One node's task series. */

@@ -40,6 +40,9 @@ record UsageSeries(
      * @param queuedP50Us ops-weighted mean of the reported medians of the time queued at the
      *     scheduler (the queued part of {@code latencyP50Us}); null without ops
      * @param queuedP99Us the same of the 99th percentiles
+     * @param replicaOps requests the copies of a replicated volume applied for its primary, not in
+     *     {@code readOps} or {@code writeOps} (the primary counts each client request once)
+     * @param replicaBytes bytes of those requests
      */
     @Schema(name = "UsagePoint", description = "Usage over [ts, ts + step); ops and bytes are counts within it.")
     record UsagePoint(
@@ -58,7 +61,9 @@ record UsageSeries(
             @Schema(description = "Submissions refused because a queue was full.") long rejected,
             @Schema(description = "CPU time charged to the IO, ms.") double cpuMs,
             @Schema(description = "Ops-weighted mean of the reported median times queued at the scheduler before service, µs: the queued part of latencyP50Us, large when the node is saturated and weights decide who waits; null without ops.") @Nullable Long queuedP50Us,
-            @Schema(description = "Ops-weighted mean of the reported 99th percentile times queued at the scheduler, µs: the queued part of latencyP99Us; null without ops.") @Nullable Long queuedP99Us) {
+            @Schema(description = "Ops-weighted mean of the reported 99th percentile times queued at the scheduler, µs: the queued part of latencyP99Us; null without ops.") @Nullable Long queuedP99Us,
+            @Schema(description = "Requests the copies of a replicated volume applied for its primary (its clients' writes, trims, write-zeroes and flushes, the primary's own flushes, resync steps). Not in readOps or writeOps, which count each client request once, on the primary; cpuMs, queueDepth, throttledMs and rejected include the copies' work.") long replicaOps,
+            @Schema(description = "Bytes of the requests the copies applied for the primary.") long replicaBytes) {
     }
 
     /** Reports one node's agent dropped unacknowledged. */

@@ -16,7 +16,10 @@
  *       retention ({@code weir.usage.retention.*}).</li>
  *   <li>{@code UsageQueries} and {@code UsageController} serve {@code /api/v1/usage/...}: series
  *       per volume, tenant (summed over its volumes) and node task, and a top-N; each series is
- *       read from the coarsest level whose bucket divides the step. Aggregates never overflow
+ *       read from the coarsest level whose bucket divides the step. A volume's point sums its
+ *       nodes' rows: a replicated volume's primary reports its clients' reads and writes, and its
+ *       copies report what they applied for it as {@code replicaOps} and {@code replicaBytes}, so
+ *       each client request counts once. Aggregates never overflow
  *       (numeric sums clamped to a bigint, products in float8, float terms clamped), so a stored
  *       extreme never fails a query, nor serves "Infinity".</li>
  *   <li>{@link io.weir.controlplane.usage.UsedSpaceHistory}: the used bytes the data nodes report in

@@ -49,7 +49,7 @@ class UsageQueryTest extends IntegrationTest {
         long n = (seq * 7919) % 23 + 1;
         return new VolumeUsage(volume, n, (seq % 5) * n, 4096 * n + seq, 512 * (seq % 7), 50 + n * 3, 900 + n * 11,
                 2000 + seq % 97, (seq % 9) / 4.0, seq % 4 == 0 ? 3_500_000 : 0, seq % 11 == 0 ? 1 : 0, 20_000 * n,
-                10 + n * 2, 300 + n * 7);
+                10 + n * 2, 300 + n * 7, (seq % 3) * n, 4096 * (seq % 3) * n + seq % 2);
     }
 
     @BeforeEach
@@ -78,7 +78,7 @@ class UsageQueryTest extends IntegrationTest {
         int n = (int) (Duration.between(from, to).toMillis() / step.toMillis());
         List<double[]> points = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            points.add(new double[13]);
+            points.add(new double[15]);
         }
         for (Delivery d : stored) {
             UsageReport r = d.report();
@@ -104,6 +104,8 @@ class UsageQueryTest extends IntegrationTest {
                 p[10] += v.cpuNanos();
                 p[11] += v.queuedP50Us() * v.ops();
                 p[12] += v.queuedP99Us() * v.ops();
+                p[13] += v.replicaOps();
+                p[14] += v.replicaBytes();
             }
         }
         return points;
@@ -152,6 +154,8 @@ class UsageQueryTest extends IntegrationTest {
             assertThat(p.get("throttledMs").asDouble()).as(at).isCloseTo(e[8] / 1e6, within(1e-9));
             assertThat(p.get("rejected").asLong()).as(at).isEqualTo((long) e[9]);
             assertThat(p.get("cpuMs").asDouble()).as(at).isCloseTo(e[10] / 1e6, within(1e-9));
+            assertThat(p.get("replicaOps").asLong()).as(at).isEqualTo((long) e[13]);
+            assertThat(p.get("replicaBytes").asLong()).as(at).isEqualTo((long) e[14]);
         }
     }
 
@@ -209,10 +213,42 @@ class UsageQueryTest extends IntegrationTest {
         assertThat(p.get("cpuMs").asDouble()).isCloseTo(20, within(1e-12));
     }
 
+    /**
+     * A 2-copy volume: its primary reports what its clients asked, its copy what it applied for
+     * the primary (as replica ops). The point counts each client request once, and the copy's
+     * work apart; the latencies are the client's.
+     */
+    @Test
+    void aReplicatedVolumesPointCountsEachClientRequestOnceAndTheCopysWorkApart() {
+        UUID t = UsageFixtures.tenant(api, unique("usage-repl"));
+        UUID v = UsageFixtures.volume(api, t, unique("v"));
+        Instant minute = clock.instant().truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(10));
+        UUID primary = UUID.randomUUID();
+        UUID copy = UUID.randomUUID();
+        ingest.ingest(primary, report(1, minute, Duration.ofSeconds(10),
+                List.of(new VolumeUsage(v, 20, 10, 81_920, 40_960, 100, 1000, 3000, 2.0, 0, 0, 5_000_000, 10, 50, 0, 0))));
+        ingest.ingest(copy, report(1, minute, Duration.ofSeconds(10),
+                List.of(new VolumeUsage(v, 0, 0, 0, 0, 0, 0, 0, 1.0, 0, 0, 2_000_000, 0, 0, 10, 40_960))));
+        JsonNode p = api.get("/api/v1/usage/volumes/" + v + "?from=" + minute + "&to=" + minute.plusSeconds(60)
+                + "&step=1m").json().get("points").get(0);
+        assertThat(p.get("readOps").asLong()).isEqualTo(20);
+        assertThat(p.get("writeOps").asLong()).as("each client write once").isEqualTo(10);
+        assertThat(p.get("writeBytes").asLong()).isEqualTo(40_960);
+        assertThat(p.get("iops").asDouble()).isCloseTo(30 / 60.0, within(1e-12));
+        assertThat(p.get("latencyP50Us").asLong()).as("the client's").isEqualTo(100);
+        assertThat(p.get("replicaOps").asLong()).as("what the copy applied for the primary").isEqualTo(10);
+        assertThat(p.get("replicaBytes").asLong()).isEqualTo(40_960);
+        assertThat(p.get("cpuMs").asDouble()).as("what the volume cost both nodes").isCloseTo(7, within(1e-12));
+        JsonNode tenantPoint = api.get("/api/v1/usage/tenants/" + t + "?from=" + minute + "&to=" + minute.plusSeconds(60)
+                + "&step=1m").json().get("points").get(0);
+        assertThat(tenantPoint.get("writeOps").asLong()).isEqualTo(10);
+        assertThat(tenantPoint.get("replicaOps").asLong()).isEqualTo(10);
+    }
+
     @Test
     void rollupsAgreeWithTheRawSumsAtEveryLevel() {
         String sums = "sum(read_ops), sum(write_ops), sum(read_bytes), sum(write_bytes), %s, %s, max(latency_max_us), "
-                + "round(%s::numeric, 6), sum(throttled_ns), sum(rejected), sum(cpu_ns)";
+                + "round(%s::numeric, 6), sum(throttled_ns), sum(rejected), sum(cpu_ns), sum(replica_ops), sum(replica_bytes)";
         String raw = sums.formatted("sum(latency_p50_us * (read_ops + write_ops))",
                 "sum(latency_p99_us * (read_ops + write_ops))", "sum(queue_depth * duration_ms)");
         String rollup = sums.formatted("sum(latency_p50_wsum)", "sum(latency_p99_wsum)", "sum(queue_depth_ms)");
