@@ -482,6 +482,11 @@ final class Replication implements AutoCloseable {
         server.greetingTimeout(timeout);
     }
 
+    /** Tests: sending nodes whose connections this node's {@link ReplicationServer} keeps. */
+    int sendingNodes() {
+        return server.sendingNodes();
+    }
+
     /** Tests: accepted connections that have not greeted yet. */
     int connectionsGreeting() {
         return server.greeting();

@@ -78,7 +78,11 @@ final class ReplicationServer implements AutoCloseable {
     private final Replication replication;
     private final ReplicationTls tls;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
-    /** Each sending node's connections, oldest superseded by the newest. */
+    /**
+     * Each sending node's connections, oldest superseded by the newest; a node is forgotten once
+     * its last connection has ended with every request answered. A set is added to and removed
+     * under the map's lock for its node, so a new connection never joins a set already dropped.
+     */
     private final java.util.Map<UUID, Set<Replies>> byPeer = new ConcurrentHashMap<>();
     /** New connections waiting for the requests of those they superseded (tests). */
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
@@ -155,6 +159,11 @@ final class ReplicationServer implements AutoCloseable {
         greetingTimeoutNanos = timeout.toNanos();
     }
 
+    /** Tests: sending nodes whose connections are kept. */
+    int sendingNodes() {
+        return byPeer.size();
+    }
+
     /** Tests: connections that ended, and admit nothing more. */
     long connectionsEnded() {
         return ended.get();
@@ -166,6 +175,7 @@ final class ReplicationServer implements AutoCloseable {
     }
 
     private void serve(SocketChannel raw) {
+        UUID sender = null;
         Set<Replies> same = null;
         Replies replier = null;
         try {
@@ -179,10 +189,16 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.WARNING, "replication: node {0}''s connection names itself node {1}; closing it", a.peer(), peer);
                 return;
             }
-            replier = new Replies(c, () -> close(raw));
-            same = byPeer.computeIfAbsent(peer, p -> ConcurrentHashMap.newKeySet());
-            java.util.List<Replies> older = java.util.List.copyOf(same);
-            same.add(replier);
+            Replies r = replier = new Replies(c, () -> close(raw));
+            java.util.List<Replies> older = new java.util.ArrayList<>();
+            sender = peer;
+            // under the map's lock for the node, as the removal of its set once empty is
+            same = byPeer.compute(peer, (p, known) -> {
+                Set<Replies> set = known == null ? ConcurrentHashMap.newKeySet() : known;
+                older.addAll(set);
+                set.add(r);
+                return set;
+            });
             if (!supersede(same, older)) {
                 LOG.log(Level.WARNING, "replication: node {0}''s earlier connection still has requests being applied"
                         + " after {1} s; closing its new one", peer, SUPERSEDE_WAIT_NANOS / 1_000_000_000L);
@@ -217,8 +233,12 @@ final class ReplicationServer implements AutoCloseable {
                 // applied (a request queued, the pieces left of one) is dropped
                 replier.supersede();
             }
-            if (same != null && replier.answeredAll()) {
-                same.remove(replier); // else the node's next connection waits for what is being applied
+            if (same != null && replier.answeredAll()) { // else the node's next connection waits for what is being applied
+                Replies r = replier;
+                byPeer.computeIfPresent(sender, (p, set) -> {
+                    set.remove(r);
+                    return set.isEmpty() ? null : set; // a node with no connection left is forgotten
+                });
             }
             greeting.remove(raw);
             close(raw);

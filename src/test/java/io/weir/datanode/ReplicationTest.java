@@ -859,6 +859,31 @@ class ReplicationTest extends ReplicationFixture {
         awaitAnnounced(a, B);
     }
 
+    /**
+     * A copy forgets a sending node once its last connection has ended with every request
+     * answered: in clear a hello may name any node, and a peer that named a new one on each
+     * connection left an entry behind for each, without bound.
+     */
+    @Test
+    void aSendingNodeIsForgottenOnceItsLastConnectionEnds() throws Exception {
+        DataNode b = start("b");
+        int port = HostPort.parse(b.replicationAddress()).getPort();
+        int connections = 50;
+        for (int i = 0; i < connections; i++) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                s.getOutputStream().write(ReplicationWire.hello(java.util.UUID.randomUUID()).array());
+            }
+        }
+        await().atMost(PATIENCE).until(() -> b.replication().connectionsEnded() == connections);
+        assertThat(b.replication().sendingNodes()).as("nodes the copy keeps connections of").isZero();
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.getOutputStream().write(ReplicationWire.hello(A).array());
+            await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 1); // while it is open
+        }
+        await().atMost(PATIENCE).until(() -> b.replication().connectionsEnded() == connections + 1);
+        assertThat(b.replication().sendingNodes()).isZero();
+    }
+
     /** A copy learns from the primary's hello who sends: a config of replicated volumes must name its node. */
     @Test
     void aConfigOfReplicatedVolumesThatNamesNoNodeIsRefused() throws Exception {
