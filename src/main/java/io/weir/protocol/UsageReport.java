@@ -173,7 +173,8 @@ public record UsageReport(
 
     /**
      * One volume over the interval. Latencies are from submission to completion (queue wait plus
-     * service), in microseconds, over the requests completed in the interval; 0 when none was.
+     * service), in microseconds, over the client requests completed in the interval (not those
+     * counted in {@code replicaOps}); 0 when none was.
      *
      * @param volumeId the volume
      * @param readOps reads completed

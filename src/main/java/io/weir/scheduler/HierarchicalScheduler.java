@@ -226,7 +226,7 @@ public final class HierarchicalScheduler<R> {
      * Queues a foreground request on a volume.
      *
      * @param volumeId the volume (flow)
-     * @param kind read or write (statistics, cost model)
+     * @param kind read, write or what a copy applies for its primary (statistics, cost model)
      * @param bytes the request size; cost and byte limits derive from it
      * @param request the caller's object, returned by {@link Ticket#request()}
      * @param now current time

@@ -175,7 +175,7 @@ public final class QosExecutor implements AutoCloseable {
      * Submits foreground IO work for a volume.
      *
      * @param volumeId the volume (flow) the IO belongs to
-     * @param kind read or write, for statistics and the cost model
+     * @param kind read, write or what a copy applies for its primary, for statistics and the cost model
      * @param bytes the IO size: the basis of its cost and of byte limits; at most
      *     {@link HierarchicalScheduler#MAX_REQUEST_BYTES}
      * @param work the work; its result or exception completes the returned future

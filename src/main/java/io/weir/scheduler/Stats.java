@@ -4,9 +4,10 @@ package io.weir.scheduler;
  * Counters of one volume, tenant or task at the moment of a {@link SchedulerSnapshot}.
  *
  * <p>Counts ({@code *Ops}, {@code *Bytes}, {@code rejected}, {@code throttledNanos},
- * {@code cpuNanos}, {@code workerNanos}) are cumulative since the node was created, so a reporter takes differences
- * between two snapshots. Latency percentiles cover the requests completed since the last snapshot
- * taken with {@code resetLatencies = true} (or since creation). For tasks, {@code readOps} counts
+ * {@code cpuNanos}, {@code workerNanos}) are cumulative since the node was created, so a reporter
+ * takes differences between two snapshots. Latency percentiles cover the client requests (not
+ * those in {@code replicaOps}) completed since the last snapshot taken with
+ * {@code resetLatencies = true} (or since creation). For tasks, {@code readOps} counts
  * all completed requests and {@code writeOps}, {@code readBytes}, {@code writeBytes} are 0 for
  * background tasks.
  *

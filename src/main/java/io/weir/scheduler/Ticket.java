@@ -74,7 +74,7 @@ public final class Ticket<R> {
         return current().bytes;
     }
 
-    /** Read or write for a foreground request, null for background. */
+    /** The kind of a foreground request (read, write, or applied as a copy), null for background. */
     public IoKind kind() {
         byte k = current().kind;
         return k == RequestRecord.NO_KIND ? null : KINDS[k];

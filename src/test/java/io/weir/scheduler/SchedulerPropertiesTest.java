@@ -280,8 +280,8 @@ class SchedulerPropertiesTest {
                 List<String> live = s.volumeIds();
                 if (!live.isEmpty()) {
                     try {
-                        s.enqueue(live.get(r.nextInt(live.size())), r.nextBoolean() ? IoKind.READ : IoKind.WRITE, size(r),
-                                (long) step, now);
+                        IoKind kind = IoKind.values()[r.nextInt(IoKind.values().length)];
+                        s.enqueue(live.get(r.nextInt(live.size())), kind, size(r), (long) step, now);
                     } catch (QueueFullException e) {
                         // counted in rejected
                     }
@@ -318,6 +318,9 @@ class SchedulerPropertiesTest {
                     assertThat(cur.throttledNanos()).as("throttledNanos of %s", cur.id())
                             .isGreaterThanOrEqualTo(prev.throttledNanos());
                     assertThat(cur.cpuNanos()).as("cpuNanos of %s", cur.id()).isGreaterThanOrEqualTo(prev.cpuNanos());
+                    assertThat(cur.replicaOps()).as("replicaOps of %s", cur.id()).isGreaterThanOrEqualTo(prev.replicaOps());
+                    assertThat(cur.replicaBytes()).as("replicaBytes of %s", cur.id())
+                            .isGreaterThanOrEqualTo(prev.replicaBytes());
                 }
                 // a draining volume (removed, still finishing) may retire and come back as new
                 previous = new HashMap<>(current);

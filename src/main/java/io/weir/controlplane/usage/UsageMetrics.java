@@ -24,7 +24,7 @@ import org.springframework.stereotype.Component;
  *   <tr><td>{@code weir_usage_ingest_seconds}</td><td>time per ingest call (one transaction)</td></tr>
  *   <tr><td>{@code weir_usage_dropped_reports}</td><td>reports agents dropped unacknowledged, as recorded gaps (within gap retention)</td></tr>
  *   <tr><td>{@code weir_usage_gaps}</td><td>recorded gap ranges</td></tr>
- *   <tr><td>{@code weir_usage_tenant_ops_total{tenant}}, {@code weir_usage_tenant_bytes_total{tenant}}</td><td>per-tenant IO since start</td></tr>
+ *   <tr><td>{@code weir_usage_tenant_ops_total{tenant}}, {@code weir_usage_tenant_bytes_total{tenant}}</td><td>per-tenant client IO since start (not what copies apply for their primaries)</td></tr>
  * </table>
  */
 @Component
