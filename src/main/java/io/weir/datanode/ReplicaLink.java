@@ -287,7 +287,11 @@ final class ReplicaLink implements AutoCloseable {
         }
     }
 
-    /** The reader thread: takes replies as they come, as many per read as have arrived. */
+    /**
+     * The reader thread: takes replies as they come, as many per read as have arrived, and holds
+     * the client replies their answers complete until it has taken them all
+     * ({@link ReplyBatch#startHolding}): one write per client connection for them, not one each.
+     */
     private void read(ByteChannel c) {
         ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES);
         try {
@@ -299,13 +303,19 @@ final class ReplicaLink implements AutoCloseable {
                 if (in.remaining() >= ReplicationWire.REPLY_BYTES) {
                     lastReply = System.nanoTime(); // once per read, not per reply
                 }
-                while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
-                    if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
-                        throw new IOException("not a replication reply (bad magic)");
+                // the client replies these answers complete go out per connection in one write
+                ReplyBatch.startHolding();
+                try {
+                    while (in.remaining() >= ReplicationWire.REPLY_BYTES) {
+                        if (in.getInt() != ReplicationWire.REPLY_MAGIC) {
+                            throw new IOException("not a replication reply (bad magic)");
+                        }
+                        int status = in.getInt();
+                        long handle = in.getLong();
+                        answer(handle, status, in.getLong());
                     }
-                    int status = in.getInt();
-                    long handle = in.getLong();
-                    answer(handle, status, in.getLong());
+                } finally {
+                    ReplyBatch.endHolding();
                 }
                 in.compact();
             }

@@ -243,9 +243,7 @@ final class Replication implements AutoCloseable {
                 new Pieces(rv, q, data, r).submit(true);
                 return;
             }
-            // a request of a superseded connection, not yet applied, is dropped: its primary gave up on it
-            executor.submit(v.id, IoKind.REPLICA, cost, () -> r.superseded() ? ReplicationWire.LINK_DOWN
-                    : rv.applyIfAdmitted(q.epoch(), () -> apply(v, q, data)))
+            executor.submit(v.id, IoKind.REPLICA, cost, new Whole(rv, q, data, r))
                     .whenComplete((applied, failure) -> {
                         if (failure != null) {
                             LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
@@ -254,6 +252,37 @@ final class Replication implements AutoCloseable {
                     });
         } catch (RuntimeException e) {
             r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+        }
+    }
+
+    /**
+     * A primary's request applied whole, on a worker. A WRITE without FUA is
+     * {@linkplain ReplyBatch.Work#quick quick}, as a client's would be: its reply, and those
+     * before it in the worker's batch, may wait for the batch's next requests and go out with
+     * theirs in one write ({@link ReplyBatch}).
+     */
+    private final class Whole implements java.util.concurrent.Callable<Integer>, ReplyBatch.Work {
+        private final ReplicatedVolume rv;
+        private final ReplicationWire.Request q;
+        private final ByteBuffer data;
+        private final ReplicationServer.Replier r;
+
+        Whole(ReplicatedVolume rv, ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
+            this.rv = rv;
+            this.q = q;
+            this.data = data;
+            this.r = r;
+        }
+
+        @Override
+        public Integer call() throws IOException {
+            // a request of a superseded connection, not yet applied, is dropped: its primary gave up on it
+            return r.superseded() ? ReplicationWire.LINK_DOWN : rv.applyIfAdmitted(q.epoch(), () -> apply(rv.store, q, data));
+        }
+
+        @Override
+        public boolean quick() {
+            return q.type() == ReplicationWire.WRITE && !q.fua();
         }
     }
 
@@ -480,6 +509,11 @@ final class Replication implements AutoCloseable {
     /** Tests: how long a peer's connection may take to greet ({@link ReplicationServer#GREETING_TIMEOUT}). */
     void greetingTimeout(Duration timeout) {
         server.greetingTimeout(timeout);
+    }
+
+    /** Tests: writes of replies to primaries this node's {@link ReplicationServer} made. */
+    long replyWrites() {
+        return server.replyWrites();
     }
 
     /** Tests: sending nodes whose connections this node's {@link ReplicationServer} keeps. */

@@ -88,6 +88,8 @@ final class ReplicationServer implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
     private final java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
+    /** Writes of replies, on every connection (tests). */
+    private final java.util.concurrent.atomic.AtomicLong replyWrites = new java.util.concurrent.atomic.AtomicLong();
     /** Accepted connections whose greeting is not done yet, and when each was accepted (System.nanoTime). */
     private final java.util.Map<SocketChannel, Long> greeting = new ConcurrentHashMap<>();
     /** {@link #GREETING_TIMEOUT}, shorter in tests. */
@@ -159,6 +161,11 @@ final class ReplicationServer implements AutoCloseable {
         greetingTimeoutNanos = timeout.toNanos();
     }
 
+    /** Tests: writes of replies made. */
+    long replyWrites() {
+        return replyWrites.get();
+    }
+
     /** Tests: sending nodes whose connections are kept. */
     int sendingNodes() {
         return byPeer.size();
@@ -189,7 +196,7 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.WARNING, "replication: node {0}''s connection names itself node {1}; closing it", a.peer(), peer);
                 return;
             }
-            Replies r = replier = new Replies(c, () -> close(raw));
+            Replies r = replier = new Replies(c, () -> close(raw), replyWrites);
             java.util.List<Replies> older = new java.util.ArrayList<>();
             sender = peer;
             // under the map's lock for the node, as the removal of its set once empty is
@@ -272,22 +279,27 @@ final class ReplicationServer implements AutoCloseable {
     /**
      * A connection's replies: queued by the threads that complete requests, written by whichever
      * of them takes the lock, as many as are queued in one write (under load, many replies per
-     * system call, and no thread of its own).
+     * system call, and no thread of its own). A worker running a batch holds the replies of its
+     * requests instead ({@link ReplyBatch}), and writes them together after the batch, as it does
+     * a client's; a request counts as answered once its reply is written.
      */
-    private static final class Replies implements Replier {
+    private static final class Replies implements Replier, ReplyBatch.Sink {
         /** In {@link #admitted}: the connection was superseded and admits nothing more. */
         private static final int SUPERSEDED = 1 << 30;
         private final ByteChannel channel;
         private final Runnable onFailure;
         /** Requests admitted and not yet answered, plus {@link #SUPERSEDED} once superseded. */
         private final java.util.concurrent.atomic.AtomicInteger admitted = new java.util.concurrent.atomic.AtomicInteger();
-        private final java.util.Queue<long[]> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        /** Encoded replies (one, or a batch's) waiting for the lock's holder to write them. */
+        private final java.util.Queue<ByteBuffer> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
         private final ByteBuffer out = ByteBuffer.allocate(256 * ReplicationWire.REPLY_BYTES);
+        private final java.util.concurrent.atomic.AtomicLong writes;
 
-        Replies(ByteChannel channel, Runnable onFailure) {
+        Replies(ByteChannel channel, Runnable onFailure, java.util.concurrent.atomic.AtomicLong writes) {
             this.channel = channel;
             this.onFailure = onFailure;
+            this.writes = writes;
         }
 
         /** Counts a request to be answered; false once superseded. */
@@ -338,29 +350,58 @@ final class ReplicationServer implements AutoCloseable {
 
         @Override
         public void reply(int status, long handle, long epoch) {
+            ByteBuffer b = ByteBuffer.allocate(ReplicationWire.REPLY_BYTES);
+            ReplicationWire.encodeReply(b, status, handle, epoch);
+            ReplyBatch.Held held = ReplyBatch.current();
+            if (held != null) {
+                held.hold(this, b); // a worker running a batch: written with the batch's other replies
+                held.holdDone(this, 0);
+                return;
+            }
             try {
-                send(status, handle, epoch);
+                queue.add(b);
+                drain();
             } finally {
-                if (admitted.decrementAndGet() == SUPERSEDED) {
-                    synchronized (this) {
-                        notifyAll();
-                    }
+                answered();
+            }
+        }
+
+        @Override
+        public void sendNow(ByteBuffer[] replies, int n) {
+            ByteBuffer all = ByteBuffer.allocate(n * ReplicationWire.REPLY_BYTES); // n <= ReplyBatch.CAPACITY: fits out
+            for (int i = 0; i < n; i++) {
+                all.put(replies[i]);
+            }
+            queue.add(all.flip());
+            drain();
+        }
+
+        @Override
+        public void requestDone(long bytes) {
+            answered();
+        }
+
+        private void answered() {
+            if (admitted.decrementAndGet() == SUPERSEDED) {
+                synchronized (this) {
+                    notifyAll();
                 }
             }
         }
 
-        private void send(int status, long handle, long epoch) {
-            queue.add(new long[] {status, handle, epoch});
-            // whoever holds the lock last looks again, so no reply is left queued
+        /** Writes the queued replies unless another thread is writing: whoever holds the lock last looks again. */
+        private void drain() {
             while (!queue.isEmpty() && lock.tryLock()) {
                 try {
-                    long[] r;
                     out.clear();
-                    while (out.remaining() >= ReplicationWire.REPLY_BYTES && (r = queue.poll()) != null) {
-                        out.putInt(ReplicationWire.REPLY_MAGIC).putInt((int) r[0]).putLong(r[1]).putLong(r[2]);
+                    ByteBuffer r;
+                    // only the lock's holder takes from the queue: what it peeks is what it polls
+                    while ((r = queue.peek()) != null && out.remaining() >= r.remaining()) {
+                        out.put(queue.poll());
                     }
                     out.flip();
                     ReplicationWire.writeFully(channel, out);
+                    writes.incrementAndGet();
                 } catch (IOException e) {
                     queue.clear();
                     onFailure.run(); // the primary sees its link fail and answers for the copy

@@ -80,7 +80,24 @@ final class ReplyBatch implements QosExecutor.BatchListener {
 
     @Override
     public void batchStarted() {
+        startHolding();
+    }
+
+    /**
+     * The calling thread holds the replies it makes, and the ends of their requests, until
+     * {@link #endHolding}: as a worker does while it runs a batch. A replication link's reader
+     * does it while it answers the client requests whose copies' answers came in one read, so
+     * that their replies go out per connection in one write.
+     */
+    static void startHolding() {
         HELD.get().active = true;
+    }
+
+    /** Writes what the calling thread held since {@link #startHolding}, and holds no more. */
+    static void endHolding() {
+        Held h = HELD.get();
+        h.active = false;
+        h.flush();
     }
 
     @Override
@@ -102,9 +119,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
 
     @Override
     public void batchEnded() {
-        Held h = HELD.get();
-        h.active = false;
-        h.flush(); // empty unless a request ended the batch early
+        endHolding(); // empty unless a request ended the batch early
     }
 
     /** One worker's held replies and request ends, in the order its requests made them. */

@@ -860,6 +860,93 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * The replies a copy's worker makes while it runs a batch of its primary's writes go out
+     * together ({@link ReplyBatch}), as a client's would: one write for the batch, not one each
+     * (a system call, and a wake-up of the primary's link, per reply). One worker: the first write
+     * holds it in the store until the other seven are queued, and it then runs those seven as one
+     * batch (or all eight, if they were all in when it took the first).
+     */
+    @Test
+    void aCopysRepliesToABatchOfItsPrimarysWritesGoOutTogether() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b"))
+                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
+                .workers(1).replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
+                .serviceTime(gate).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
+        int n = 8;
+        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + 4096));
+        out.put(ReplicationWire.hello(A));
+        ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+        for (int i = 0; i < n; i++) {
+            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100 + i, VOLUME, 1, 4096L * i, 4096).encode(header);
+            out.put(header).put(NbdServerTest.bytes(4096, i));
+        }
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
+            s.setSoTimeout((int) PATIENCE.toMillis());
+            gate.arm();
+            s.getOutputStream().write(out.array(), 0, out.position());
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
+            await().atMost(PATIENCE).until(() -> b.executor().pending() == n);
+            long writes = b.replication().replyWrites();
+            gate.release();
+            java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+            List<Long> handles = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
+                assertThat(in.readInt()).as("status").isEqualTo(ReplicationWire.OK);
+                handles.add(in.readLong());
+                in.readLong(); // epoch
+            }
+            assertThat(handles).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(b.replication().replyWrites() - writes)
+                    .as("writes of the eight replies: the batch's, and the first's if the worker took it alone")
+                    .isBetween(1L, 2L);
+        }
+        assertThat(onCopy(b, 7 * 4096, 4096)).isEqualTo(NbdServerTest.bytes(4096, 7));
+    }
+
+    /**
+     * The client replies that one read of a copy's answers completes go out together: the
+     * primary's link reader holds them ({@link ReplyBatch#startHolding}) and writes them per
+     * connection in one write, not one each. The copy has one worker, its first write held in the
+     * store until the other seven are queued behind it, so that it answers those seven in one
+     * write, which the primary reads at once.
+     */
+    @Test
+    void theClientRepliesOneReadOfTheCopysAnswersCompletesGoOutTogether() throws Exception {
+        DataNode a = start("a");
+        StoreGate gate = new StoreGate();
+        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b"))
+                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
+                .workers(1).replyHold(Duration.ofSeconds(10)).serviceTime(gate).build());
+        a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own among the writes
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        awaitAnnounced(a, B);
+        int n = 8;
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            gate.arm();
+            for (int i = 0; i < n; i++) {
+                c.request(Nbd.CMD_WRITE, 0, 100 + i, 4096L * i, 4096, NbdServerTest.bytes(4096, i));
+            }
+            c.flushOut();
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy's first write reached its store").isTrue();
+            await().atMost(PATIENCE).until(() -> b.executor().pending() == n);
+            long gathered = a.server().gatheredReplies();
+            gate.release();
+            List<Long> cookies = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Reply r = c.readReply();
+                assertThat(r.error()).isZero();
+                cookies.add(r.cookie());
+            }
+            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(a.server().gatheredReplies() - gathered).as("client replies written together with others")
+                    .isGreaterThan(1);
+        }
+    }
+
+    /**
      * A copy forgets a sending node once its last connection has ended with every request
      * answered: in clear a hello may name any node, and a peer that named a new one on each
      * connection left an entry behind for each, without bound.
