@@ -695,7 +695,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         return inFlight.get();
     }
 
-    /** Worker: one request fully answered (held with its reply while a worker batches replies). */
+    /** Any thread: one request fully answered (held with its reply while the thread holds replies, {@link ReplyBatch}). */
     @Override
     public void requestDone(long bytes) {
         ReplyBatch.Held held = ReplyBatch.current();
@@ -717,7 +717,8 @@ final class NbdConnection implements ReplyBatch.Sink {
     /**
      * Writes {@code b} (position to limit) and returns it to the pool once written: at once if
      * nothing is queued and the socket takes it, else after the queued replies, from the selector
-     * thread; held with the others of its batch when a worker runs a batch ({@link ReplyBatch}).
+     * thread; held with the others of its batch when a worker runs a batch, or a replication
+     * link's reader a read's answers ({@link ReplyBatch}).
      * Never blocks.
      */
     void send(ByteBuffer b) {

@@ -232,7 +232,7 @@ final class NbdServer implements AutoCloseable {
         }
     }
 
-    /** Worker: {@code n} replies held by a {@link ReplyBatch} went to one connection together. */
+    /** Any thread: {@code n} replies held by a {@link ReplyBatch} went to one connection together. */
     void noteGatheredReplies(int n) {
         gatheredReplies.add(n);
     }

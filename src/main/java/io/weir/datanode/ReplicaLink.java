@@ -69,6 +69,15 @@ final class ReplicaLink implements AutoCloseable {
     /** Answers one request: a {@link ReplicationWire} status and the epoch the copy has seen. */
     interface Callback {
         void done(int status, long epoch);
+
+        /**
+         * Whether an OK answer is handled in a moment: a client request's, whose handling answers
+         * the client. The reader holds client replies only across such answers; the others (a
+         * PING's, a FLUSH's, a resync step's, any error) may write the in-sync set to disk.
+         */
+        default boolean quick() {
+            return false;
+        }
     }
 
     /** A queued request, for the connection that was up when it was sent (never written on another). */
@@ -291,6 +300,8 @@ final class ReplicaLink implements AutoCloseable {
      * The reader thread: takes replies as they come, as many per read as have arrived, and holds
      * the client replies their answers complete until it has taken them all
      * ({@link ReplyBatch#startHolding}): one write per client connection for them, not one each.
+     * Only across {@linkplain Callback#quick quick} answers: what it holds goes out before any
+     * other is handled.
      */
     private void read(ByteChannel c) {
         ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES);
@@ -312,7 +323,21 @@ final class ReplicaLink implements AutoCloseable {
                         }
                         int status = in.getInt();
                         long handle = in.getLong();
-                        answer(handle, status, in.getLong());
+                        long epoch = in.getLong();
+                        Callback cb = outstanding.remove(handle);
+                        if (cb == null) {
+                            continue;
+                        }
+                        if (status == ReplicationWire.OK && cb.quick()) {
+                            cb.done(status, epoch);
+                        } else { // what is held goes out first: this answer's handling may wait for the disk
+                            ReplyBatch.endHolding();
+                            try {
+                                cb.done(status, epoch);
+                            } finally {
+                                ReplyBatch.startHolding();
+                            }
+                        }
                     }
                 } finally {
                     ReplyBatch.endHolding();

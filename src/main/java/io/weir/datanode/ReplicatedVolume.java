@@ -594,13 +594,34 @@ final class ReplicatedVolume {
         byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
         for (ReplicaCopy c : targets) {
             ReplicaLink link = links.link(c);
-            ReplicaLink.Callback cb = (status, peerEpoch) -> answered(p, c, status, peerEpoch);
+            ReplicaLink.Callback cb = new Forwarded(p, c);
             if (link == null) {
                 cb.done(ReplicationWire.LINK_DOWN, 0);
             } else {
                 link.send(type, flags, id, sendEpoch, offset, length,
                         data == null ? null : data.duplicate(), cb);
             }
+        }
+    }
+
+    /** A copy's answer to a forwarded client request: quick when OK, as it only answers the client. */
+    private final class Forwarded implements ReplicaLink.Callback {
+        private final Pending p;
+        private final ReplicaCopy c;
+
+        Forwarded(Pending p, ReplicaCopy c) {
+            this.p = p;
+            this.c = c;
+        }
+
+        @Override
+        public void done(int status, long peerEpoch) {
+            answered(p, c, status, peerEpoch);
+        }
+
+        @Override
+        public boolean quick() {
+            return true;
         }
     }
 

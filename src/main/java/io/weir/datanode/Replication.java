@@ -259,7 +259,8 @@ final class Replication implements AutoCloseable {
      * A primary's request applied whole, on a worker. A WRITE without FUA is
      * {@linkplain ReplyBatch.Work#quick quick}, as a client's would be: its reply, and those
      * before it in the worker's batch, may wait for the batch's next requests and go out with
-     * theirs in one write ({@link ReplyBatch}).
+     * theirs in one write ({@link ReplyBatch}). It runs in a moment but while a change of epoch
+     * waits for the copy's lock (rare): the replies held before it then wait too.
      */
     private final class Whole implements java.util.concurrent.Callable<Integer>, ReplyBatch.Work {
         private final ReplicatedVolume rv;

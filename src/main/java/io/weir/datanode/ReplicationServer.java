@@ -281,7 +281,8 @@ final class ReplicationServer implements AutoCloseable {
      * of them takes the lock, as many as are queued in one write (under load, many replies per
      * system call, and no thread of its own). A worker running a batch holds the replies of its
      * requests instead ({@link ReplyBatch}), and writes them together after the batch, as it does
-     * a client's; a request counts as answered once its reply is written.
+     * a client's; a request counts as answered once its reply is written or queued for the thread
+     * writing (or the connection failed).
      */
     private static final class Replies implements Replier, ReplyBatch.Sink {
         /** In {@link #admitted}: the connection was superseded and admits nothing more. */

@@ -17,9 +17,9 @@ import java.util.Arrays;
  * <ul>
  *   <li>after the batch's last request;</li>
  *   <li>before a request that may wait (anything but {@linkplain Work#quick quick} work, which
- *       only NBD requests can be: a FLUSH or FUA, a replicated volume's write, a background
- *       task's step all may), so that no reply waits for the disk or the network on another
- *       request's behalf;</li>
+ *       only NBD requests and a copy's applying of its primary's writes can be: a FLUSH or FUA, a
+ *       replicated volume's write, a background task's step all may), so that no reply waits for
+ *       the disk or the network on another request's behalf;</li>
  *   <li>after a request that ran the hold time or longer (a slow store's, say), its own reply
  *       included: such requests gain little from sharing a write;</li>
  *   <li>once the first held reply has waited the hold time ({@link #DEFAULT_HOLD_NANOS}) for the
@@ -30,8 +30,11 @@ import java.util.Arrays;
  * quick request that turns out slow (a read that misses the page cache) delays the replies held
  * before it by its run. A connection's held replies are written before its held request ends are
  * counted, so a connection draining to close (after NBD_CMD_DISC) never closes with one of them
- * still held. A worker outside a batch, and every other thread, sends at once. The write of the
- * held replies is charged to the request after which it happens.
+ * still held. A worker outside a batch, and every other thread, sends at once, but for a
+ * replication link's reader, which holds the client replies that one read of a copy's answers
+ * completes ({@link #startHolding}). The write of the held replies is charged to the request
+ * after which it happens. The replies a copy makes to its primary
+ * ({@code ReplicationServer.Replies}) are held in the same way.
  */
 final class ReplyBatch implements QosExecutor.BatchListener {
 
@@ -43,7 +46,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
     /** Most replies and request ends a worker holds (a batch has at most 8 requests). */
     static final int CAPACITY = 64;
 
-    /** Work that can tell whether it runs in a moment: an NBD request. */
+    /** Work that can tell whether it runs in a moment: an NBD request, or a copy's applying of its primary's request. */
     interface Work {
 
         /** Whether it runs in a moment unless the store is slow. */
@@ -72,7 +75,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         this.holdNanos = holdNanos;
     }
 
-    /** The calling thread's held replies while it runs a batch, else null: send at once. */
+    /** The calling thread's held replies while it runs a batch (or holds, {@link #startHolding}), else null: send at once. */
     static Held current() {
         Held h = HELD.get();
         return h.active ? h : null;
@@ -122,7 +125,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         endHolding(); // empty unless a request ended the batch early
     }
 
-    /** One worker's held replies and request ends, in the order its requests made them. */
+    /** One thread's held replies and request ends, in the order its requests made them. */
     static final class Held {
         private boolean active;
         private final Sink[] sinks = new Sink[CAPACITY];
