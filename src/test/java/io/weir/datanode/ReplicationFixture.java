@@ -74,6 +74,17 @@ abstract class ReplicationFixture {
                 .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2).serviceTime(serviceTime).build());
     }
 
+    /**
+     * As {@link #start(String)}, with one worker whose store {@code gate} can hold, and a batch's
+     * replies held to its end however slow ({@link ReplyBatch}): the requests behind a held one
+     * queue, and then run as one batch.
+     */
+    DataNode startGated(String name, StoreGate gate) throws Exception {
+        return closedAfterTheTest(DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(1).replyHold(java.time.Duration.ofSeconds(10))
+                .serviceTime(gate).build());
+    }
+
     /** Where node a keeps the volume's in-sync set ({@link SyncState}). */
     Path keptSetOfA() {
         return dir.resolve("a").resolve(VOLUME + SyncState.SUFFIX);

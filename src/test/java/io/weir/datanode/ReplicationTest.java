@@ -305,10 +305,7 @@ class ReplicationTest extends ReplicationFixture {
     @Test
     void readsOfAReplicatedVolumeRunAsABatchHaveTheirRepliesWrittenTogether() throws Exception {
         StoreGate gate = new StoreGate();
-        DataNode a = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("a"))
-                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
-                .workers(1).replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
-                .serviceTime(gate).build());
+        DataNode a = startGated("a", gate);
         DataNode b = start("b");
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         int n = 8;
@@ -869,10 +866,7 @@ class ReplicationTest extends ReplicationFixture {
     @Test
     void aCopysRepliesToABatchOfItsPrimarysWritesGoOutTogether() throws Exception {
         StoreGate gate = new StoreGate();
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b"))
-                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
-                .workers(1).replyHold(Duration.ofSeconds(10)) // the batch's replies held to its end, however slow
-                .serviceTime(gate).build());
+        DataNode b = startGated("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
         int n = 8;
         ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + 4096));
@@ -919,9 +913,7 @@ class ReplicationTest extends ReplicationFixture {
     void theClientRepliesOneReadOfTheCopysAnswersCompletesGoOutTogether() throws Exception {
         DataNode a = start("a");
         StoreGate gate = new StoreGate();
-        DataNode b = closedAfterTheTest(DataNode.builder().dataDir(dir.resolve("b"))
-                .listen(new InetSocketAddress("127.0.0.1", 0)).replicationListen(new InetSocketAddress("127.0.0.1", 0))
-                .workers(1).replyHold(Duration.ofSeconds(10)).serviceTime(gate).build());
+        DataNode b = startGated("b", gate);
         a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own among the writes
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         awaitAnnounced(a, B);
