@@ -88,7 +88,7 @@ final class ReplicationServer implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger waitingForOlder = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
     private final java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
-    /** Writes of replies, on every connection (tests). */
+    /** Writes of replies begun, on every connection (tests). */
     private final java.util.concurrent.atomic.AtomicLong replyWrites = new java.util.concurrent.atomic.AtomicLong();
     /** Accepted connections whose greeting is not done yet, and when each was accepted (System.nanoTime). */
     private final java.util.Map<SocketChannel, Long> greeting = new ConcurrentHashMap<>();
@@ -161,7 +161,7 @@ final class ReplicationServer implements AutoCloseable {
         greetingTimeoutNanos = timeout.toNanos();
     }
 
-    /** Tests: writes of replies made. */
+    /** Tests: writes of replies begun. */
     long replyWrites() {
         return replyWrites.get();
     }
@@ -401,8 +401,8 @@ final class ReplicationServer implements AutoCloseable {
                         out.put(queue.poll());
                     }
                     out.flip();
+                    writes.incrementAndGet(); // before: a test may read the replies as soon as they are written
                     ReplicationWire.writeFully(channel, out);
-                    writes.incrementAndGet();
                 } catch (IOException e) {
                     queue.clear();
                     onFailure.run(); // the primary sees its link fail and answers for the copy

@@ -893,6 +893,7 @@ class ReplicationTest extends ReplicationFixture {
                 in.readLong(); // epoch
             }
             assertThat(handles).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            // each write is counted as it begins, before the bytes it sends can be read here
             assertThat(b.replication().replyWrites() - writes)
                     .as("writes of the eight replies: the batch's, and the first's if the worker took it alone")
                     .isBetween(1L, 2L);
