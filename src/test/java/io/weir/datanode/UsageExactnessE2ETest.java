@@ -139,7 +139,7 @@ class UsageExactnessE2ETest extends IntegrationTest {
         long[] baseline = new long[3];
         long[] changedAt = {System.nanoTime()};
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(250)).until(() -> {
-            long[] now = replicatedTotals(pair.volumeId, start);
+            long[] now = usageTotals(pair.volumeId, start);
             if (!java.util.Arrays.equals(now, baseline)) {
                 System.arraycopy(now, 0, baseline, 0, 3);
                 changedAt[0] = System.nanoTime();
@@ -157,7 +157,7 @@ class UsageExactnessE2ETest extends IntegrationTest {
         // every write is on the copy once fio has its answer; its report and the primary's follow within seconds
         long[] after = new long[3];
         await().atMost(PATIENCE).untilAsserted(() -> {
-            System.arraycopy(replicatedTotals(pair.volumeId, start), 0, after, 0, 3);
+            System.arraycopy(usageTotals(pair.volumeId, start), 0, after, 0, 3);
             assertThat(after[2] - baseline[2]).as("bytes the copy applied for the primary, so far").isGreaterThanOrEqualTo(fioWritten);
             assertThat(after[0] - baseline[0]).as("client ops, so far").isGreaterThanOrEqualTo(fioIos);
         });
@@ -167,8 +167,11 @@ class UsageExactnessE2ETest extends IntegrationTest {
                 .isGreaterThanOrEqualTo(job.get("write").get("total_ios").asLong());
     }
 
-    /** Client ops (reads plus writes), replica ops and replica bytes of the volume since a minute before {@code start}. */
-    private long[] replicatedTotals(String volumeId, Instant start) {
+    /**
+     * Client ops (reads plus writes), replica ops and replica bytes of the volume, from a minute
+     * before {@code start} to a minute after now, in 1-minute points.
+     */
+    private long[] usageTotals(String volumeId, Instant start) {
         Instant from = start.truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(1));
         Instant to = Instant.now().truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(2));
         HttpApi.Response r = api.get("/api/v1/usage/volumes/" + volumeId + "?from=" + from + "&to=" + to + "&step=60s");
@@ -187,16 +190,8 @@ class UsageExactnessE2ETest extends IntegrationTest {
         return s == null ? 0 : s.readOps() + s.writeOps();
     }
 
-    /** Reads plus writes of the volume from a minute before the run to a minute after now, in 1-minute points. */
+    /** Reads plus writes of the volume from a minute before the run to a minute after now. */
     private long usageApiOps(String volumeId, Instant start) {
-        Instant from = start.truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(1));
-        Instant to = Instant.now().truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(2));
-        HttpApi.Response r = api.get("/api/v1/usage/volumes/" + volumeId + "?from=" + from + "&to=" + to + "&step=60s");
-        assertThat(r.status()).as(r.toString()).isEqualTo(200);
-        long ops = 0;
-        for (JsonNode p : r.json().get("points")) {
-            ops += p.get("readOps").asLong() + p.get("writeOps").asLong();
-        }
-        return ops;
+        return usageTotals(volumeId, start)[0];
     }
 }

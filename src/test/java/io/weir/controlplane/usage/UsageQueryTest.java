@@ -187,6 +187,12 @@ class UsageQueryTest extends IntegrationTest {
         });
     }
 
+    /** The one point of {@code /usage/{scope}/{id}} over the minute from {@code minute}. */
+    private JsonNode minutePoint(String scope, UUID id, Instant minute) {
+        return api.get("/api/v1/usage/" + scope + "/" + id + "?from=" + minute + "&to=" + minute.plusSeconds(60)
+                + "&step=1m").json().get("points").get(0);
+    }
+
     @Test
     void aHandComputedMinute() {
         UUID t = UsageFixtures.tenant(api, unique("usage-hand"));
@@ -198,8 +204,7 @@ class UsageQueryTest extends IntegrationTest {
                 List.of(new VolumeUsage(v, 30, 10, 120_000, 40_960, 100, 1000, 3000, 2.0, 250_000_000, 1, 5_000_000))));
         ingest.ingest(node, report(2, minute.plusSeconds(10), Duration.ofSeconds(20),
                 List.of(new VolumeUsage(v, 0, 60, 0, 245_760, 200, 2000, 9000, 0.5, 0, 0, 15_000_000))));
-        JsonNode p = api.get("/api/v1/usage/volumes/" + v + "?from=" + minute + "&to=" + minute.plusSeconds(60)
-                + "&step=1m").json().get("points").get(0);
+        JsonNode p = minutePoint("volumes", v, minute);
         assertThat(p.get("readOps").asLong()).isEqualTo(30);
         assertThat(p.get("writeOps").asLong()).isEqualTo(70);
         assertThat(p.get("iops").asDouble()).isCloseTo(100 / 60.0, within(1e-12));
@@ -229,8 +234,7 @@ class UsageQueryTest extends IntegrationTest {
                 List.of(new VolumeUsage(v, 20, 10, 81_920, 40_960, 100, 1000, 3000, 2.0, 0, 0, 5_000_000, 10, 50, 0, 0))));
         ingest.ingest(copy, report(1, minute, Duration.ofSeconds(10),
                 List.of(new VolumeUsage(v, 0, 0, 0, 0, 0, 0, 0, 1.0, 0, 0, 2_000_000, 0, 0, 10, 40_960))));
-        JsonNode p = api.get("/api/v1/usage/volumes/" + v + "?from=" + minute + "&to=" + minute.plusSeconds(60)
-                + "&step=1m").json().get("points").get(0);
+        JsonNode p = minutePoint("volumes", v, minute);
         assertThat(p.get("readOps").asLong()).isEqualTo(20);
         assertThat(p.get("writeOps").asLong()).as("each client write once").isEqualTo(10);
         assertThat(p.get("writeBytes").asLong()).isEqualTo(40_960);
@@ -239,8 +243,7 @@ class UsageQueryTest extends IntegrationTest {
         assertThat(p.get("replicaOps").asLong()).as("what the copy applied for the primary").isEqualTo(10);
         assertThat(p.get("replicaBytes").asLong()).isEqualTo(40_960);
         assertThat(p.get("cpuMs").asDouble()).as("what the volume cost both nodes").isCloseTo(7, within(1e-12));
-        JsonNode tenantPoint = api.get("/api/v1/usage/tenants/" + t + "?from=" + minute + "&to=" + minute.plusSeconds(60)
-                + "&step=1m").json().get("points").get(0);
+        JsonNode tenantPoint = minutePoint("tenants", t, minute);
         assertThat(tenantPoint.get("writeOps").asLong()).isEqualTo(10);
         assertThat(tenantPoint.get("replicaOps").asLong()).isEqualTo(10);
     }
