@@ -227,15 +227,17 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
 
     /**
      * Whether the request runs in a moment unless the store is slow: a READ or CACHE without
-     * FUA (a replicated volume's too: it is read from this node's copy), or a WRITE without FUA on
-     * a volume of one copy. A FLUSH or FUA waits for the disk, and a replicated volume's write for
-     * its copies; {@link ReplyBatch} holds no reply across such a request.
+     * FUA (a replicated volume's too: it is read from this node's copy), or a WRITE without FUA,
+     * on a replicated volume while its links to the copies are up: its worker writes it here and
+     * queues its forwards, which {@link ReplyBatch} holds with the batch's replies, and its reply
+     * comes once the copies answer. A FLUSH or FUA waits for the disk, and a replicated write
+     * whose link is down for a connection; {@link ReplyBatch} holds no reply across such a request.
      */
     @Override
     public boolean quick() {
         VolumeStore v = conn.volume();
         return v != null && !fua() && (type == Nbd.CMD_READ || type == Nbd.CMD_CACHE
-                || type == Nbd.CMD_WRITE && v.replication == null);
+                || type == Nbd.CMD_WRITE && (v.replication == null || v.replication.forwardsAtOnce()));
     }
 
     private boolean fua() {

@@ -47,7 +47,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * it at most twice that. The socket is closed under any thread blocked writing to it (a copy that
  * stops reading fills the socket's buffer), which then fails too.
  */
-final class ReplicaLink implements AutoCloseable {
+final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
 
     private static final System.Logger LOG = System.getLogger(ReplicaLink.class.getName());
 
@@ -112,6 +112,8 @@ final class ReplicaLink implements AutoCloseable {
     /** The socket of a connection attempt under way, and since when; {@link #expire} closes it past the timeout. */
     private volatile SocketChannel connecting;
     private volatile long connectingSince;
+    /** Writes of queued requests made; changed under writeLock. */
+    private volatile long writes;
     /** When the reader last took a reply (System.nanoTime). */
     private volatile long lastReply;
     /** Tests: runs while a new connection is set up, under the write lock. */
@@ -219,7 +221,8 @@ final class ReplicaLink implements AutoCloseable {
      * Sends one request; {@code cb} runs exactly once: with {@link ReplicationWire#LINK_DOWN} if
      * the link is down or fails first, else on the reader thread when the reply comes.
      * {@code data} (WRITE only) is read from its position to its limit, and not after {@code cb}
-     * has run.
+     * has run. A thread that holds replies ({@link ReplyBatch#current}) holds the request too:
+     * it is written with the others that thread sends on this link when it writes what it held.
      */
     void send(byte type, byte flags, UUID volume, long epoch, long offset, long length, ByteBuffer data, Callback cb) {
         if (!up) {
@@ -233,7 +236,22 @@ final class ReplicaLink implements AutoCloseable {
             return;
         }
         queue.add(new Frame(new ReplicationWire.Request(type, flags, handle, volume, epoch, offset, length), data, on));
+        ReplyBatch.Held held = ReplyBatch.current();
+        if (held != null) {
+            held.holdWrites(this); // a worker running a batch: written with the batch's other requests to this copy
+        } else {
+            flush();
+        }
+    }
+
+    @Override
+    public void writeQueued() {
         flush();
+    }
+
+    /** Tests: writes of queued requests made, each of one or more requests. */
+    long writes() {
+        return writes;
     }
 
     /** Writes what is queued unless another thread is at it; whoever writes last looks again. */
@@ -260,6 +278,7 @@ final class ReplicaLink implements AutoCloseable {
                             parts[n++] = b.data();
                         }
                     }
+                    writes++; // counted as it begins, before the copy can read what it sends
                     write(c, parts, n);
                     batch.clear();
                 }

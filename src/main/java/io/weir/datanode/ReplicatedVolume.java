@@ -165,6 +165,8 @@ final class ReplicatedVolume {
     /** Rule 7: client requests held while unconfirmed; {@link #heldCount} counts them. */
     private final List<Held> held = new ArrayList<>();
     private volatile int heldCount;
+    /** Whether the last {@link #forward} found every copy's link up ({@link #forwardsAtOnce}). */
+    private volatile boolean linksUp;
     /**
      * Copy side: read-held while a primary's request is applied ({@link #applyIfAdmitted}),
      * write-held while the epoch or this node's role changes ({@link #configure}, a higher epoch
@@ -592,16 +594,29 @@ final class ReplicatedVolume {
             return;
         }
         byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
+        boolean allUp = true;
         for (ReplicaCopy c : targets) {
             ReplicaLink link = links.link(c);
             ReplicaLink.Callback cb = new Forwarded(p, c);
             if (link == null) {
+                allUp = false;
                 cb.done(ReplicationWire.LINK_DOWN, 0);
             } else {
+                allUp &= link.isUp(); // a link that is down connects in send
                 link.send(type, flags, id, sendEpoch, offset, length,
                         data == null ? null : data.duplicate(), cb);
             }
         }
+        linksUp = allUp;
+    }
+
+    /**
+     * Whether a client's write is forwarded without waiting: its last forward found the link to
+     * each copy up, so that sending only queues (a link that is down connects first). A worker
+     * running a batch then holds the forwards with the batch's replies ({@link NbdRequest#quick}).
+     */
+    boolean forwardsAtOnce() {
+        return linksUp;
     }
 
     /** A copy's answer to a forwarded client request: quick when OK, as it only answers the client. */

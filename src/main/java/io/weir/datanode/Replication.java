@@ -517,6 +517,11 @@ final class Replication implements AutoCloseable {
         return server.replyWrites();
     }
 
+    /** Tests: writes of requests to copies this node's links made ({@link ReplicaLink#writes}). */
+    long forwardWrites() {
+        return links.values().stream().mapToLong(ReplicaLink::writes).sum();
+    }
+
     /** Tests: sending nodes whose connections this node's {@link ReplicationServer} keeps. */
     int sendingNodes() {
         return server.sendingNodes();

@@ -18,8 +18,8 @@ import java.util.Arrays;
  *   <li>after the batch's last request;</li>
  *   <li>before a request that may wait (anything but {@linkplain Work#quick quick} work, which
  *       only NBD requests and a copy's applying of its primary's writes can be: a FLUSH or FUA, a
- *       replicated volume's write, a background task's step all may), so that no reply waits for
- *       the disk or the network on another request's behalf;</li>
+ *       replicated volume's write while a link to a copy is down, a background task's step all
+ *       may), so that no reply waits for the disk or the network on another request's behalf;</li>
  *   <li>after a request that ran the hold time or longer (a slow store's, say), its own reply
  *       included: such requests gain little from sharing a write;</li>
  *   <li>once the first held reply has waited the hold time ({@link #DEFAULT_HOLD_NANOS}) for the
@@ -35,6 +35,12 @@ import java.util.Arrays;
  * completes ({@link #startHolding}). The write of the held replies is charged to the request
  * after which it happens. The replies a copy makes to its primary
  * ({@code ReplicationServer.Replies}) are held in the same way.
+ *
+ * <p>So are the requests a worker sends to other nodes while it holds: the forwards of a
+ * replicated volume's writes wait in their {@link ReplicaLink}'s queue, and each link is told
+ * once ({@link Outbox}) to write what it queued, after the held replies (its write may wait for
+ * the copy's window; no reply waits for it). A batch of client writes then reaches each copy in
+ * one write, which the copy reads at once and applies as a batch.
  */
 final class ReplyBatch implements QosExecutor.BatchListener {
 
@@ -53,6 +59,16 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         boolean quick();
     }
 
+    /**
+     * Where held requests to another node go: a replication link, which queues a worker's
+     * forwards while it holds ({@link #current}) and writes them when told.
+     */
+    interface Outbox {
+
+        /** Writes what is queued; never throws for a failed write (it answers the requests). */
+        void writeQueued();
+    }
+
     /** Where held replies and request ends go: a connection. */
     interface Sink {
 
@@ -62,6 +78,9 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         /** One request fully answered; {@code bytes} as held. */
         void requestDone(long bytes);
     }
+
+    /** Most replication links a worker holds requests for (a batch's volumes have at most two copies each besides this node). */
+    static final int OUTBOXES = 8;
 
     private static final ThreadLocal<Held> HELD = ThreadLocal.withInitial(Held::new);
 
@@ -106,7 +125,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
     @Override
     public boolean requestRan(long startNanos, long endNanos, Object next) {
         Held h = HELD.get();
-        if (h.count == 0) {
+        if (h.count == 0 && h.outboxCount == 0) {
             return false;
         }
         if (endNanos - startNanos >= holdNanos || next == null || !(next instanceof Work w && w.quick())
@@ -135,12 +154,28 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         private final long[] doneBytes = new long[CAPACITY];
         private final ByteBuffer[] gather = new ByteBuffer[CAPACITY];
         private int count;
+        /** The links whose queued requests to write ({@link #holdWrites}), each once. */
+        private final Outbox[] outboxes = new Outbox[OUTBOXES];
+        private int outboxCount;
         /** When the request that made the first held slot had run; 0 before. */
         private long firstAt;
 
         /** Holds {@code reply} for {@code sink}, writing what is held first if it is full. */
         void hold(Sink sink, ByteBuffer reply) {
             replies[take(sink, false)] = reply;
+        }
+
+        /** Writes {@code outbox}'s queued requests with the held replies, not now; at once if it holds as many links as it can. */
+        void holdWrites(Outbox outbox) {
+            for (int i = 0; i < outboxCount; i++) {
+                if (outboxes[i] == outbox) {
+                    return;
+                }
+            }
+            if (outboxCount == OUTBOXES) {
+                flush();
+            }
+            outboxes[outboxCount++] = outbox;
         }
 
         /** Holds the end of a request of {@code sink}, writing what is held first if it is full. */
@@ -160,8 +195,9 @@ final class ReplyBatch implements QosExecutor.BatchListener {
 
         /**
          * Writes the held replies, one {@link Sink#sendNow} per sink in the order the sinks first
-         * appear, each followed by that sink's held request ends. A sink that throws is logged
-         * and the others still go out.
+         * appear, each followed by that sink's held request ends; then the held links' queued
+         * requests, which may wait for a copy's window, so that no reply waits for them. A sink
+         * or link that throws is logged and the others still go out.
          */
         void flush() {
             boolean wasActive = active;
@@ -177,9 +213,18 @@ final class ReplyBatch implements QosExecutor.BatchListener {
                         }
                     }
                 }
+                for (int i = 0; i < outboxCount; i++) {
+                    try {
+                        outboxes[i].writeQueued();
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.ERROR, "writing held requests failed", e);
+                    }
+                }
             } finally {
                 Arrays.fill(sinks, 0, count, null);
                 Arrays.fill(replies, 0, count, null);
+                Arrays.fill(outboxes, 0, outboxCount, null);
+                outboxCount = 0;
                 count = 0;
                 firstAt = 0;
                 active = wasActive;

@@ -28,8 +28,9 @@
  *       and whom it lets in: a client certificate's tenant sees that tenant's exports only),
  *       {@code NbdRequest} (one transmission request: its validation, its run by a worker, and
  *       its reply) and {@code ReplyBatch} (the replies of a worker's batch of requests, written
- *       per connection in one gathering write; also a copy's replies to its primary, and the
- *       client replies a replication link's reader completes from one read). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
+ *       per connection in one gathering write, and their forwards to the copies per link; also
+ *       a copy's replies to its primary, and the client replies a replication link's reader
+ *       completes from one read). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
  *       Replication (see below): {@code Replication}, {@code ReplicatedVolume} (with
@@ -169,10 +170,11 @@
  *            the copy's node ─► its scheduler (the volume's foreground flow) ─► applied ─► reply
  *            ─► the primary's link reader ─► all copies answered ─► NBD reply to the client
  * </pre>
- * Replies are batched both ways: a copy's worker running a batch writes its replies to the
- * primary together, and the primary's link reader writes the client replies that one read of a
- * copy's answers completes per connection in one write ({@code ReplyBatch}), holding none across
- * an answer whose handling may wait for the disk.
+ * Requests and replies are batched both ways: a primary's worker running a batch of client
+ * writes holds their forwards and writes them to each copy together, a copy's worker running a
+ * batch writes its replies to the primary together, and the primary's link reader writes the
+ * client replies that one read of a copy's answers completes per connection in one write
+ * ({@code ReplyBatch}), holding none across an answer whose handling may wait for the disk.
  * The copy runs what its primary sends as {@code IoKind.REPLICA}: under the volume's weight and
  * caps like a write, but counted in the volume's replica ops and bytes, not in its reads and
  * writes, so that each client request counts once over the volume's nodes.

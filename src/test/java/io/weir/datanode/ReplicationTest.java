@@ -942,6 +942,45 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * The forwards of a batch of client writes go to the copy together: a worker running a batch
+     * holds them as it holds the batch's replies and writes them in one write, not one each. The
+     * primary has one worker, its first write held in the store until the other seven are queued
+     * behind it, so that it runs those seven as a batch.
+     */
+    @Test
+    void theForwardsOfABatchOfClientWritesGoToTheCopyTogether() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = startGated("a", gate);
+        DataNode b = start("b");
+        a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own among the writes
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
+        awaitAnnounced(a, B);
+        int n = 8;
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            gate.arm();
+            for (int i = 0; i < n; i++) {
+                c.request(Nbd.CMD_WRITE, 0, 100 + i, 4096L * i, 4096, NbdServerTest.bytes(4096, i));
+            }
+            c.flushOut();
+            assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the primary's store").isTrue();
+            await().atMost(PATIENCE).until(() -> a.executor().pending() == n);
+            long forwards = a.replication().forwardWrites();
+            gate.release();
+            List<Long> cookies = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Reply r = c.readReply();
+                assertThat(r.error()).isZero();
+                cookies.add(r.cookie());
+            }
+            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(a.replication().forwardWrites() - forwards)
+                    .as("writes of the eight forwards: the batch's, and the first's if the worker took it alone")
+                    .isBetween(1L, 2L);
+        }
+        assertThat(onCopy(b, 7 * 4096, 4096)).isEqualTo(NbdServerTest.bytes(4096, 7));
+    }
+
+    /**
      * A copy forgets a sending node once its last connection has ended with every request
      * answered: in clear a hello may name any node, and a peer that named a new one on each
      * connection left an entry behind for each, without bound.

@@ -121,6 +121,31 @@ class ReplyBatchTest {
         assertThat(events).containsExactly("a:r1");
     }
 
+    /** A replication link's queued forwards are held with the batch's replies, each link told once, after the replies. */
+    @Test
+    void aBatchsForwardsGoOutOncePerLinkAfterItsReplies() {
+        Recorder a = new Recorder("a");
+        ReplyBatch.Outbox toB = () -> events.add("link b");
+        ReplyBatch.Outbox toC = () -> events.add("link c");
+        batch.batchStarted();
+        ReplyBatch.current().holdWrites(toB);
+        assertThat(batch.requestRan(0, 5 * US, QUICK)).as("a forward alone is held too").isFalse();
+        ReplyBatch.current().hold(a, reply(1));
+        ReplyBatch.current().holdWrites(toC);
+        ReplyBatch.current().holdWrites(toB);
+        batch.requestRan(5 * US, 10 * US, QUICK);
+        assertThat(events).isEmpty();
+        assertThat(batch.requestRan(10 * US, 15 * US, MAY_WAIT)).isTrue();
+        assertThat(events).containsExactly("a:r1", "link b", "link c");
+        ReplyBatch.current().holdWrites(toC);
+        assertThat(batch.requestRan(15 * US, 20 * US, QUICK)).isFalse();
+        assertThat(batch.requestRan(20 * US, 20 * US + ReplyBatch.DEFAULT_HOLD_NANOS - 1, QUICK)).isFalse();
+        assertThat(events).hasSize(3);
+        assertThat(batch.requestRan(20 * US + ReplyBatch.DEFAULT_HOLD_NANOS - 1, 20 * US + ReplyBatch.DEFAULT_HOLD_NANOS, QUICK))
+                .as("a forward waits at most the hold time").isTrue();
+        assertThat(events).containsExactly("a:r1", "link b", "link c", "link c");
+    }
+
     @Test
     void aFullHoldWritesWhatItHoldsBeforeTakingMore() {
         Recorder a = new Recorder("a");
