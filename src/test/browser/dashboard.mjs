@@ -46,18 +46,23 @@ try {
   const seen = await page.evaluate(() => {
     const text = (id) => document.getElementById(id).textContent.trim();
     const rows = (id) => [...document.querySelectorAll('#' + id + ' tbody tr:not(.empty)')].map((r) => [...r.cells].map((c) => c.textContent.trim()));
-    // Pixels of the IOPS chart's read series colour (#4fb3ff): a drawn line with data.
+    // Pixels of an IOPS chart series' colour (read #4fb3ff, replica #b48cff): a drawn line with data.
     const canvas = document.querySelector('#chart-iops canvas');
     const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    let coloured = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      if (Math.abs(data[i] - 0x4f) < 12 && Math.abs(data[i + 1] - 0xb3) < 12 && Math.abs(data[i + 2] - 0xff) < 12) coloured++;
-    }
+    const pixels = (r, g, b) => {
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) < 12 && Math.abs(data[i + 1] - g) < 12 && Math.abs(data[i + 2] - b) < 12) n++;
+      }
+      return n;
+    };
+    const coloured = pixels(0x4f, 0xb3, 0xff);
     return {
       tenants: text('kpi-tenants'), volumes: text('kpi-volumes'), nodes: text('kpi-nodes'), iops: text('kpi-iops'),
       tenantRows: rows('tenants-table'), nodeRows: document.getElementById('nodes-table').hidden ? null : rows('nodes-table'),
       topRows: rows('top-table'), qosRows: rows('qos-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
-      charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured,
+      charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured, replicaPixels: pixels(0xb4, 0x8c, 0xff),
+      iopsSeries: [...document.querySelectorAll('#chart-iops .u-legend .u-label')].map((e) => e.textContent.trim()),
       latencySeries: [...document.querySelectorAll('#chart-lat .u-legend .u-label')].map((e) => e.textContent.trim()),
       token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
     };
@@ -72,6 +77,10 @@ try {
     fail('the latency chart does not show the time queued at the scheduler: ' + seen.latencySeries.join(', '));
   }
   if (seen.iopsPixels < 50) fail('the IOPS chart shows no data (' + seen.iopsPixels + ' pixels of the read colour)');
+  if (!seen.iopsSeries.includes('replica') || seen.replicaPixels < 50) {
+    fail('the IOPS chart does not draw the ops applied as a copy (' + seen.iopsSeries.join(', ') + '; '
+      + seen.replicaPixels + ' pixels of the replica colour)');
+  }
   if (seen.topRows.length === 0) fail('top-N is empty');
   if (!(Number(seen.iops.replace(/[kMG]$/, '')) > 0)) fail('cluster IOPS KPI is ' + seen.iops);
   if (!seen.token.session || seen.token.local !== 0 || seen.token.cookies !== '') fail('token storage: ' + JSON.stringify(seen.token));

@@ -142,8 +142,12 @@
       value: (u, v) => (fmt ? fmt(v) : num(v)), points: { show: false } };
   }
   function setupCharts() {
-    chart('chart-iops', [line('read', COLORS[0], num, true), line('write', COLORS[1], num, true)], num);
-    chart('chart-bps', [line('read', COLORS[0], bytesPerSec, true), line('write', COLORS[1], bytesPerSec, true)], bytesPerSec);
+    // a replicated volume's copies apply its writes for the primary: counted apart from the
+    // clients' reads and writes (which count each request once), dashed beside them
+    const replica = (fmt) => Object.assign(line('replica', COLORS[4], fmt), { dash: [4, 4] });
+    chart('chart-iops', [line('read', COLORS[0], num, true), line('write', COLORS[1], num, true), replica(num)], num);
+    chart('chart-bps', [line('read', COLORS[0], bytesPerSec, true), line('write', COLORS[1], bytesPerSec, true),
+      replica(bytesPerSec)], bytesPerSec);
     // the queued part of the latency (time waiting at the scheduler), dashed under its total: when
     // it is most of the latency, the node is saturated and weights decide who waits
     chart('chart-lat', [line('p50', COLORS[1], micros), line('p99', COLORS[2], micros), line('max', COLORS[3], micros),
@@ -230,8 +234,10 @@
     const x = xs(series.points);
     const p = series.points;
     const sec = stepSeconds(series);
-    state.charts['chart-iops'].setData([x, p.map((q) => q.readOps / sec), p.map((q) => q.writeOps / sec)]);
-    state.charts['chart-bps'].setData([x, p.map((q) => q.readBytes / sec), p.map((q) => q.writeBytes / sec)]);
+    state.charts['chart-iops'].setData([x, p.map((q) => q.readOps / sec), p.map((q) => q.writeOps / sec),
+      p.map((q) => q.replicaOps / sec)]);
+    state.charts['chart-bps'].setData([x, p.map((q) => q.readBytes / sec), p.map((q) => q.writeBytes / sec),
+      p.map((q) => q.replicaBytes / sec)]);
     state.charts['chart-lat'].setData([x, p.map((q) => q.latencyP50Us), p.map((q) => q.latencyP99Us), p.map((q) => q.latencyMaxUs),
       p.map((q) => q.queuedP50Us), p.map((q) => q.queuedP99Us)]);
     state.charts['chart-thr'].setData([x, p.map((q) => q.throttledMs / sec), p.map((q) => q.queueDepth)]);

@@ -121,8 +121,9 @@ class DashboardE2ETest extends IntegrationTest {
             long p50 = Math.round(180 + 60 * wave + (throttled ? 400 : 0));
             long cpu = (reads + writes) * 9_000;
             cpuTotal += cpu;
+            long replica = writes / 2; // applied as a copy for a primary elsewhere: the dashboard draws it apart
             vs.add(new VolumeUsage(volumes.get(k), reads, writes, reads * 4096, writes * 16384, p50, p50 * 4, p50 * 11,
-                    2 + 6 * wave + (throttled ? 20 : 0), throttled ? 2_500_000_000L : 0, 0, cpu));
+                    2 + 6 * wave + (throttled ? 20 : 0), throttled ? 2_500_000_000L : 0, 0, cpu, 0, 0, replica, replica * 16384));
         }
         long gc = Math.round(cpuTotal * (0.08 + 0.05 * Math.sin(i / 25.0)));
         long flush = Math.round(cpuTotal * (0.12 + 0.08 * Math.sin(i / 11.0)));
