@@ -918,26 +918,9 @@ class ReplicationTest extends ReplicationFixture {
         a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own among the writes
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         awaitAnnounced(a, B);
-        int n = 8;
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            gate.arm();
-            for (int i = 0; i < n; i++) {
-                c.request(Nbd.CMD_WRITE, 0, 100 + i, 4096L * i, 4096, NbdServerTest.bytes(4096, i));
-            }
-            c.flushOut();
-            assertThat(gate.entered(PATIENCE.toSeconds())).as("the copy's first write reached its store").isTrue();
-            await().atMost(PATIENCE).until(() -> b.executor().pending() == n);
-            long gathered = a.server().gatheredReplies();
-            gate.release();
-            List<Long> cookies = new java.util.ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                Reply r = c.readReply();
-                assertThat(r.error()).isZero();
-                cookies.add(r.cookie());
-            }
-            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
-            assertThat(a.server().gatheredReplies() - gathered).as("client replies written together with others")
-                    .isGreaterThan(1);
+            assertThat(eightWritesBehindTheGate(c, gate, b, a.server()::gatheredReplies))
+                    .as("client replies written together with others").isGreaterThan(1);
         }
     }
 
@@ -955,29 +938,40 @@ class ReplicationTest extends ReplicationFixture {
         a.replication().flushEvery(Duration.ofHours(1)); // no FLUSH of a's own among the writes
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true))), b, B, a, A);
         awaitAnnounced(a, B);
-        int n = 8;
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
-            gate.arm();
-            for (int i = 0; i < n; i++) {
-                c.request(Nbd.CMD_WRITE, 0, 100 + i, 4096L * i, 4096, NbdServerTest.bytes(4096, i));
-            }
-            c.flushOut();
-            assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the primary's store").isTrue();
-            await().atMost(PATIENCE).until(() -> a.executor().pending() == n);
-            long forwards = a.replication().forwardWrites();
-            gate.release();
-            List<Long> cookies = new java.util.ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                Reply r = c.readReply();
-                assertThat(r.error()).isZero();
-                cookies.add(r.cookie());
-            }
-            assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
-            assertThat(a.replication().forwardWrites() - forwards)
+            assertThat(eightWritesBehindTheGate(c, gate, a, a.replication()::forwardWrites))
                     .as("writes of the eight forwards: the batch's, and the first's if the worker took it alone")
                     .isBetween(1L, 2L);
         }
         assertThat(onCopy(b, 7 * 4096, 4096)).isEqualTo(NbdServerTest.bytes(4096, 7));
+    }
+
+    /**
+     * Pipelines eight 4 KiB writes (cookies 100 to 107) through {@code c}, the first held by
+     * {@code gate} in {@code gated}'s store (a node of one worker) until all eight are queued
+     * there, so that its worker runs the other seven as a batch, and checks that each is answered
+     * OK. Answers how far {@code count} rose from just before the gate let go.
+     */
+    private static long eightWritesBehindTheGate(NbdTestClient c, StoreGate gate, DataNode gated,
+            java.util.function.LongSupplier count) throws Exception {
+        int n = 8;
+        gate.arm();
+        for (int i = 0; i < n; i++) {
+            c.request(Nbd.CMD_WRITE, 0, 100 + i, 4096L * i, 4096, NbdServerTest.bytes(4096, i));
+        }
+        c.flushOut();
+        assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the gated node's store").isTrue();
+        await().atMost(PATIENCE).until(() -> gated.executor().pending() == n);
+        long before = count.getAsLong();
+        gate.release();
+        List<Long> cookies = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Reply r = c.readReply();
+            assertThat(r.error()).isZero();
+            cookies.add(r.cookie());
+        }
+        assertThat(cookies).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+        return count.getAsLong() - before;
     }
 
     /**
