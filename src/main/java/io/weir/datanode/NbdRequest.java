@@ -228,10 +228,11 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     /**
      * Whether the request runs in a moment unless the store is slow: a READ or CACHE without
      * FUA (a replicated volume's too: it is read from this node's copy), or a WRITE without FUA,
-     * on a replicated volume while its links to the copies are up: its worker writes it here and
-     * queues its forwards, which {@link ReplyBatch} holds with the batch's replies, and its reply
-     * comes once the copies answer. A FLUSH or FUA waits for the disk, and a replicated write
-     * whose link is down for a connection; {@link ReplyBatch} holds no reply across such a request.
+     * on a replicated volume if its last forward found the links to the copies up: its worker
+     * writes it here and queues its forwards, which {@link ReplyBatch} holds with the batch's
+     * replies, and its reply comes once the copies answer. A FLUSH or FUA waits for the disk, and
+     * a replicated write whose link is down for a connection; {@link ReplyBatch} holds no reply
+     * across such a request (and a send that finds a link down since writes what is held first).
      */
     @Override
     public boolean quick() {

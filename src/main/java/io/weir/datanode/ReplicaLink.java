@@ -27,6 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * The thread that forwards a request (a scheduler worker) queues it and, if no other thread is
  * writing, writes everything queued in one gathering write, then looks again: under load many
  * requests go out per system call, and no thread of the link's own is woken per request. A
+ * worker running a batch only queues, and writes when it writes the batch's held replies
+ * ({@link ReplyBatch}); one that finds the link down writes what it holds before it connects. A
  * request's data is read only while it is written, before its callback can run. A reader thread
  * takes the replies, as many per read as have arrived, in any order, and runs each request's
  * callback once.
@@ -226,12 +228,14 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
      */
     void send(byte type, byte flags, UUID volume, long epoch, long offset, long length, ByteBuffer data, Callback cb) {
         if (!up) {
+            ReplyBatch.writeHeld(); // connecting may take seconds: nothing held waits for it
             connect();
         }
         long handle = handles.incrementAndGet();
         outstanding.put(handle, cb);
         ByteChannel on = channel;
         if (on == null) {
+            ReplyBatch.writeHeld(); // the answer may write the in-sync set to disk
             answer(handle, ReplicationWire.LINK_DOWN, 0);
             return;
         }

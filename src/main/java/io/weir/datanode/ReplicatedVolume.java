@@ -600,6 +600,7 @@ final class ReplicatedVolume {
             ReplicaLink.Callback cb = new Forwarded(p, c);
             if (link == null) {
                 allUp = false;
+                ReplyBatch.writeHeld(); // the answer may write the in-sync set to disk
                 cb.done(ReplicationWire.LINK_DOWN, 0);
             } else {
                 allUp &= link.isUp(); // a link that is down connects in send
@@ -611,9 +612,10 @@ final class ReplicatedVolume {
     }
 
     /**
-     * Whether a client's write is forwarded without waiting: its last forward found the link to
-     * each copy up, so that sending only queues (a link that is down connects first). A worker
-     * running a batch then holds the forwards with the batch's replies ({@link NbdRequest#quick}).
+     * Whether a client's write is likely forwarded without waiting: the last forward found the
+     * link to each copy up, so that sending only queues. A hint ({@link NbdRequest#quick}): a
+     * link may have gone down since, and a send that finds it down writes what its thread holds
+     * before it connects ({@link ReplicaLink#send}).
      */
     boolean forwardsAtOnce() {
         return linksUp;

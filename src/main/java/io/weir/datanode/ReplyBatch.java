@@ -18,8 +18,10 @@ import java.util.Arrays;
  *   <li>after the batch's last request;</li>
  *   <li>before a request that may wait (anything but {@linkplain Work#quick quick} work, which
  *       only NBD requests and a copy's applying of its primary's writes can be: a FLUSH or FUA, a
- *       replicated volume's write while a link to a copy is down, a background task's step all
- *       may), so that no reply waits for the disk or the network on another request's behalf;</li>
+ *       replicated volume's write whose last forward found a link to a copy down, a background
+ *       task's step all may), so that no reply waits for the disk or the network on another
+ *       request's behalf; a request that finds out only as it runs that it must wait (a link gone
+ *       down since) writes what is held first ({@link #writeHeld});</li>
  *   <li>after a request that ran the hold time or longer (a slow store's, say), its own reply
  *       included: such requests gain little from sharing a write;</li>
  *   <li>once the first held reply has waited the hold time ({@link #DEFAULT_HOLD_NANOS}) for the
@@ -79,7 +81,7 @@ final class ReplyBatch implements QosExecutor.BatchListener {
         void requestDone(long bytes);
     }
 
-    /** Most replication links a worker holds requests for (a batch's volumes have at most two copies each besides this node). */
+    /** Most replication links a worker holds requests for at once; one more writes what it holds first. */
     static final int OUTBOXES = 8;
 
     private static final ThreadLocal<Held> HELD = ThreadLocal.withInitial(Held::new);
@@ -113,6 +115,17 @@ final class ReplyBatch implements QosExecutor.BatchListener {
      */
     static void startHolding() {
         HELD.get().active = true;
+    }
+
+    /**
+     * Writes what the calling thread holds now, if it holds, and goes on holding: before it does
+     * something that may wait (connects a replication link, say).
+     */
+    static void writeHeld() {
+        Held h = HELD.get();
+        if (h.active) {
+            h.flush();
+        }
     }
 
     /** Writes what the calling thread held since {@link #startHolding}, and holds no more. */

@@ -717,7 +717,10 @@ public final class QosExecutor implements AutoCloseable {
      * Told on a worker thread when it runs a batch of more than one request (see
      * {@link #MAX_BATCH}), so that the caller can hold back what each request does on its way
      * out, such as writing its reply to a socket, and do it for several requests at once. Its
-     * methods run on the worker, outside the scheduler lock, and must not block.
+     * methods run on the worker, outside the scheduler lock, and should do no more than what
+     * they held would have done in the requests' own runs (a write to a socket whose peer is
+     * slow to read may wait as it would have there); the time is charged to the request after
+     * which it happens.
      */
     public interface BatchListener {
 

@@ -66,6 +66,43 @@ class ReplicaLinkTest {
         });
     }
 
+    /**
+     * A thread that holds replies (a worker running a batch) writes them before it sends on a link
+     * that is down: the send connects, which may take seconds, and a request it cannot send is
+     * answered at once on that thread, which may write the volume's in-sync set to disk. No held
+     * reply waits for either.
+     */
+    @Test
+    void whatAThreadHoldsGoesOutBeforeItSendsOnALinkThatIsDown() throws IOException {
+        int nobody;
+        try (ServerSocketChannel gone = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            nobody = ((InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        List<String> events = new CopyOnWriteArrayList<>();
+        ReplyBatch.Sink client = new ReplyBatch.Sink() {
+            @Override
+            public void sendNow(ByteBuffer[] replies, int n) {
+                events.add("reply");
+            }
+
+            @Override
+            public void requestDone(long bytes) {
+            }
+        };
+        try (ReplicaLink down = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + nobody,
+                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
+            ReplyBatch.startHolding();
+            try {
+                ReplyBatch.current().hold(client, ByteBuffer.allocate(16));
+                down.send(ReplicationWire.WRITE, (byte) 0, UUID.randomUUID(), 1, 0, 4096, ByteBuffer.allocate(4096),
+                        (status, epoch) -> events.add("answered " + status));
+            } finally {
+                ReplyBatch.endHolding();
+            }
+        }
+        assertThat(events).containsExactly("reply", "answered " + ReplicationWire.LINK_DOWN);
+    }
+
     @Test
     void aRequestACopyNeverAnswersTakesTheLinkDownAndIsAnsweredLinkDown() {
         CompletableFuture<Integer> answer = new CompletableFuture<>();

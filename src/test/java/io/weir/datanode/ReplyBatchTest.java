@@ -125,8 +125,8 @@ class ReplyBatchTest {
     @Test
     void aBatchsForwardsGoOutOncePerLinkAfterItsReplies() {
         Recorder a = new Recorder("a");
-        ReplyBatch.Outbox toB = () -> events.add("link b");
-        ReplyBatch.Outbox toC = () -> events.add("link c");
+        ReplyBatch.Outbox toB = link("b");
+        ReplyBatch.Outbox toC = link("c");
         batch.batchStarted();
         ReplyBatch.current().holdWrites(toB);
         assertThat(batch.requestRan(0, 5 * US, QUICK)).as("a forward alone is held too").isFalse();
@@ -144,6 +144,28 @@ class ReplyBatchTest {
         assertThat(batch.requestRan(20 * US + ReplyBatch.DEFAULT_HOLD_NANOS - 1, 20 * US + ReplyBatch.DEFAULT_HOLD_NANOS, QUICK))
                 .as("a forward waits at most the hold time").isTrue();
         assertThat(events).containsExactly("a:r1", "link b", "link c", "link c");
+    }
+
+    /** One link more than it holds writes the links it held first. */
+    @Test
+    void aHoldOfAsManyLinksAsItTakesWritesThemBeforeTakingAnother() {
+        batch.batchStarted();
+        for (int i = 0; i < ReplyBatch.OUTBOXES; i++) {
+            ReplyBatch.current().holdWrites(link("l" + i));
+        }
+        assertThat(events).isEmpty();
+        ReplyBatch.current().holdWrites(link("last"));
+        assertThat(events).hasSize(ReplyBatch.OUTBOXES).doesNotContain("link last");
+        batch.batchEnded();
+        assertThat(events).hasSize(ReplyBatch.OUTBOXES + 1).endsWith("link last");
+    }
+
+    /** A replication link that records when it is told to write; while it writes, nothing is held. */
+    private ReplyBatch.Outbox link(String name) {
+        return () -> {
+            assertThat(ReplyBatch.current()).as("held while writing held requests").isNull();
+            events.add("link " + name);
+        };
     }
 
     @Test
