@@ -231,8 +231,9 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
      * on a replicated volume if its last forward found the links to the copies up: its worker
      * writes it here and queues its forwards, which {@link ReplyBatch} holds with the batch's
      * replies, and its reply comes once the copies answer. A FLUSH or FUA waits for the disk, and
-     * a replicated write whose link is down for a connection; {@link ReplyBatch} holds no reply
-     * across such a request (and a send that finds a link down since writes what is held first).
+     * a replicated write whose link is down waits for it to connect; {@link ReplyBatch} holds no
+     * reply across such a request (and a send that finds a link gone down since writes what is
+     * held first).
      */
     @Override
     public boolean quick() {
