@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A copy that hangs, its socket open on 127.0.0.1: the link is taken down once its oldest request
- * has gone unanswered past the timeout, so that the primary's writes go on without it.
+ * has gone unanswered past the timeout, so that the primary's writes go on without it. And a link
+ * that is down: nothing a sending thread holds waits for it.
  */
 class ReplicaLinkTest {
 
