@@ -79,9 +79,11 @@ final class ReplicationServer implements AutoCloseable {
     private final ReplicationTls tls;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     /**
-     * Each sending node's connections, oldest superseded by the newest; a node is forgotten once
-     * its last connection has ended with every request answered. A set is added to and removed
-     * under the map's lock for its node, so a new connection never joins a set already dropped.
+     * Each sending node's connections, oldest superseded by the newest; a connection leaves its
+     * set once it has ended and every request it admitted is answered (by the thread that answers
+     * the last, if that comes after the end), and a node is forgotten with its last connection. A
+     * set is added to and removed under the map's lock for its node, so a new connection never
+     * joins a set already dropped.
      */
     private final java.util.Map<UUID, Set<Replies>> byPeer = new ConcurrentHashMap<>();
     /** New connections waiting for the requests of those they superseded (tests). */
@@ -240,12 +242,13 @@ final class ReplicationServer implements AutoCloseable {
                 // applied (a request queued, the pieces left of one) is dropped
                 replier.supersede();
             }
-            if (same != null && replier.answeredAll()) { // else the node's next connection waits for what is being applied
+            if (same != null) { // meanwhile the node's next connection waits for what is being applied
                 Replies r = replier;
-                byPeer.computeIfPresent(sender, (p, set) -> {
+                UUID node = sender;
+                r.onceAnswered(() -> byPeer.computeIfPresent(node, (p, set) -> {
                     set.remove(r);
                     return set.isEmpty() ? null : set; // a node with no connection left is forgotten
-                });
+                }));
             }
             greeting.remove(raw);
             close(raw);
@@ -296,6 +299,9 @@ final class ReplicationServer implements AutoCloseable {
         private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
         private final ByteBuffer out = ByteBuffer.allocate(256 * ReplicationWire.REPLY_BYTES);
         private final java.util.concurrent.atomic.AtomicLong writes;
+        /** What to run once every request is answered after the connection ended ({@link #onceAnswered}). */
+        private final java.util.concurrent.atomic.AtomicReference<Runnable> whenAnswered =
+                new java.util.concurrent.atomic.AtomicReference<>();
 
         Replies(ByteChannel channel, Runnable onFailure, java.util.concurrent.atomic.AtomicLong writes) {
             this.channel = channel;
@@ -330,6 +336,25 @@ final class ReplicationServer implements AutoCloseable {
         /** Whether every request admitted is answered. */
         boolean answeredAll() {
             return (admitted.get() & ~SUPERSEDED) == 0;
+        }
+
+        /**
+         * Runs {@code then} once every request admitted is answered: now if they are, else on the
+         * thread that answers the last. Once superseded only: no request is admitted after.
+         */
+        void onceAnswered(Runnable then) {
+            whenAnswered.set(then);
+            if (answeredAll()) {
+                runWhenAnswered();
+            }
+        }
+
+        /** Runs what {@link #onceAnswered} left, once, whichever thread gets to it first. */
+        private void runWhenAnswered() {
+            Runnable then = whenAnswered.getAndSet(null);
+            if (then != null) {
+                then.run();
+            }
         }
 
         /** Waits until every request admitted is answered, or the deadline (System.nanoTime) passes. */
@@ -387,6 +412,7 @@ final class ReplicationServer implements AutoCloseable {
                 synchronized (this) {
                     notifyAll();
                 }
+                runWhenAnswered();
             }
         }
 
