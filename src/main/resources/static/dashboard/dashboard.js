@@ -142,8 +142,9 @@
       value: (u, v) => (fmt ? fmt(v) : num(v)), points: { show: false } };
   }
   function setupCharts() {
-    // a replicated volume's copies apply its writes for the primary: counted apart from the
-    // clients' reads and writes (which count each request once), dashed beside them
+    // what a replicated volume's copies apply for the primary (its writes, trims and flushes, and
+    // resync steps): counted apart from the clients' reads and writes (which count each request
+    // once), dashed beside them
     const replica = (fmt) => Object.assign(line('replica', COLORS[4], fmt), { dash: [4, 4] });
     chart('chart-iops', [line('read', COLORS[0], num, true), line('write', COLORS[1], num, true), replica(num)], num);
     chart('chart-bps', [line('read', COLORS[0], bytesPerSec, true), line('write', COLORS[1], bytesPerSec, true),

@@ -165,7 +165,10 @@ final class ReplicatedVolume {
     /** Rule 7: client requests held while unconfirmed; {@link #heldCount} counts them. */
     private final List<Held> held = new ArrayList<>();
     private volatile int heldCount;
-    /** Whether the last {@link #forward} found every copy's link up ({@link #forwardsAtOnce}). */
+    /**
+     * Whether the last {@link #forward} found every copy's link up ({@link #forwardsAtOnce});
+     * false until the first that sends, and left as it was by one with no copy to send to.
+     */
     private volatile boolean linksUp;
     /**
      * Copy side: read-held while a primary's request is applied ({@link #applyIfAdmitted}),

@@ -42,7 +42,7 @@ import java.util.Arrays;
  * replicated volume's writes wait in their {@link ReplicaLink}'s queue, and each link is told
  * once ({@link Outbox}) to write what it queued, after the held replies (its write may wait for
  * the copy's window; no reply waits for it). A batch of client writes then reaches each copy in
- * one write, which the copy reads at once and applies as a batch.
+ * one write, which the copy can read at once and apply as a batch.
  */
 final class ReplyBatch implements QosExecutor.BatchListener {
 

@@ -211,7 +211,8 @@ class DataNodeQosE2ETest {
      * fio process was waiting for a core (180-230 ms of each 250 ms interval, from its
      * schedstat) with nothing queued at the node, while both nodes' workers, the resync and
      * light's fio ran. A node on a machine of its own does not take its clients' cores; the
-     * replication bench measures the shared case.
+     * replication bench measures the shared case. The two volumes together get less than the
+     * slow store's capacity here: the replication task has its share of the workers.
      */
     @Test
     void withNoLimitsAndAStoreSlowerThanTheCpuWeightsThreeToOneHoldWhileACopyResyncs() throws Exception {
@@ -243,8 +244,11 @@ class DataNodeQosE2ETest {
      * Runs {@code jobs} for 6 s on this test's node (a) while it resyncs a copy: a serves the
      * volumes {@code foreground} adds to tenant t, and big (2 GiB, written whole by fio first),
      * then replicates big to a second node whose copy is out of sync, so that a copies it whole
-     * under its replication task. Checks that the resync began before the run and had not ended
-     * when it ended. fio's results by export.
+     * under its replication task. The copy's store takes {@link #COPY_NANOS_PER_MIB} per MiB it
+     * writes (a test-only service time), so that on any machine the resync lasts past the run:
+     * at most 200 MB/s with its two workers, where this machine resyncs at 130-170 MB/s anyway.
+     * Checks that the resync began before the run and had not ended when it ended. fio's results
+     * by export.
      */
     private Map<String, JsonNode> duringAResync(VolumeStore.ServiceTime serviceTime, Consumer<TestConfigs> foreground,
             Job... jobs) throws Exception {
@@ -254,7 +258,8 @@ class DataNodeQosE2ETest {
         node = DataNode.builder().dataDir(dir.resolve("a")).listen(new InetSocketAddress("127.0.0.1", 0))
                 .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(CORES).serviceTime(serviceTime).build();
         try (DataNode copyNode = DataNode.builder().dataDir(dir.resolve("b")).listen(new InetSocketAddress("127.0.0.1", 0))
-                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(CORES).build()) {
+                .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .serviceTime(bytes -> LockSupport.parkNanos(bytes * COPY_NANOS_PER_MIB / MiB)).build()) {
             node.apply(configOfA(a, 1, foreground, bigSize, null));
             Programs.ok(300, "fio", "--name=fill", "--ioengine=nbd", "--uri=" + url("t/big"), "--rw=write", "--bs=1m",
                     "--iodepth=8", "--size=" + bigSize);
@@ -271,6 +276,9 @@ class DataNodeQosE2ETest {
             return results;
         }
     }
+
+    /** What the resync's copy spends per MiB it writes ({@link #duringAResync}). */
+    private static final long COPY_NANOS_PER_MIB = 10_000_000;
 
     /** Node {@code a}'s config {@code revision}: tenant t with the volumes of {@code foreground}, and big (replicated if {@code big}). */
     private static DesiredConfig configOfA(UUID a, long revision, Consumer<TestConfigs> foreground, long bigSize,

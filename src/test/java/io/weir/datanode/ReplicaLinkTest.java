@@ -68,18 +68,47 @@ class ReplicaLinkTest {
     }
 
     /**
-     * A thread that holds replies (a worker running a batch) writes them before it sends on a link
-     * that is down: the send connects, which may take seconds, and a request it cannot send is
-     * answered at once on that thread, which may write the volume's in-sync set to disk. No held
-     * reply waits for either.
+     * A thread that holds replies (a worker running a batch) writes them before it connects a
+     * link that is down, which may take seconds (a copy that accepts and never answers the
+     * handshake, say): here the connection to the hung copy opens, and the replies went out first.
      */
     @Test
-    void whatAThreadHoldsGoesOutBeforeItSendsOnALinkThatIsDown() throws IOException {
+    void whatAThreadHoldsGoesOutBeforeItConnectsALinkThatIsDown() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        int port = ((InetSocketAddress) hung.socket().getLocalSocketAddress()).getPort();
+        try (ReplicaLink fresh = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + port,
+                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
+            fresh.whileOpening = () -> events.add("connecting");
+            sendHolding(fresh, events);
+            assertThat(fresh.isUp()).isTrue();
+            assertThat(events).containsExactly("reply", "connecting");
+        }
+    }
+
+    /**
+     * A request a thread that holds replies cannot send (nobody listens) is answered LINK_DOWN on
+     * that thread, which may write the volume's in-sync set to disk: the held replies went out
+     * before.
+     */
+    @Test
+    void whatAThreadHoldsGoesOutBeforeARequestItCannotSendIsAnswered() throws IOException {
         int nobody;
         try (ServerSocketChannel gone = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
             nobody = ((InetSocketAddress) gone.getLocalAddress()).getPort();
         }
         List<String> events = new CopyOnWriteArrayList<>();
+        try (ReplicaLink down = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + nobody,
+                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
+            sendHolding(down, events);
+        }
+        assertThat(events).containsExactly("reply", "answered " + ReplicationWire.LINK_DOWN);
+    }
+
+    /**
+     * Sends a WRITE on {@code to} while holding a client reply, as a worker running a batch does;
+     * {@code events} gets "reply" when the reply is written, "answered STATUS" when the request is.
+     */
+    private static void sendHolding(ReplicaLink to, List<String> events) {
         ReplyBatch.Sink client = new ReplyBatch.Sink() {
             @Override
             public void sendNow(ByteBuffer[] replies, int n) {
@@ -90,18 +119,14 @@ class ReplicaLinkTest {
             public void requestDone(long bytes) {
             }
         };
-        try (ReplicaLink down = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + nobody,
-                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
-            ReplyBatch.startHolding();
-            try {
-                ReplyBatch.current().hold(client, ByteBuffer.allocate(16));
-                down.send(ReplicationWire.WRITE, (byte) 0, UUID.randomUUID(), 1, 0, 4096, ByteBuffer.allocate(4096),
-                        (status, epoch) -> events.add("answered " + status));
-            } finally {
-                ReplyBatch.endHolding();
-            }
+        ReplyBatch.startHolding();
+        try {
+            ReplyBatch.current().hold(client, ByteBuffer.allocate(16));
+            to.send(ReplicationWire.WRITE, (byte) 0, UUID.randomUUID(), 1, 0, 4096, ByteBuffer.allocate(4096),
+                    (status, epoch) -> events.add("answered " + status));
+        } finally {
+            ReplyBatch.endHolding();
         }
-        assertThat(events).containsExactly("reply", "answered " + ReplicationWire.LINK_DOWN);
     }
 
     @Test
