@@ -37,10 +37,16 @@ class ReplicaLinkTest {
     void hungCopy() throws IOException {
         hung = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         InetSocketAddress at = (InetSocketAddress) hung.getLocalAddress();
-        link = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + at.getPort(), new ReplicationTls(new NbdTls(false)), TIMEOUT);
+        link = inClearTo(at.getPort());
         link.connect();
         accepted = hung.accept(); // and never answers, nor reads (past the hello, where a test reads requests)
         assertThat(link.isUp()).isTrue();
+    }
+
+    /** A link between two new node ids, in clear, to a copy at {@code port} on 127.0.0.1. */
+    private static ReplicaLink inClearTo(int port) {
+        return new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + port, new ReplicationTls(new NbdTls(false)),
+                TIMEOUT);
     }
 
     @AfterEach
@@ -76,8 +82,7 @@ class ReplicaLinkTest {
     void whatAThreadHoldsGoesOutBeforeItConnectsALinkThatIsDown() {
         List<String> events = new CopyOnWriteArrayList<>();
         int port = ((InetSocketAddress) hung.socket().getLocalSocketAddress()).getPort();
-        try (ReplicaLink fresh = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + port,
-                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
+        try (ReplicaLink fresh = inClearTo(port)) {
             fresh.whileOpening = () -> events.add("connecting");
             sendHolding(fresh, events);
             assertThat(fresh.isUp()).isTrue();
@@ -97,8 +102,7 @@ class ReplicaLinkTest {
             nobody = ((InetSocketAddress) gone.getLocalAddress()).getPort();
         }
         List<String> events = new CopyOnWriteArrayList<>();
-        try (ReplicaLink down = new ReplicaLink(UUID.randomUUID(), UUID.randomUUID(), "127.0.0.1:" + nobody,
-                new ReplicationTls(new NbdTls(false)), TIMEOUT)) {
+        try (ReplicaLink down = inClearTo(nobody)) {
             sendHolding(down, events);
         }
         assertThat(events).containsExactly("reply", "answered " + ReplicationWire.LINK_DOWN);

@@ -869,13 +869,7 @@ class ReplicationTest extends ReplicationFixture {
         DataNode b = startGated("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
         int n = 8;
-        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + 4096));
-        out.put(ReplicationWire.hello(A));
-        ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
-        for (int i = 0; i < n; i++) {
-            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100 + i, VOLUME, 1, 4096L * i, 4096).encode(header);
-            out.put(header).put(NbdServerTest.bytes(4096, i));
-        }
+        ByteBuffer out = helloAndWrites(n);
         long writes = b.replication().replyWrites();
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
             s.setSoTimeout((int) PATIENCE.toMillis());
@@ -1011,11 +1005,7 @@ class ReplicationTest extends ReplicationFixture {
         StoreGate gate = new StoreGate();
         DataNode b = startGated("b", gate);
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
-        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + ReplicationWire.REQUEST_BYTES + 4096);
-        out.put(ReplicationWire.hello(A));
-        ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
-        new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100, VOLUME, 1, 0, 4096).encode(header);
-        out.put(header).put(NbdServerTest.bytes(4096, 1));
+        ByteBuffer out = helloAndWrites(1);
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
             gate.arm();
             s.getOutputStream().write(out.array(), 0, out.position());
@@ -1025,6 +1015,21 @@ class ReplicationTest extends ReplicationFixture {
         assertThat(b.replication().sendingNodes()).as("kept while its request is applied").isEqualTo(1);
         gate.release();
         await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
+    }
+
+    /**
+     * What node A sends a copy on a new connection: its hello, then {@code n} 4 KiB WRITEs at
+     * epoch 1 (handles 100 on, block i holding {@code bytes(4096, i)}); written up to its position.
+     */
+    private static ByteBuffer helloAndWrites(int n) {
+        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + 4096));
+        out.put(ReplicationWire.hello(A));
+        ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+        for (int i = 0; i < n; i++) {
+            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100 + i, VOLUME, 1, 4096L * i, 4096).encode(header);
+            out.put(header).put(NbdServerTest.bytes(4096, i));
+        }
+        return out;
     }
 
     /** A copy learns from the primary's hello who sends: a config of replicated volumes must name its node. */
