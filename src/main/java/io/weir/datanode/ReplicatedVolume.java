@@ -611,7 +611,9 @@ final class ReplicatedVolume {
                         data == null ? null : data.duplicate(), cb);
             }
         }
-        linksUp = allUp;
+        if (linksUp != allUp) { // stored only when it changes: every worker reads it for each request
+            linksUp = allUp;
+        }
     }
 
     /**
