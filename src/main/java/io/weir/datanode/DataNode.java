@@ -147,7 +147,7 @@ public final class DataNode implements AutoCloseable {
             throw e;
         }
         try {
-            this.replication = new Replication(executor, tls, b.replicationListen, b.configFileOnly);
+            this.replication = new Replication(executor, tls, b.replicationListen, b.configFileOnly, b.replicationReceiveBudget);
         } catch (IOException e) {
             server.close();
             if (ownsExecutor) {
@@ -610,6 +610,7 @@ public final class DataNode implements AutoCloseable {
         private BufferPool pool;
         private VolumeStore.ServiceTime serviceTime;
         private InetSocketAddress replicationListen;
+        private long replicationReceiveBudget = ReceiveBudget.DEFAULT_BYTES;
         private boolean configFileOnly;
 
         private Builder() {
@@ -816,6 +817,16 @@ public final class DataNode implements AutoCloseable {
          */
         public Builder configFileOnly(boolean on) {
             this.configFileOnly = on;
+            return this;
+        }
+
+        /**
+         * Tests: bytes of its primaries' write payloads the node holds as a copy, read and not yet
+         * applied, before its connections stop reading ({@link ReceiveBudget}). Default
+         * {@link ReceiveBudget#DEFAULT_BYTES}.
+         */
+        Builder replicationReceiveBudget(long bytes) {
+            this.replicationReceiveBudget = bytes;
             return this;
         }
 

@@ -80,6 +80,8 @@ final class Replication implements AutoCloseable {
     private final QosExecutor executor;
     private final ReplicationTls tls;
     private final ReplicationServer server;
+    /** The primaries' WRITE payloads this node holds as a copy, read and not yet applied. */
+    private final ReceiveBudget received;
     private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
     /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
     private final Map<UUID, ReplicaLink> links = new ConcurrentHashMap<>();
@@ -103,12 +105,14 @@ final class Replication implements AutoCloseable {
     /** {@link #FLUSH_EVERY}, shorter in tests. */
     private volatile long flushEveryNanos = FLUSH_EVERY.toNanos();
 
-    Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen, boolean configFileOnly) throws IOException {
+    Replication(QosExecutor executor, NbdTls nbdTls, InetSocketAddress listen, boolean configFileOnly, long receiveBudget)
+            throws IOException {
         this.configFileOnly = configFileOnly;
         this.executor = executor;
         this.hasTask = hasTask(executor);
         this.tls = new ReplicationTls(nbdTls);
-        this.server = listen == null ? null : new ReplicationServer(listen, this, tls);
+        this.received = new ReceiveBudget(receiveBudget);
+        this.server = listen == null ? null : new ReplicationServer(listen, this, tls, received);
         this.driver = new Thread(this::drive, "weir-replication");
         driver.setDaemon(true);
         driver.start();
@@ -228,11 +232,13 @@ final class Replication implements AutoCloseable {
     void receive(ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
         ReplicatedVolume rv = volumes.get(q.volume());
         if (rv == null) {
+            done(q);
             r.reply(ReplicationWire.NOT_A_COPY, q.handle(), 0);
             return;
         }
         int verdict = rv.admit(q.epoch());
         if (verdict != ReplicationWire.OK || q.type() == ReplicationWire.PING) {
+            done(q);
             r.reply(verdict, q.handle(), rv.epoch());
             return;
         }
@@ -245,14 +251,36 @@ final class Replication implements AutoCloseable {
             }
             executor.submit(v.id, IoKind.REPLICA, cost, new Whole(rv, q, data, r))
                     .whenComplete((applied, failure) -> {
+                        done(q);
                         if (failure != null) {
                             LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
                         }
                         r.reply(failure == null ? applied : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
                     });
-        } catch (RuntimeException e) {
+        } catch (RuntimeException e) { // not submitted (the first piece, if in pieces)
+            done(q);
             r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
         }
+    }
+
+    /**
+     * {@code q} was applied or refused: a WRITE's payload leaves the receive budget (before its
+     * reply, which may wait for its primary to read).
+     */
+    private void done(ReplicationWire.Request q) {
+        if (q.type() == ReplicationWire.WRITE) {
+            received.give(q.length());
+        }
+    }
+
+    /** Tests: the connections waiting for room in the receive budget ({@link ReceiveBudget}). */
+    int receiveWaiting() {
+        return received.waiting();
+    }
+
+    /** Tests: the bytes of WRITE payloads this node holds as a copy, read and not yet applied. */
+    long receiveHeld() {
+        return received.held();
     }
 
     /**
@@ -352,6 +380,7 @@ final class Replication implements AutoCloseable {
                     failure = e; // the volume went, or the node is stopping
                 }
             }
+            done(q);
             if (failure != null) {
                 LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", rv.store.id, failure.toString());
             }

@@ -29,6 +29,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * at its word, as everything in clear is. A connection that ends admits and applies nothing more
  * either: its primary has given up on what it sent.
  *
+ * <p>A connection's reader takes a WRITE's payload into the node's {@link ReceiveBudget} before
+ * it reads it, and waits while it does not fit: its primary then waits on TCP's window rather
+ * than this node's heap filling with writes its store cannot take yet. The bytes are given back
+ * once the write is applied, before its reply.
+ *
  * <p>A connection holds a thread of its own, so one whose greeting (the TLS handshake and the
  * hello) is not done within {@link #GREETING_TIMEOUT} is closed ({@link #expire}, called by the
  * replication watchdog): a peer that connects and says nothing would hold it for ever; and past
@@ -77,6 +82,8 @@ final class ReplicationServer implements AutoCloseable {
     private final ServerSocketChannel listener;
     private final Replication replication;
     private final ReplicationTls tls;
+    /** The WRITE payloads read and not yet applied, on every connection. */
+    private final ReceiveBudget received;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     /**
      * Each sending node's connections, oldest superseded by the newest; a connection leaves its
@@ -97,9 +104,11 @@ final class ReplicationServer implements AutoCloseable {
     /** {@link #GREETING_TIMEOUT}, shorter in tests. */
     private volatile long greetingTimeoutNanos = GREETING_TIMEOUT.toNanos();
 
-    ReplicationServer(InetSocketAddress listen, Replication replication, ReplicationTls tls) throws IOException {
+    ReplicationServer(InetSocketAddress listen, Replication replication, ReplicationTls tls, ReceiveBudget received)
+            throws IOException {
         this.replication = replication;
         this.tls = tls;
+        this.received = received;
         this.listener = ServerSocketChannel.open();
         listener.bind(listen);
         Thread t = new Thread(this::accept, "weir-replication-accept");
@@ -187,6 +196,7 @@ final class ReplicationServer implements AutoCloseable {
         UUID sender = null;
         Set<Replies> same = null;
         Replies replier = null;
+        long taken = 0; // bytes of the receive budget the payload being read holds
         try {
             ReplicationTls.Accepted a = tls.server(raw);
             ByteChannel c = a.channel();
@@ -220,6 +230,11 @@ final class ReplicationServer implements AutoCloseable {
                 ReplicationWire.Request q = ReplicationWire.Request.decode(in);
                 ByteBuffer data = null;
                 if (q.type() == ReplicationWire.WRITE) {
+                    // reads nothing more until the payload fits the copy's budget: its primary waits meanwhile
+                    if (!received.take(q.length(), () -> closed || r.superseded())) {
+                        return;
+                    }
+                    taken = q.length();
                     data = ByteBuffer.allocate((int) q.length()); // at most MAX_LENGTH (decode checks)
                     int buffered = (int) Math.min(in.remaining(), q.length());
                     data.put(in.slice(in.position(), buffered));
@@ -230,6 +245,7 @@ final class ReplicationServer implements AutoCloseable {
                 if (!replier.enter()) {
                     return; // superseded by a newer connection of its node
                 }
+                taken = 0; // given back by receive, once applied or refused
                 replication.receive(q, data, replier);
             }
         } catch (IOException | RuntimeException e) {
@@ -237,6 +253,7 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.DEBUG, "replication connection ended: " + e);
             }
         } finally {
+            received.give(taken); // a payload read (or being read) that was never handed on
             if (replier != null) {
                 // its primary answered what it sent LINK_DOWN, and resyncs it: what is not yet
                 // applied (a request queued, the pieces left of one) is dropped

@@ -36,7 +36,8 @@
  *       Replication (see below): {@code Replication}, {@code ReplicatedVolume} (with
  *       {@code ReplicaCopy}, a copy's state and dirty map as its primary sees it, and
  *       {@code LastReport}, what a restarted primary reads of its {@code SyncState}),
- *       {@code ReplicaLink}, {@code ReplicationServer}, {@code ReplicationWire},
+ *       {@code ReplicaLink}, {@code ReplicationServer} (with {@code ReceiveBudget}, what its
+ *       connections hold of the primaries' write payloads), {@code ReplicationWire},
  *       {@code ReplicationTls}, {@code SyncState}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
@@ -129,6 +130,12 @@
  * counted; if the JVM has no direct memory for a reply buffer anyway the request is answered
  * {@code ENOMEM}, and if not even that buffer can be had the connection is closed, so a client is
  * never left waiting for a request that was dropped.
+ *
+ * <p>As a copy, a node has a second budget, its own: the bytes of its primaries' WRITE payloads
+ * read from their connections and not yet applied ({@code ReceiveBudget}, 64 MiB). A connection
+ * whose next payload does not fit stops being read until applied writes give bytes back, so its
+ * primary waits on TCP's window instead of the copy's heap filling. It is apart from the pool's
+ * budget so that two nodes holding copies of each other's volumes cannot each wait for the other.
  *
  * <h2>Protocol coverage</h2>
  * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},

@@ -80,9 +80,14 @@ abstract class ReplicationFixture {
      * queue, and then run as one batch.
      */
     DataNode startGated(String name, StoreGate gate) throws Exception {
-        return closedAfterTheTest(DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
+        return closedAfterTheTest(gated(name, gate).build());
+    }
+
+    /** What {@link #startGated} builds, for a test to add to. */
+    DataNode.Builder gated(String name, StoreGate gate) {
+        return DataNode.builder().dataDir(dir.resolve(name)).listen(new InetSocketAddress("127.0.0.1", 0))
                 .replicationListen(new InetSocketAddress("127.0.0.1", 0)).workers(1).replyHold(java.time.Duration.ofSeconds(10))
-                .serviceTime(gate).build());
+                .serviceTime(gate);
     }
 
     /** Where node a keeps the volume's in-sync set ({@link SyncState}). */

@@ -878,15 +878,7 @@ class ReplicationTest extends ReplicationFixture {
             assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
             await().atMost(PATIENCE).until(() -> b.executor().pending() == n);
             gate.release();
-            java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
-            List<Long> handles = new java.util.ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
-                assertThat(in.readInt()).as("status").isEqualTo(ReplicationWire.OK);
-                handles.add(in.readLong());
-                in.readLong(); // epoch
-            }
-            assertThat(handles).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
+            assertThat(handlesOfOkReplies(s, n)).containsExactlyInAnyOrder(100L, 101L, 102L, 103L, 104L, 105L, 106L, 107L);
             // each write is counted as it begins, before the bytes it sends can be read here
             assertThat(b.replication().replyWrites() - writes)
                     .as("writes of the eight replies: the batch's, and the first's if the worker took it alone")
@@ -1018,16 +1010,78 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A copy takes in at most its receive budget of its primaries' write payloads
+     * ({@link DataNode.Builder#replicationReceiveBudget}): while its store holds them, the
+     * connection's reader stops reading, and the sending node waits on TCP's window instead of the
+     * copy's heap filling with writes it cannot apply yet (a few primaries sending large writes
+     * to a slow copy took its heap without bound). A budget of 4 MiB, twelve 1 MiB writes, one
+     * worker whose first write is held in the store: four are taken in, the other eight wait in
+     * the network; once the store goes on, all twelve are applied and answered.
+     */
+    @Test
+    void aCopyTakesInNoMoreOfItsPrimarysWritesThanItsReceiveBudgetWhileItsStoreHoldsThem() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode b = closedAfterTheTest(gated("b", gate).replicationReceiveBudget(4 * MiB).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
+        int n = 12;
+        int size = (int) MiB;
+        ByteBuffer out = helloAndWrites(n, size);
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
+            s.setSoTimeout((int) PATIENCE.toMillis());
+            gate.arm();
+            // the copy stops reading: this write waits on the window until the store goes on
+            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                try {
+                    s.getOutputStream().write(out.array(), 0, out.position());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            try {
+                assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
+                await().atMost(Duration.ofSeconds(30)).until(() -> b.replication().receiveWaiting() == 1);
+                assertThat(b.executor().pending()).as("writes taken in: one in the store, three queued").isEqualTo(4);
+                assertThat(b.replication().receiveHeld()).isEqualTo(4 * MiB);
+            } finally {
+                gate.release(); // else the node's worker stays in the store, and closing it waits for ever
+            }
+            assertThat(handlesOfOkReplies(s, n)).containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(100, 100 + n).boxed().toList());
+            sent.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+        await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
+        assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
+        assertThat(onCopy(b, (n - 1) * MiB, size)).isEqualTo(NbdServerTest.bytes(size, n - 1));
+    }
+
+    /** The handles of the next {@code n} replies on {@code s}, each of which must be OK. */
+    private static List<Long> handlesOfOkReplies(java.net.Socket s, int n) throws java.io.IOException {
+        java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+        List<Long> handles = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
+            assertThat(in.readInt()).as("status").isEqualTo(ReplicationWire.OK);
+            handles.add(in.readLong());
+            in.readLong(); // epoch
+        }
+        return handles;
+    }
+
+    /**
      * What node A sends a copy on a new connection: its hello, then {@code n} 4 KiB WRITEs at
      * epoch 1 (handles 100 on, block i holding {@code bytes(4096, i)}); written up to its position.
      */
     private static ByteBuffer helloAndWrites(int n) {
-        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + 4096));
+        return helloAndWrites(n, 4096);
+    }
+
+    /** As {@link #helloAndWrites(int)}, with WRITEs of {@code size} bytes (write i at {@code i * size}). */
+    private static ByteBuffer helloAndWrites(int n, int size) {
+        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + n * (ReplicationWire.REQUEST_BYTES + size));
         out.put(ReplicationWire.hello(A));
         ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
         for (int i = 0; i < n; i++) {
-            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100 + i, VOLUME, 1, 4096L * i, 4096).encode(header);
-            out.put(header).put(NbdServerTest.bytes(4096, i));
+            new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 100 + i, VOLUME, 1, (long) size * i, size).encode(header);
+            out.put(header).put(NbdServerTest.bytes(size, i));
         }
         return out;
     }

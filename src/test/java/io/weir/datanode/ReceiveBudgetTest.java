@@ -1,0 +1,85 @@
+package io.weir.datanode;
+
+import static io.weir.support.Patience.PATIENCE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/** The copy's budget for its primaries' write payloads ({@link ReceiveBudget}), alone: real threads, no sockets. */
+class ReceiveBudgetTest {
+
+    @Test
+    void takesWhatFitsAndAPayloadLargerThanTheWholeBudgetWhenNothingIsHeld() {
+        ReceiveBudget b = new ReceiveBudget(100);
+        assertThat(b.take(60, () -> false)).isTrue();
+        assertThat(b.take(40, () -> false)).isTrue();
+        assertThat(b.held()).isEqualTo(100);
+        b.give(100);
+        assertThat(b.take(250, () -> false)).as("one payload always goes through when none is held").isTrue();
+        assertThat(b.held()).isEqualTo(250);
+        b.give(250);
+        assertThat(b.held()).isZero();
+    }
+
+    /**
+     * Readers that wait go in their order of arrival: a large payload first in line is not passed
+     * by a small one that would fit before it.
+     */
+    @Test
+    void readersThatWaitGoInTheirOrderOfArrival() throws Exception {
+        ReceiveBudget b = new ReceiveBudget(100);
+        assertThat(b.take(90, () -> false)).isTrue();
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> large = taking(b, 80, "large", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 1);
+        CompletableFuture<Void> small = taking(b, 5, "small", order);
+        // 5 bytes would fit beside the 90, but the 80 came first: both wait
+        await().atMost(PATIENCE).until(() -> b.waiting() == 2);
+        assertThat(order).isEmpty();
+        b.give(90);
+        large.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        small.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(order).containsExactlyInAnyOrder("large", "small");
+        assertThat(b.held()).isEqualTo(85);
+    }
+
+    @Test
+    void aReaderWhoseConnectionEndsWhileItWaitsTakesNothingAndLetsTheNextOneIn() throws Exception {
+        ReceiveBudget b = new ReceiveBudget(100);
+        assertThat(b.take(100, () -> false)).isTrue();
+        AtomicBoolean gone = new AtomicBoolean();
+        CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> b.take(50, gone::get));
+        await().atMost(PATIENCE).until(() -> b.waiting() == 1);
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> second = taking(b, 50, "second", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 2);
+        gone.set(true);
+        assertThat(first.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(b.held()).isEqualTo(100);
+        b.give(100);
+        second.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(order).containsExactly("second");
+        assertThat(b.held()).isEqualTo(50);
+        assertThat(b.waiting()).isZero();
+    }
+
+    @Test
+    void aBudgetMustBePositive() {
+        assertThatThrownBy(() -> new ReceiveBudget(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must be positive");
+    }
+
+    private static CompletableFuture<Void> taking(ReceiveBudget b, long bytes, String name, List<String> order) {
+        return CompletableFuture.runAsync(() -> {
+            assertThat(b.take(bytes, () -> false)).isTrue();
+            order.add(name);
+        }, runnable -> new Thread(runnable, "taking-" + name).start());
+    }
+}
