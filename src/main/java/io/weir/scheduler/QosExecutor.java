@@ -103,6 +103,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class QosExecutor implements AutoCloseable {
 
+    private static final System.Logger LOG = System.getLogger(QosExecutor.class.getName());
+
     /**
      * Most requests a worker takes per lock acquisition. A worker takes a full batch only while no
      * other worker is idle, and otherwise a fair share of the backlog, so batching does not leave
@@ -597,15 +599,18 @@ public final class QosExecutor implements AutoCloseable {
             // time runs from the previous one's end, so it includes the bookkeeping in between.
             BatchListener listener = batchSize > 1 ? batchListener : null;
             if (listener != null) {
-                listener.batchStarted();
+                try {
+                    listener.batchStarted();
+                } catch (RuntimeException e) {
+                    listenerFailed("batchStarted", e);
+                }
             }
             try {
                 long start = System.nanoTime();
                 for (int i = 0; i < batchSize; i++) {
                     batch[i].request().run();
                     long end = System.nanoTime();
-                    if (listener != null
-                            && listener.requestRan(start, end, i + 1 < batchSize ? batch[i + 1].request().work : null)) {
+                    if (listener != null && requestRan(listener, start, end, i + 1 < batchSize ? batch[i + 1].request().work : null)) {
                         end = System.nanoTime(); // what the listener did for it is the request's
                     }
                     batchCpu[i] = cpu.charge(start, end);
@@ -614,10 +619,33 @@ public final class QosExecutor implements AutoCloseable {
                 }
             } finally {
                 if (listener != null) {
-                    listener.batchEnded();
+                    try {
+                        listener.batchEnded();
+                    } catch (RuntimeException e) {
+                        listenerFailed("batchEnded", e);
+                    }
                 }
             }
         }
+
+        /** The listener's {@link BatchListener#requestRan}; one that throws is taken as having done nothing. */
+        private boolean requestRan(BatchListener listener, long start, long end, Object next) {
+            try {
+                return listener.requestRan(start, end, next);
+            } catch (RuntimeException e) {
+                listenerFailed("requestRan", e);
+                return false;
+            }
+        }
+    }
+
+    /**
+     * A batch listener threw: a bug of the caller's, logged; the worker goes on with its batch
+     * (what the listener held for it is the listener's to write), since a worker that died would
+     * leave the rest of its batch unrun and its requests' callers waiting for ever.
+     */
+    private static void listenerFailed(String method, RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "the batch listener's " + method + " failed; the batch goes on", e);
     }
 
     /**
@@ -720,7 +748,8 @@ public final class QosExecutor implements AutoCloseable {
      * methods run on the worker, outside the scheduler lock, and should do no more than what
      * they held would have done in the requests' own runs (a write to a socket whose peer is
      * slow to read may wait as it would have there); the time is charged to the request after
-     * which it happens.
+     * which it happens. A method that throws is logged at ERROR and the batch goes on, as if
+     * {@code requestRan} had answered false: the worker never dies of its listener.
      */
     public interface BatchListener {
 

@@ -107,6 +107,54 @@ class QosExecutorTest {
         }
     }
 
+    /**
+     * A batch listener that throws (a bug in the caller's hook, as a field read twice that a
+     * reconfiguration nulled in between once was) costs the batch none of its requests and the
+     * executor none of its workers: every request of the batch completes, the batch still ends,
+     * and the one worker goes on to run what is submitted next. Before, the exception left the
+     * worker's loop: the thread died with the rest of its batch never run.
+     */
+    @Test
+    void aBatchListenerThatThrowsCostsNeitherTheBatchsRequestsNorTheWorker() throws Exception {
+        List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        QosExecutor.BatchListener listener = new QosExecutor.BatchListener() {
+            @Override
+            public void batchStarted() {
+                events.add("start");
+            }
+
+            @Override
+            public boolean requestRan(long startNanos, long endNanos, Object next) {
+                events.add("ran");
+                if (events.stream().filter("ran"::equals).count() == 2) {
+                    throw new IllegalStateException("the listener's own bug");
+                }
+                return false;
+            }
+
+            @Override
+            public void batchEnded() {
+                events.add("end");
+            }
+        };
+        try (QosExecutor ex = QosExecutor.builder(config(1, 100)).workers(1).batchListener(listener).build()) {
+            List<CompletableFuture<Integer>> fs = new ArrayList<>();
+            try (AutoCloseable held = holdTheWorker(ex, "v0")) {
+                for (int i = 0; i < 4; i++) {
+                    int n = i;
+                    fs.add(ex.submit("v0", IoKind.READ, 4096, () -> n));
+                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> ex.pending() == 5);
+            }
+            assertThat(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new))).succeedsWithin(Duration.ofSeconds(10));
+            assertThat(fs).extracting(CompletableFuture::join).containsExactly(0, 1, 2, 3);
+            await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("end"));
+            assertThat(events).containsExactly("start", "ran", "ran", "ran", "ran", "end");
+            assertThat(ex.submit("v0", IoKind.READ, 4096, () -> 7)).as("the worker lives on")
+                    .succeedsWithin(Duration.ofSeconds(10)).isEqualTo(7);
+        }
+    }
+
     @Test
     void manyConcurrentSubmittersGetEveryRequestCompletedExactlyOnce() throws Exception {
         int submitters = 8, perSubmitter = 2_000, n = submitters * perSubmitter;
