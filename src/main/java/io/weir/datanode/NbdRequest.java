@@ -238,8 +238,11 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     @Override
     public boolean quick() {
         VolumeStore v = conn.volume();
-        return v != null && !fua() && (type == Nbd.CMD_READ || type == Nbd.CMD_CACHE
-                || type == Nbd.CMD_WRITE && (v.replication == null || v.replication.forwardsAtOnce()));
+        if (v == null || fua()) {
+            return false;
+        }
+        ReplicatedVolume rv = v.replication; // read once: a config that stops replicating the volume nulls it
+        return type == Nbd.CMD_READ || type == Nbd.CMD_CACHE || type == Nbd.CMD_WRITE && (rv == null || rv.forwardsAtOnce());
     }
 
     private boolean fua() {
