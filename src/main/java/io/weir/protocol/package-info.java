@@ -1,7 +1,8 @@
 /**
  * Wire messages between the control plane and the data-node agents, and their JSON form.
  *
- * <p>Depends on the JDK and Jackson only, so that a data node can embed the agent without Spring.
+ * <p>Depends on the JDK, Jackson and JSpecify's nullness annotations only, so that a data node can
+ * embed the agent without Spring.
  * Records map to JSON field for field (camelCase); enums are written in lower case as they are
  * named.
  *
@@ -30,8 +31,9 @@
  *       {@code hello} (a revision alone may name another node's snapshot, or one from before a
  *       database restore).</li>
  *   <li>{@link io.weir.protocol.QosSettings}: the six QoS fields and their rules, the one contract
- *       that the control plane's REST API and the data node's scheduler both check. It alone uses
- *       no Jackson, so that {@code io.weir.scheduler} may depend on it (and on nothing else here).</li>
+ *       that the control plane's REST API and the data node's scheduler both check. It uses no
+ *       Jackson (a rule {@code ArchitectureTest} enforces), so that {@code io.weir.scheduler} may
+ *       depend on it, and on nothing else here.</li>
  *   <li>{@link io.weir.protocol.CapacityQos}: capacity-based QoS, where its formula is written down
  *       once: per-GiB rates with named floors and absolute caps, scaled by a volume's size or used
  *       bytes, resolved by the control plane into the absolute numbers of {@code QosSettings} (the
