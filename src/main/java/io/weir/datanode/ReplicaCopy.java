@@ -1,6 +1,8 @@
 package io.weir.datanode;
 
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -23,7 +25,13 @@ final class ReplicaCopy {
     enum State { IN_SYNC, RESYNCING, OUT }
 
     /** A range to copy to a resyncing copy: regions taken off its dirty map and marked on their way. */
-    record Step(ReplicaCopy copy, long offset, int length, int firstRegion, int regions, long epoch) {
+    record Step(ReplicaCopy copy, long offset, int length, int firstRegion, int regions, long epoch, long number) {
+
+        /** Whether it covers a region of {@code [offset, offset + length)}. */
+        boolean covers(long offset, long length) {
+            return length > 0 && offset / REGION_BYTES < firstRegion + regions
+                    && (offset + length - 1) / REGION_BYTES >= firstRegion;
+        }
     }
 
     final UUID node;
@@ -33,6 +41,9 @@ final class ReplicaCopy {
     private final BitSet dirty = new BitSet();
     /** Regions a resync step is copying now. */
     private final BitSet onTheWay = new BitSet();
+    /** The steps on their way (at most a few), and how many steps have been taken: the next one's number. */
+    private final List<Step> onItsWay = new ArrayList<>(2);
+    private long stepsTaken;
     /**
      * Regions it answered writes to (not FUA) since the last FLUSH sent to it: in its page cache,
      * not yet forced, so a power loss there may take them.
@@ -45,6 +56,12 @@ final class ReplicaCopy {
     private long unflushedSince;
     /** Resync steps queued or on their way. */
     int steps;
+    /**
+     * Client writes held back from it until no step on its way covers their regions
+     * ({@link ReplicatedVolume}, rule 4), counted until each is sent or failed: while any is,
+     * later ones are held behind it.
+     */
+    int heldForwards;
     /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */
     private int cursor;
     /** When it left the in-sync set (System.nanoTime), or 0. */
@@ -220,12 +237,33 @@ final class ReplicaCopy {
         sent++;
         long offset = (long) first * REGION_BYTES;
         int length = (int) Math.min((long) (end - first) * REGION_BYTES, size - offset);
-        return new Step(this, offset, length, first, end - first, epoch);
+        Step s = new Step(this, offset, length, first, end - first, epoch, ++stepsTaken);
+        onItsWay.add(s);
+        return s;
+    }
+
+    /** How many steps have been taken: the number of the last one. */
+    long stepsTaken() {
+        return stepsTaken;
+    }
+
+    /**
+     * Whether a step on its way that was taken no later than number {@code upTo} covers a region
+     * of {@code [offset, offset + length)}: one taken later read the region later.
+     */
+    boolean onTheWay(long offset, long length, long upTo) {
+        for (Step s : onItsWay) {
+            if (s.number() <= upTo && s.covers(offset, length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Step {@code s} was answered: its regions are no longer on their way, and dirty again unless {@code ok}. */
     void stepAnswered(Step s, boolean ok) {
         steps--;
+        onItsWay.remove(s);
         onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
         if (ok) {
             resyncBytes += s.length();

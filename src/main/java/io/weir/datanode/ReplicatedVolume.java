@@ -38,8 +38,13 @@ import java.util.function.IntConsumer;
  *       answered (what it had not forced may be lost: its node lost power), and all of them when
  *       it answered a FLUSH with an error (its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
- *       regions ({@link #nextStep}). A client write into a region whose copy is on its way marks
- *       it dirty again, so a copy read before the write never lands after it. With no region dirty
+ *       regions ({@link #nextStep}). A client write into a region that a step is copying to a
+ *       copy is held back from that copy, and its later writes behind it, until the steps over its
+ *       range then on their way are answered; the driver then sends it
+ *       ({@link #releaseHeldForwards}), and the client is answered once the copy answers it, as
+ *       usual. Such a step read the region before the write: landing after it, as it could beside
+ *       it, it would leave a copy that stays in sync (rules 5 and 6) without a write its client was
+ *       told is done. With no region dirty
  *       or on its way, the copy is sent a FLUSH (the resync's steps are not forced, and what they
  *       carried may have been flushed by clients here), and joins the in-sync set once that is
  *       answered OK with still nothing dirty or on its way and no step sent since (the sequence
@@ -151,6 +156,8 @@ final class ReplicatedVolume {
     /** The last sequence whose state could not be kept, so that a failure that lasts is logged once. */
     private long unkeptLogged = -1;
     private final Map<UUID, ReplicaCopy> copies = new LinkedHashMap<>();
+    /** Client writes held back from a copy by rule 4, in the order they came; {@link #releaseHeldForwards} sends them. */
+    private final java.util.ArrayDeque<HeldForward> heldForwards = new java.util.ArrayDeque<>();
     private final List<Pending> waiting = new ArrayList<>();
     /** Copies told of this epoch with a PING that was answered OK. */
     private final Set<UUID> announced = new HashSet<>();
@@ -562,6 +569,7 @@ final class ReplicatedVolume {
      */
     void forward(byte type, boolean fua, boolean noHole, long offset, long length, ByteBuffer data, IntConsumer done) {
         boolean changesData = type != ReplicationWire.FLUSH;
+        byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
         Pending tracked = null;
         List<ReplicaCopy> targets = new ArrayList<>(2);
         long sendEpoch = 0;
@@ -569,6 +577,7 @@ final class ReplicatedVolume {
             if (primary && !fenced) {
                 sendEpoch = epoch;
                 tracked = new Pending(done, offset, length, changesData, fua, lastDropSequence);
+                int heldBack = 0;
                 for (ReplicaCopy c : copies.values()) {
                     if (c.state == State.OUT) {
                         if (changesData) {
@@ -576,15 +585,20 @@ final class ReplicatedVolume {
                         }
                         continue;
                     }
-                    if (changesData && c.onTheWay(offset, length)) {
-                        c.markDirty(offset, length);
+                    if (changesData && (c.onTheWay(offset, length) || c.heldForwards > 0)) {
+                        // rule 4: sent once the step that read the region before this write has landed
+                        c.heldForwards++;
+                        heldForwards.add(new HeldForward(c, tracked, type, flags, sendEpoch, offset, length, data,
+                                c.stepsTaken()));
+                        heldBack++;
+                        continue;
                     }
                     if (!changesData) {
                         c.flushSent();
                     }
                     targets.add(c);
                 }
-                tracked.remaining = targets.size();
+                tracked.remaining = targets.size() + heldBack;
             }
         }
         if (tracked == null) { // not the primary, or fenced
@@ -592,28 +606,112 @@ final class ReplicatedVolume {
             return;
         }
         Pending p = tracked;
-        if (targets.isEmpty()) {
+        if (p.remaining == 0) {
             settle(p);
             return;
         }
-        byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
         boolean allUp = true;
         for (ReplicaCopy c : targets) {
-            ReplicaLink link = links.link(c);
-            ReplicaLink.Callback cb = new Forwarded(p, c);
-            if (link == null) {
-                allUp = false;
-                ReplyBatch.writeHeld(); // the answer may write the in-sync set to disk
-                cb.done(ReplicationWire.LINK_DOWN, 0);
-            } else {
-                allUp &= link.isUp(); // a link that is down connects in send
-                link.send(type, flags, id, sendEpoch, offset, length,
-                        data == null ? null : data.duplicate(), cb);
-            }
+            allUp &= send(c, p, type, flags, sendEpoch, offset, length, data);
         }
-        if (linksUp != allUp) { // stored only when it changes: every worker reads it for each request
+        if (!targets.isEmpty() && linksUp != allUp) { // stored only when it changes: every worker reads it for each request
             linksUp = allUp;
         }
+    }
+
+    /**
+     * Sends a client request to copy {@code c} for {@code p}; whether its link was up (a link
+     * that is down connects in the send; a copy with no link yet is answered as down at once).
+     */
+    private boolean send(ReplicaCopy c, Pending p, byte type, byte flags, long sendEpoch, long offset, long length,
+            ByteBuffer data) {
+        ReplicaLink link = links.link(c);
+        ReplicaLink.Callback cb = new Forwarded(p, c);
+        if (link == null) {
+            ReplyBatch.writeHeld(); // the answer may write the in-sync set to disk
+            cb.done(ReplicationWire.LINK_DOWN, 0);
+            return false;
+        }
+        boolean up = link.isUp();
+        link.send(type, flags, id, sendEpoch, offset, length, data == null ? null : data.duplicate(), cb);
+        return up;
+    }
+
+    /**
+     * A client write held back from copy {@code c} by rule 4, with what its send needs; it waits
+     * for the steps over its range taken up to number {@code steps} (those taken later read the
+     * region after it was written here).
+     */
+    private record HeldForward(ReplicaCopy c, Pending p, byte type, byte flags, long epoch, long offset, long length,
+            ByteBuffer data, long steps) {
+    }
+
+    /**
+     * The driver: sends, in their order, the held client writes whose steps (those over their
+     * range on their way when they came) have been answered; a copy's writes wait behind its first
+     * one still waiting. It answers those whose copy is out of sync, or whose primary no longer
+     * acts, as if the link were down (rule 2 then holds them as it holds any write a copy failed),
+     * those whose copy was removed at this epoch as done (the copies left have them), and those
+     * whose copy was replaced at a new epoch {@code ESHUTDOWN}: they never reached its node.
+     */
+    void releaseHeldForwards() {
+        List<HeldForward> send = new ArrayList<>();
+        List<HeldForward> fail = new ArrayList<>();
+        List<HeldForward> dropped = new ArrayList<>();
+        synchronized (this) {
+            if (heldForwards.isEmpty()) {
+                return;
+            }
+            Set<ReplicaCopy> blocked = new HashSet<>();
+            for (java.util.Iterator<HeldForward> it = heldForwards.iterator(); it.hasNext(); ) {
+                HeldForward f = it.next();
+                ReplicaCopy c = f.c();
+                if (copies.get(c.node) != c && f.epoch() == epoch && acting()) {
+                    it.remove();
+                    dropped.add(f);
+                } else if (!acting() || copies.get(c.node) != c || c.state == State.OUT) {
+                    if (copies.get(c.node) != c) {
+                        f.p().stale = true;
+                    }
+                    it.remove();
+                    fail.add(f);
+                } else if (blocked.contains(c) || c.onTheWay(f.offset(), f.length(), f.steps())) {
+                    blocked.add(c);
+                } else {
+                    it.remove();
+                    send.add(f);
+                }
+            }
+        }
+        try {
+            for (HeldForward f : send) {
+                try {
+                    send(f.c(), f.p(), f.type(), f.flags(), f.epoch(), f.offset(), f.length(), f.data());
+                } catch (RuntimeException e) { // answered as a send that failed, rather than never
+                    LOG.log(System.Logger.Level.WARNING, "volume {0}: sending a held write to node {1}: {2}", id,
+                            f.c().node, e.toString());
+                    new Forwarded(f.p(), f.c()).done(ReplicationWire.LINK_DOWN, 0);
+                }
+            }
+            for (HeldForward f : dropped) {
+                new Forwarded(f.p(), f.c()).done(ReplicationWire.OK, epoch());
+            }
+            for (HeldForward f : fail) {
+                new Forwarded(f.p(), f.c()).done(ReplicationWire.LINK_DOWN, 0);
+            }
+        } finally {
+            synchronized (this) { // sent or answered: the copy's next writes go straight to it, after these
+                send.forEach(f -> f.c().heldForwards--);
+                dropped.forEach(f -> f.c().heldForwards--);
+                fail.forEach(f -> f.c().heldForwards--);
+            }
+        }
+    }
+
+    /** Tests: client writes held back from copy {@code node} by rule 4. */
+    synchronized int heldForwards(UUID node) {
+        ReplicaCopy c = copies.get(node);
+        return c == null ? 0 : c.heldForwards;
     }
 
     /**
@@ -823,6 +921,10 @@ final class ReplicatedVolume {
             fenced = true;
             failWaiting(answers);
             releaseHeld(answers);
+            for (HeldForward f : heldForwards) { // fenced: each is answered ESHUTDOWN
+                answers.add(() -> new Forwarded(f.p(), f.c()).done(ReplicationWire.LINK_DOWN, 0));
+            }
+            heldForwards.clear();
         }
         return answers;
     }

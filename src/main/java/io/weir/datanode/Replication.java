@@ -28,7 +28,9 @@ import java.util.concurrent.locks.LockSupport;
  * The node's part in replicated volumes: its {@link ReplicationServer} (the copies it holds for
  * other primaries), its {@link ReplicaLink}s (to the copies of the volumes it is the primary of),
  * one {@link ReplicatedVolume} per replicated volume, and a driver thread that keeps the links up,
- * announces epochs and feeds resync steps to the scheduler's {@code replication} task.
+ * announces epochs, feeds resync steps to the scheduler's {@code replication} task and sends the
+ * client writes held back until a step over their region landed
+ * ({@link ReplicatedVolume#releaseHeldForwards}; at most a tick, {@value #TICK_MILLIS} ms, after it).
  *
  * <h2>The copy's side</h2>
  * A request from a primary is checked against the volume's epoch ({@link ReplicatedVolume#admit})
@@ -498,6 +500,7 @@ final class Replication implements AutoCloseable {
         long longest = 0;
         boolean hasTask = this.hasTask;
         for (ReplicatedVolume rv : volumes.values()) {
+            rv.releaseHeldForwards(); // the client writes whose steps landed go out before new steps are taken
             longest = Math.max(longest, rv.underReplicatedNanos(now));
             for (ReplicaCopy c : rv.copiesToReach()) {
                 ReplicaLink link = link(c);
@@ -516,9 +519,15 @@ final class Replication implements AutoCloseable {
                     ReplicaCopy.Step s = step;
                     if (hasTask) {
                         try {
+                            java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
                             executor.submitBackground(TASK, () -> {
+                                ran.set(true);
                                 copy(rv, s, link);
                                 return null;
+                            }).whenComplete((done, failure) -> {
+                                if (failure != null && !ran.get()) { // failed unrun (the task went): its regions are dirty again
+                                    rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                                }
                             });
                         } catch (RuntimeException e) {
                             rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
@@ -578,17 +587,27 @@ final class Replication implements AutoCloseable {
 
     /** One resync step: reads the regions and sends them to the copy. */
     private static void copy(ReplicatedVolume rv, ReplicaCopy.Step s, ReplicaLink link) {
+        ByteBuffer b;
+        boolean zeroes = true;
         try {
-            ByteBuffer b = ByteBuffer.allocate(s.length());
+            b = ByteBuffer.allocate(s.length());
             rv.store.read(s.offset(), b);
             b.flip();
-            boolean zeroes = true;
             for (int i = 0; i + 8 <= b.limit() && zeroes; i += 8) { // lengths are whole 4 KiB blocks
                 zeroes = b.getLong(i) == 0;
             }
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            // answered, so that its regions are dirty again and no client write waits for it (rule 4)
+            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+            if (e instanceof OutOfMemoryError oom) {
+                throw oom;
+            }
+            return;
+        }
+        try {
             link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, (byte) 0, rv.id, s.epoch(), s.offset(),
                     s.length(), zeroes ? null : b, (status, epoch) -> rv.stepDone(s, status, epoch));
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
         }
     }

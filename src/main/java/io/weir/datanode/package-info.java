@@ -52,7 +52,8 @@
  *                    queued replies                                              shares)          written to socket
  *  background driver (1): keeps scrub / gc / flush steps queued as background tasks for the volumes
  *                         whose files are open, reports their utilization
- *  replication: a driver (1: links, epoch announcements, resync steps; waits while no volume is replicated),
+ *  replication: a driver (1: links, epoch announcements, resync steps, client writes held for a step;
+ *               waits while no volume is replicated),
  *               the listener (1), a reader per link to a copy and per primary connected to this node's copies
  * </pre>
  * There is no thread per connection. The selector thread decodes requests (28-byte headers; the

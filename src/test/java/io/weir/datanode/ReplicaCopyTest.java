@@ -68,12 +68,31 @@ class ReplicaCopyTest {
         assertThat(first.regions()).isEqualTo(2);
         assertThat(copy.onTheWay(REGION_BYTES + 10, 1)).isTrue();
         assertThat(copy.onTheWay(2L * REGION_BYTES, REGION_BYTES)).isFalse();
-        copy.markDirty(0, 1); // a client write into a region being copied: dirty again
+        copy.markDirty(0, 1); // dirty again while on its way (a request the copy failed, say)
         assertThat(copy.takeStep(SIZE, 1)).as("its region is still on its way").isNull();
         copy.stepAnswered(first, true);
         Step again = copy.takeStep(SIZE, 1);
         assertThat(again.offset()).isZero();
         assertThat(again.regions()).isEqualTo(1);
+    }
+
+    /**
+     * A client write waits only for the steps over its range taken before it came (rule 4 of
+     * {@link ReplicatedVolume}): a step taken later read the region after the write.
+     */
+    @Test
+    void aStepTakenAfterAWriteCameIsNotOnItsWayForThatWrite() {
+        copy.markDirty(0, REGION_BYTES);
+        Step first = copy.takeStep(SIZE, 1);
+        long cameAfter = copy.stepsTaken(); // a write into the first region comes now
+        assertThat(copy.onTheWay(10, 4096, cameAfter)).isTrue();
+        assertThat(copy.onTheWay(REGION_BYTES, 4096, cameAfter)).as("a region no step covers").isFalse();
+        copy.stepAnswered(first, true);
+        copy.markDirty(0, REGION_BYTES);
+        copy.takeStep(SIZE, 1);
+        assertThat(copy.onTheWay(10, 4096)).isTrue();
+        assertThat(copy.onTheWay(10, 4096, cameAfter)).as("the step on its way now was taken after the write").isFalse();
+        assertThat(copy.onTheWay(10, 4096, copy.stepsTaken())).as("for a write that comes now").isTrue();
     }
 
     @Test

@@ -13,6 +13,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -98,6 +99,57 @@ class ReplicationRestartTest extends ReplicationFixture {
         assertThat(onCopy(b, MiB, acknowledged.length)).isEqualTo(acknowledged);
         assertThat(copyStatus(again, B).state()).as("the copy stayed in sync").isEqualTo(AgentMessage.CopyState.inSync);
         assertThat(sequence(again)).isZero();
+    }
+
+    /**
+     * A client write into a region that a resync step is copying to an in-sync copy is sent to
+     * that copy only once the step is answered, and acknowledged after that: the step read the
+     * region before the write, and landing after it would leave the copy, still in sync, without
+     * a write its client was told is done, until the region is copied again (a primary dying
+     * meanwhile would lose it). A restarted primary copies its volume again whole to its copy in
+     * sync (rule 6); b's store holds the first step, over the first MiB, while a client writes
+     * into it. Before, the write went to b beside the held step and was acknowledged at once.
+     */
+    @Test
+    void aWriteIntoARegionAStepIsCopyingToAnInSyncCopyIsAcknowledgedOnlyOnceItLandsAfterTheStep() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode a = start("a");
+        DataNode b = startServing("b", gate);
+        ReplicationConfig rc = new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true)));
+        push(1, rc, b, B, a, A);
+        awaitAnnounced(a, B);
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            c.write(0, NbdServerTest.bytes(65536, 21)); // the first step carries data, not zeroes
+        }
+        stop(a);
+        DataNode again = start("a");
+        gate.arm(); // b's store holds the first transfer: the re-copy's first step
+        again.apply(configFor(A, 2, rc));
+        byte[] written = NbdServerTest.bytes(4096, 22);
+        try (NbdTestClient c = new NbdTestClient(again.listenAddress()).open("acme/db")) {
+            CompletableFuture<NbdTestClient.Reply> ack;
+            try {
+                assertThat(gate.entered(PATIENCE.toSeconds())).as("the re-copy's first step reached b's store").isTrue();
+                c.request(Nbd.CMD_WRITE, 0, 1, 4096, written.length, written);
+                c.flushOut();
+                ack = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return c.readReply();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                ReplicatedVolume rv = again.replication().volume(VOLUME);
+                await().atMost(PATIENCE).until(() -> ack.isDone() || rv.heldForwards(B) == 1);
+                assertThat(ack).as("acknowledged while the step that read the region before it is still to land").isNotDone();
+            } finally {
+                gate.release();
+            }
+            assertThat(ack.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).error()).isZero();
+        }
+        stop(again); // the primary dies: the copy must hold every write acknowledged
+        assertThat(onCopy(b, 4096, written.length)).isEqualTo(written);
+        assertThat(onCopy(b, 0, 4096)).isEqualTo(java.util.Arrays.copyOfRange(NbdServerTest.bytes(65536, 21), 0, 4096));
     }
 
     /**
