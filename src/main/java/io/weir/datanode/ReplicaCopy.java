@@ -57,9 +57,9 @@ final class ReplicaCopy {
     /** Resync steps queued or on their way. */
     int steps;
     /**
-     * Client writes held back from it until no step on its way covers their regions
-     * ({@link ReplicatedVolume}, rule 4), counted until each is sent or failed: while any is,
-     * later ones are held behind it.
+     * Client writes held back from it, in sync, until the steps on their way over their regions
+     * when they came are answered ({@link ReplicatedVolume}, rule 4), counted until each is sent
+     * or failed: while any is, later ones are held behind it.
      */
     int heldForwards;
     /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */

@@ -38,13 +38,14 @@ import java.util.function.IntConsumer;
  *       answered (what it had not forced may be lost: its node lost power), and all of them when
  *       it answered a FLUSH with an error (its disk failed the fsync). When its link
  *       is up it resyncs: new writes are sent to it, and the replication task copies the dirty
- *       regions ({@link #nextStep}). A client write into a region that a step is copying to a
- *       copy is held back from that copy, and its later writes behind it, until the steps over its
- *       range then on their way are answered; the driver then sends it
- *       ({@link #releaseHeldForwards}), and the client is answered once the copy answers it, as
- *       usual. Such a step read the region before the write: landing after it, as it could beside
- *       it, it would leave a copy that stays in sync (rules 5 and 6) without a write its client was
- *       told is done. With no region dirty
+ *       regions ({@link #nextStep}). Such a step read its regions before the client writes that
+ *       come while it is on its way, and may land after them (sent later, or applied beside them
+ *       by the copy's second worker). A client write into a region on its way to a resyncing copy
+ *       marks it dirty again, so that the copy gets it again before it joins. To a copy in sync
+ *       (copied again whole, rules 5 and 6), whose copy of every acknowledged write must hold, the
+ *       write is held back, and the copy's later writes behind it, until the steps over its range
+ *       then on their way are answered; the driver then sends it ({@link #releaseHeldForwards}),
+ *       and the client is answered once the copy answers it, as usual. With no region dirty
  *       or on its way, the copy is sent a FLUSH (the resync's steps are not forced, and what they
  *       carried may have been flushed by clients here), and joins the in-sync set once that is
  *       answered OK with still nothing dirty or on its way and no step sent since (the sequence
@@ -585,13 +586,16 @@ final class ReplicatedVolume {
                         }
                         continue;
                     }
-                    if (changesData && (c.onTheWay(offset, length) || c.heldForwards > 0)) {
+                    if (changesData && c.state == State.IN_SYNC && (c.onTheWay(offset, length) || c.heldForwards > 0)) {
                         // rule 4: sent once the step that read the region before this write has landed
                         c.heldForwards++;
                         heldForwards.add(new HeldForward(c, tracked, type, flags, sendEpoch, offset, length, data,
                                 c.stepsTaken()));
                         heldBack++;
                         continue;
+                    }
+                    if (changesData && c.onTheWay(offset, length)) {
+                        c.markDirty(offset, length); // rule 4: a resyncing copy gets the region again before it joins
                     }
                     if (!changesData) {
                         c.flushSent();
