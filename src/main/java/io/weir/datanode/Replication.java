@@ -234,14 +234,12 @@ final class Replication implements AutoCloseable {
     void receive(ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
         ReplicatedVolume rv = volumes.get(q.volume());
         if (rv == null) {
-            done(q);
-            r.reply(ReplicationWire.NOT_A_COPY, q.handle(), 0);
+            answer(q, r, ReplicationWire.NOT_A_COPY, 0);
             return;
         }
         int verdict = rv.admit(q.epoch());
         if (verdict != ReplicationWire.OK || q.type() == ReplicationWire.PING) {
-            done(q);
-            r.reply(verdict, q.handle(), rv.epoch());
+            answer(q, r, verdict, rv.epoch());
             return;
         }
         VolumeStore v = rv.store;
@@ -253,26 +251,25 @@ final class Replication implements AutoCloseable {
             }
             executor.submit(v.id, IoKind.REPLICA, cost, new Whole(rv, q, data, r))
                     .whenComplete((applied, failure) -> {
-                        done(q);
                         if (failure != null) {
                             LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", v.id, failure.toString());
                         }
-                        r.reply(failure == null ? applied : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+                        answer(q, r, failure == null ? applied : ReplicationWire.IO_ERROR, rv.epoch());
                     });
         } catch (RuntimeException e) { // not submitted (the first piece, if in pieces)
-            done(q);
-            r.reply(ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+            answer(q, r, ReplicationWire.IO_ERROR, rv.epoch());
         }
     }
 
     /**
-     * {@code q} was applied or refused: a WRITE's payload leaves the receive budget (before its
-     * reply, which may wait for its primary to read).
+     * Answers {@code q}, applied or refused, with {@code status}: a WRITE's payload leaves the
+     * receive budget first (the reply may wait for its primary to read).
      */
-    private void done(ReplicationWire.Request q) {
+    private void answer(ReplicationWire.Request q, ReplicationServer.Replier r, int status, long epoch) {
         if (q.type() == ReplicationWire.WRITE) {
             received.give(q.length());
         }
+        r.reply(status, q.handle(), epoch);
     }
 
     /** Tests: the connections waiting for room in the receive budget ({@link ReceiveBudget}). */
@@ -382,11 +379,10 @@ final class Replication implements AutoCloseable {
                     failure = e; // the volume went, or the node is stopping
                 }
             }
-            done(q);
             if (failure != null) {
                 LOG.log(Level.WARNING, "applying a replicated request to volume {0}: {1}", rv.store.id, failure.toString());
             }
-            r.reply(failure == null ? status : ReplicationWire.IO_ERROR, q.handle(), rv.epoch());
+            answer(q, r, failure == null ? status : ReplicationWire.IO_ERROR, rv.epoch());
         }
     }
 
@@ -596,13 +592,12 @@ final class Replication implements AutoCloseable {
             for (int i = 0; i + 8 <= b.limit() && zeroes; i += 8) { // lengths are whole 4 KiB blocks
                 zeroes = b.getLong(i) == 0;
             }
-        } catch (IOException | RuntimeException | OutOfMemoryError e) {
-            // answered, so that its regions are dirty again and no client write waits for it (rule 4)
-            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
-            if (e instanceof OutOfMemoryError oom) {
-                throw oom;
-            }
+        } catch (IOException | RuntimeException e) {
+            rv.stepDone(s, ReplicationWire.IO_ERROR, 0); // its regions are dirty again, and no client write waits for it
             return;
+        } catch (OutOfMemoryError e) {
+            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+            throw e;
         }
         try {
             link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, (byte) 0, rv.id, s.epoch(), s.offset(),
