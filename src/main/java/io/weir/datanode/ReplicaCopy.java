@@ -39,10 +39,9 @@ final class ReplicaCopy {
     private volatile String address;
     State state;
     private final BitSet dirty = new BitSet();
-    /** Regions a resync step is copying now. */
-    private final BitSet onTheWay = new BitSet();
-    /** The steps on their way (at most a few), and how many steps have been taken: the next one's number. */
+    /** The resync steps queued or on their way (a few at most): the regions being copied now. */
     private final List<Step> onItsWay = new ArrayList<>(2);
+    /** How many steps have been taken: the last one's number. */
     private long stepsTaken;
     /**
      * Regions it answered writes to (not FUA) since the last FLUSH sent to it: in its page cache,
@@ -54,8 +53,6 @@ final class ReplicaCopy {
     private int flushes;
     /** Since when {@link #unflushed} holds a region (System.nanoTime): the age of its oldest unforced write. */
     private long unflushedSince;
-    /** Resync steps queued or on their way. */
-    int steps;
     /**
      * Client writes held back from it, in sync, until the steps on their way over their regions
      * when they came are answered ({@link ReplicatedVolume}, rule 4), counted until each is sent
@@ -108,21 +105,26 @@ final class ReplicaCopy {
 
     /** Whether a resync step is copying a region of {@code [offset, offset + length)} now. */
     boolean onTheWay(long offset, long length) {
-        if (length <= 0) {
-            return false;
-        }
-        int next = onTheWay.nextSetBit((int) (offset / REGION_BYTES));
-        return next >= 0 && next <= (offset + length - 1) / REGION_BYTES;
+        return onTheWay(offset, length, Long.MAX_VALUE);
+    }
+
+    /** Resync steps queued or on their way. */
+    int steps() {
+        return onItsWay.size();
     }
 
     /** Whether it has no region dirty and none on its way. */
     boolean nothingLeft() {
-        return dirty.isEmpty() && onTheWay.isEmpty();
+        return dirty.isEmpty() && onItsWay.isEmpty();
     }
 
     /** Bytes still to copy to it, of a volume of {@code size} bytes. */
     long remainingBytes(long size) {
-        return Math.min(size, (long) (dirty.cardinality() + onTheWay.cardinality()) * REGION_BYTES);
+        long regions = dirty.cardinality();
+        for (Step s : onItsWay) {
+            regions += s.regions();
+        }
+        return Math.min(size, regions * REGION_BYTES);
     }
 
     /**
@@ -224,16 +226,14 @@ final class ReplicaCopy {
         }
         int max = STEP_BYTES / REGION_BYTES;
         int end = first;
-        while (end < first + max && dirty.get(end) && !onTheWay.get(end)) {
+        while (end < first + max && dirty.get(end) && !onTheWay((long) end * REGION_BYTES, 1)) {
             end++;
         }
         if (end == first) {
             return null; // its first region is still on its way
         }
         dirty.clear(first, end);
-        onTheWay.set(first, end);
         cursor = end;
-        steps++;
         sent++;
         long offset = (long) first * REGION_BYTES;
         int length = (int) Math.min((long) (end - first) * REGION_BYTES, size - offset);
@@ -262,9 +262,7 @@ final class ReplicaCopy {
 
     /** Step {@code s} was answered: its regions are no longer on their way, and dirty again unless {@code ok}. */
     void stepAnswered(Step s, boolean ok) {
-        steps--;
         onItsWay.remove(s);
-        onTheWay.clear(s.firstRegion(), s.firstRegion() + s.regions());
         if (ok) {
             resyncBytes += s.length();
             answered(s.firstRegion(), s.firstRegion() + s.regions()); // steps are not forced either

@@ -662,21 +662,22 @@ final class ReplicatedVolume {
         List<HeldForward> send = new ArrayList<>();
         List<HeldForward> fail = new ArrayList<>();
         List<HeldForward> dropped = new ArrayList<>();
+        long at;
         synchronized (this) {
             if (heldForwards.isEmpty()) {
                 return;
             }
+            at = epoch;
             Set<ReplicaCopy> blocked = new HashSet<>();
             for (java.util.Iterator<HeldForward> it = heldForwards.iterator(); it.hasNext(); ) {
                 HeldForward f = it.next();
                 ReplicaCopy c = f.c();
-                if (copies.get(c.node) != c && f.epoch() == epoch && acting()) {
+                boolean gone = copies.get(c.node) != c;
+                if (gone && f.epoch() == epoch && acting()) {
                     it.remove();
                     dropped.add(f);
-                } else if (!acting() || copies.get(c.node) != c || c.state == State.OUT) {
-                    if (copies.get(c.node) != c) {
-                        f.p().stale = true;
-                    }
+                } else if (gone || !acting() || c.state == State.OUT) {
+                    f.p().stale |= gone;
                     it.remove();
                     fail.add(f);
                 } else if (blocked.contains(c) || c.onTheWay(f.offset(), f.length(), f.steps())) {
@@ -698,16 +699,16 @@ final class ReplicatedVolume {
                 }
             }
             for (HeldForward f : dropped) {
-                new Forwarded(f.p(), f.c()).done(ReplicationWire.OK, epoch());
+                new Forwarded(f.p(), f.c()).done(ReplicationWire.OK, at);
             }
             for (HeldForward f : fail) {
                 new Forwarded(f.p(), f.c()).done(ReplicationWire.LINK_DOWN, 0);
             }
         } finally {
             synchronized (this) { // sent or answered: the copy's next writes go straight to it, after these
-                send.forEach(f -> f.c().heldForwards--);
-                dropped.forEach(f -> f.c().heldForwards--);
-                fail.forEach(f -> f.c().heldForwards--);
+                for (List<HeldForward> taken : List.of(send, dropped, fail)) {
+                    taken.forEach(f -> f.c().heldForwards--);
+                }
             }
         }
     }
@@ -1013,7 +1014,7 @@ final class ReplicatedVolume {
         long e;
         long mark;
         synchronized (this) {
-            if (c.joining || c.steps > 0 || !copied(c, epoch)) {
+            if (c.joining || c.steps() > 0 || !copied(c, epoch)) {
                 return;
             }
             c.joining = true;
@@ -1110,7 +1111,7 @@ final class ReplicatedVolume {
 
     /** Resync steps of {@code c} queued or on their way. */
     synchronized int steps(ReplicaCopy c) {
-        return c.steps;
+        return c.steps();
     }
 
     /** How long the longest out-of-sync copy has been out (ns), 0 when all are in sync or this node is not the primary. */

@@ -58,7 +58,7 @@ class ReplicaCopyTest {
         assertThat(copied).isEqualTo(SIZE);
         assertThat(copy.nothingLeft()).isTrue();
         assertThat(copy.resyncBytes).isEqualTo(SIZE);
-        assertThat(copy.steps).isZero();
+        assertThat(copy.steps()).isZero();
     }
 
     @Test
