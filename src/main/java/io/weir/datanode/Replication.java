@@ -113,7 +113,7 @@ final class Replication implements AutoCloseable {
         this.executor = executor;
         this.hasTask = hasTask(executor);
         this.tls = new ReplicationTls(nbdTls);
-        this.received = new ReceiveBudget(receiveBudget);
+        this.received = new ReceiveBudget(receiveBudget, ReceiveBudget.DEFAULT_REQUESTS);
         this.server = listen == null ? null : new ReplicationServer(listen, this, tls, received);
         this.driver = new Thread(this::drive, "weir-replication");
         driver.setDaemon(true);
@@ -262,13 +262,11 @@ final class Replication implements AutoCloseable {
     }
 
     /**
-     * Answers {@code q}, applied or refused, with {@code status}: a WRITE's payload leaves the
-     * receive budget first (the reply may wait for its primary to read).
+     * Answers {@code q}, applied or refused, with {@code status}: it leaves the receive budget
+     * first (the reply may wait for its primary to read).
      */
     private void answer(ReplicationWire.Request q, ReplicationServer.Replier r, int status, long epoch) {
-        if (q.type() == ReplicationWire.WRITE) {
-            received.give(q.length());
-        }
+        received.give(q.payload());
         r.reply(status, q.handle(), epoch);
     }
 

@@ -196,7 +196,7 @@ final class ReplicationServer implements AutoCloseable {
         UUID sender = null;
         Set<Replies> same = null;
         Replies replier = null;
-        long taken = 0; // bytes of the receive budget the payload being read holds
+        ReplicationWire.Request holding = null; // the request being read, which holds its part of the receive budget
         try {
             ReplicationTls.Accepted a = tls.server(raw);
             ByteChannel c = a.channel();
@@ -228,13 +228,13 @@ final class ReplicationServer implements AutoCloseable {
                     fill(c, in, ReplicationWire.REQUEST_BYTES);
                 }
                 ReplicationWire.Request q = ReplicationWire.Request.decode(in);
+                // reads nothing more until the request, and its payload, fit the copy's budget: its primary waits meanwhile
+                if (!received.take(q.payload(), () -> closed || r.superseded())) {
+                    return;
+                }
+                holding = q;
                 ByteBuffer data = null;
                 if (q.type() == ReplicationWire.WRITE) {
-                    // reads nothing more until the payload fits the copy's budget: its primary waits meanwhile
-                    if (!received.take(q.length(), () -> closed || r.superseded())) {
-                        return;
-                    }
-                    taken = q.length();
                     data = ByteBuffer.allocate((int) q.length()); // at most MAX_LENGTH (decode checks)
                     int buffered = (int) Math.min(in.remaining(), q.length());
                     data.put(in.slice(in.position(), buffered));
@@ -245,7 +245,7 @@ final class ReplicationServer implements AutoCloseable {
                 if (!replier.enter()) {
                     return; // superseded by a newer connection of its node
                 }
-                taken = 0; // given back by receive, once applied or refused
+                holding = null; // given back by receive, once applied or refused
                 replication.receive(q, data, replier);
             }
         } catch (IOException | RuntimeException e) {
@@ -253,7 +253,9 @@ final class ReplicationServer implements AutoCloseable {
                 LOG.log(Level.DEBUG, "replication connection ended: " + e);
             }
         } finally {
-            received.give(taken); // a payload read (or being read) that was never handed on
+            if (holding != null) { // a request read (or being read) that was never handed on
+                received.give(holding.payload());
+            }
             if (replier != null) {
                 // its primary answered what it sent LINK_DOWN, and resyncs it: what is not yet
                 // applied (a request queued, the pieces left of one) is dropped

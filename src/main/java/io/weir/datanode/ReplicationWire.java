@@ -78,6 +78,11 @@ final class ReplicationWire {
             return (flags & FLAG_NO_HOLE) != 0;
         }
 
+        /** Bytes of data that follow the header: a WRITE's length, none for the others. */
+        long payload() {
+            return type == WRITE ? length : 0;
+        }
+
         void encode(ByteBuffer b) {
             b.clear();
             b.putInt(REQUEST_MAGIC).put(type).put(flags).putShort((short) 0).putLong(handle)

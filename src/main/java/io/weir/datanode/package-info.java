@@ -37,7 +37,7 @@
  *       {@code ReplicaCopy}, a copy's state and dirty map as its primary sees it, and
  *       {@code LastReport}, what a restarted primary reads of its {@code SyncState}),
  *       {@code ReplicaLink}, {@code ReplicationServer} (with {@code ReceiveBudget}, what its
- *       connections hold of the primaries' write payloads), {@code ReplicationWire},
+ *       connections hold of the primaries' requests and write payloads), {@code ReplicationWire},
  *       {@code ReplicationTls}, {@code SyncState}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
  *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
@@ -132,11 +132,13 @@
  * {@code ENOMEM}, and if not even that buffer can be had the connection is closed, so a client is
  * never left waiting for a request that was dropped.
  *
- * <p>As a copy, a node has a second budget, its own: the bytes of its primaries' WRITE payloads
- * read from their connections and not yet applied ({@code ReceiveBudget}, 64 MiB). A connection
- * whose next payload does not fit stops being read until applied writes give bytes back, so its
- * primary waits on TCP's window instead of the copy's heap filling. It is apart from the pool's
- * budget so that two nodes holding copies of each other's volumes cannot each wait for the other.
+ * <p>As a copy, a node has a second budget, its own: its primaries' requests read from their
+ * connections and not yet answered ({@code ReceiveBudget}: 1,024 of them, a volume's queue, and
+ * 64 MiB of WRITE payloads). A connection whose next request does not fit stops being read until
+ * applied requests give room back, so its primary waits on TCP's window instead of the copy's
+ * heap filling, or its volume's queue refusing writes (which would put the copy out of sync). It
+ * is apart from the pool's budget so that two nodes holding copies of each other's volumes cannot
+ * each wait for the other.
  *
  * <h2>Protocol coverage</h2>
  * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},

@@ -17,7 +17,7 @@ class ReceiveBudgetTest {
 
     @Test
     void takesWhatFitsAndAPayloadLargerThanTheWholeBudgetWhenNothingIsHeld() {
-        ReceiveBudget b = new ReceiveBudget(100);
+        ReceiveBudget b = new ReceiveBudget(100, 10);
         assertThat(b.take(60, () -> false)).isTrue();
         assertThat(b.take(40, () -> false)).isTrue();
         assertThat(b.held()).isEqualTo(100);
@@ -34,7 +34,7 @@ class ReceiveBudgetTest {
      */
     @Test
     void readersThatWaitGoInTheirOrderOfArrival() throws Exception {
-        ReceiveBudget b = new ReceiveBudget(100);
+        ReceiveBudget b = new ReceiveBudget(100, 10);
         assertThat(b.take(90, () -> false)).isTrue();
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> large = taking(b, 80, "large", order);
@@ -52,7 +52,7 @@ class ReceiveBudgetTest {
 
     @Test
     void aReaderWhoseConnectionEndsWhileItWaitsTakesNothingAndLetsTheNextOneIn() throws Exception {
-        ReceiveBudget b = new ReceiveBudget(100);
+        ReceiveBudget b = new ReceiveBudget(100, 10);
         assertThat(b.take(100, () -> false)).isTrue();
         AtomicBoolean gone = new AtomicBoolean();
         CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> b.take(50, gone::get));
@@ -70,9 +70,27 @@ class ReceiveBudgetTest {
         assertThat(b.waiting()).isZero();
     }
 
+    /** Requests without a payload count too: a volume's queue on the copy holds only so many. */
+    @Test
+    void noMoreRequestsThanItsBoundAreTakenWhateverTheirBytes() throws Exception {
+        ReceiveBudget b = new ReceiveBudget(100, 2);
+        assertThat(b.take(0, () -> false)).isTrue();
+        assertThat(b.take(10, () -> false)).isTrue();
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> third = taking(b, 0, "third", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 1);
+        assertThat(order).isEmpty();
+        b.give(0);
+        third.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(b.requests()).isEqualTo(2);
+        assertThat(b.held()).isEqualTo(10);
+    }
+
     @Test
     void aBudgetMustBePositive() {
-        assertThatThrownBy(() -> new ReceiveBudget(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> new ReceiveBudget(0, 10)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must be positive");
+        assertThatThrownBy(() -> new ReceiveBudget(100, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("must be positive");
     }
 

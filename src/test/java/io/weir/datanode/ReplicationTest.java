@@ -1053,6 +1053,45 @@ class ReplicationTest extends ReplicationFixture {
         assertThat(onCopy(b, (n - 1) * MiB, size)).isEqualTo(NbdServerTest.bytes(size, n - 1));
     }
 
+    /**
+     * A copy's volume queue holds {@link io.weir.scheduler.SchedulerConfig#DEFAULT_QUEUE_CAPACITY}
+     * requests; a primary whose clients have more small writes in flight than that (many
+     * connections at a deep queue) must not see the ones past it refused, which would put the copy
+     * out of sync and copy it again: the copy reads no more of them while it holds that many.
+     */
+    @Test
+    void aCopyTakesInNoMoreRequestsThanAVolumesQueueHoldsSoThatNoneOfASmallWriteFloodIsRefused() throws Exception {
+        StoreGate gate = new StoreGate();
+        DataNode b = closedAfterTheTest(gated("b", gate).build());
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
+        int n = io.weir.scheduler.SchedulerConfig.DEFAULT_QUEUE_CAPACITY + 100; // 4 KiB each: far within the byte budget
+        ByteBuffer out = helloAndWrites(n);
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
+            s.setSoTimeout((int) PATIENCE.toMillis());
+            gate.arm();
+            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                try {
+                    s.getOutputStream().write(out.array(), 0, out.position());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            try {
+                assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
+                await().atMost(Duration.ofSeconds(30)).until(() -> b.replication().receiveWaiting() == 1);
+                assertThat(b.executor().pending()).as("requests taken in: one in the store, the rest queued")
+                        .isEqualTo(io.weir.scheduler.SchedulerConfig.DEFAULT_QUEUE_CAPACITY);
+            } finally {
+                gate.release(); // else the node's worker stays in the store, and closing it waits for ever
+            }
+            assertThat(handlesOfOkReplies(s, n)).containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(100, 100 + n).boxed().toList());
+            sent.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+        await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
+        assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
+        assertThat(onCopy(b, (n - 1) * 4096L, 4096)).isEqualTo(NbdServerTest.bytes(4096, n - 1));
+    }
+
     /** The handles of the next {@code n} replies on {@code s}, each of which must be OK. */
     private static List<Long> handlesOfOkReplies(java.net.Socket s, int n) throws java.io.IOException {
         java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
