@@ -82,7 +82,7 @@ final class Replication implements AutoCloseable {
     private final QosExecutor executor;
     private final ReplicationTls tls;
     private final ReplicationServer server;
-    /** The primaries' WRITE payloads this node holds as a copy, read and not yet applied. */
+    /** The primaries' requests this node holds as a copy, read and not yet answered, and their WRITE payloads. */
     private final ReceiveBudget received;
     private volatile Map<UUID, ReplicatedVolume> volumes = Map.of();
     /** Links by peer node; the driver's, and forwarding workers' through {@link #link}. */
@@ -266,7 +266,7 @@ final class Replication implements AutoCloseable {
      * first (the reply may wait for its primary to read).
      */
     private void answer(ReplicationWire.Request q, ReplicationServer.Replier r, int status, long epoch) {
-        received.give(q.payload());
+        received.give(q.volume(), q.payload());
         r.reply(status, q.handle(), epoch);
     }
 
@@ -278,6 +278,11 @@ final class Replication implements AutoCloseable {
     /** Tests: the bytes of WRITE payloads this node holds as a copy, read and not yet applied. */
     long receiveHeld() {
         return received.held();
+    }
+
+    /** Tests: the primaries' requests this node holds as a copy, read and not yet answered. */
+    int receiveRequests() {
+        return received.requests();
     }
 
     /**

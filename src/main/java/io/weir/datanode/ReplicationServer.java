@@ -29,10 +29,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * at its word, as everything in clear is. A connection that ends admits and applies nothing more
  * either: its primary has given up on what it sent.
  *
- * <p>A connection's reader takes a WRITE's payload into the node's {@link ReceiveBudget} before
- * it reads it, and waits while it does not fit: its primary then waits on TCP's window rather
- * than this node's heap filling with writes its store cannot take yet. The bytes are given back
- * once the write is applied, before its reply.
+ * <p>A connection's reader takes each request, with a WRITE's payload, into the node's
+ * {@link ReceiveBudget} before it reads the payload, and waits while it does not fit: its primary
+ * then waits on TCP's window rather than this node's heap filling with writes its store cannot
+ * take yet, or the volume's queue refusing them. The request is given back once it is applied or
+ * refused, before its reply.
  *
  * <p>A connection holds a thread of its own, so one whose greeting (the TLS handshake and the
  * hello) is not done within {@link #GREETING_TIMEOUT} is closed ({@link #expire}, called by the
@@ -82,7 +83,7 @@ final class ReplicationServer implements AutoCloseable {
     private final ServerSocketChannel listener;
     private final Replication replication;
     private final ReplicationTls tls;
-    /** The WRITE payloads read and not yet applied, on every connection. */
+    /** The requests read and not yet answered, and their WRITE payloads, on every connection. */
     private final ReceiveBudget received;
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     /**
@@ -229,7 +230,7 @@ final class ReplicationServer implements AutoCloseable {
                 }
                 ReplicationWire.Request q = ReplicationWire.Request.decode(in);
                 // reads nothing more until the request, and its payload, fit the copy's budget: its primary waits meanwhile
-                if (!received.take(q.payload(), () -> closed || r.superseded())) {
+                if (!received.take(q.volume(), q.payload(), () -> closed || r.superseded())) {
                     return;
                 }
                 holding = q;
@@ -254,7 +255,7 @@ final class ReplicationServer implements AutoCloseable {
             }
         } finally {
             if (holding != null) { // a request read (or being read) that was never handed on
-                received.give(holding.payload());
+                received.give(holding.volume(), holding.payload());
             }
             if (replier != null) {
                 // its primary answered what it sent LINK_DOWN, and resyncs it: what is not yet

@@ -133,8 +133,8 @@
  * never left waiting for a request that was dropped.
  *
  * <p>As a copy, a node has a second budget, its own: its primaries' requests read from their
- * connections and not yet answered ({@code ReceiveBudget}: 1,024 of them, a volume's queue, and
- * 64 MiB of WRITE payloads). A connection whose next request does not fit stops being read until
+ * connections and not yet answered ({@code ReceiveBudget}: 1,024 of each volume, its queue, and
+ * 64 MiB of WRITE payloads in all). A connection whose next request does not fit stops being read until
  * applied requests give room back, so its primary waits on TCP's window instead of the copy's
  * heap filling, or its volume's queue refusing writes (which would put the copy out of sync). It
  * is apart from the pool's budget so that two nodes holding copies of each other's volumes cannot

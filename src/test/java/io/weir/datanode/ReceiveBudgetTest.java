@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -15,16 +16,19 @@ import org.junit.jupiter.api.Test;
 /** The copy's budget for its primaries' write payloads ({@link ReceiveBudget}), alone: real threads, no sockets. */
 class ReceiveBudgetTest {
 
+    private static final UUID V = UUID.fromString("00000000-0000-0000-0000-000000000001");
+    private static final UUID W = UUID.fromString("00000000-0000-0000-0000-000000000002");
+
     @Test
     void takesWhatFitsAndAPayloadLargerThanTheWholeBudgetWhenNothingIsHeld() {
         ReceiveBudget b = new ReceiveBudget(100, 10);
-        assertThat(b.take(60, () -> false)).isTrue();
-        assertThat(b.take(40, () -> false)).isTrue();
+        assertThat(b.take(V, 60, () -> false)).isTrue();
+        assertThat(b.take(V, 40, () -> false)).isTrue();
         assertThat(b.held()).isEqualTo(100);
-        b.give(100);
-        assertThat(b.take(250, () -> false)).as("one payload always goes through when none is held").isTrue();
+        b.give(V, 100);
+        assertThat(b.take(V, 250, () -> false)).as("one payload always goes through when none is held").isTrue();
         assertThat(b.held()).isEqualTo(250);
-        b.give(250);
+        b.give(V, 250);
         assertThat(b.held()).isZero();
     }
 
@@ -35,7 +39,7 @@ class ReceiveBudgetTest {
     @Test
     void readersThatWaitGoInTheirOrderOfArrival() throws Exception {
         ReceiveBudget b = new ReceiveBudget(100, 10);
-        assertThat(b.take(90, () -> false)).isTrue();
+        assertThat(b.take(V, 90, () -> false)).isTrue();
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> large = taking(b, 80, "large", order);
         await().atMost(PATIENCE).until(() -> b.waiting() == 1);
@@ -43,7 +47,7 @@ class ReceiveBudgetTest {
         // 5 bytes would fit beside the 90, but the 80 came first: both wait
         await().atMost(PATIENCE).until(() -> b.waiting() == 2);
         assertThat(order).isEmpty();
-        b.give(90);
+        b.give(V, 90);
         large.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
         small.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(order).containsExactlyInAnyOrder("large", "small");
@@ -53,9 +57,9 @@ class ReceiveBudgetTest {
     @Test
     void aReaderWhoseConnectionEndsWhileItWaitsTakesNothingAndLetsTheNextOneIn() throws Exception {
         ReceiveBudget b = new ReceiveBudget(100, 10);
-        assertThat(b.take(100, () -> false)).isTrue();
+        assertThat(b.take(V, 100, () -> false)).isTrue();
         AtomicBoolean gone = new AtomicBoolean();
-        CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> b.take(50, gone::get));
+        CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> b.take(V, 50, gone::get));
         await().atMost(PATIENCE).until(() -> b.waiting() == 1);
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> second = taking(b, 50, "second", order);
@@ -63,27 +67,32 @@ class ReceiveBudgetTest {
         gone.set(true);
         assertThat(first.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
         assertThat(b.held()).isEqualTo(100);
-        b.give(100);
+        b.give(V, 100);
         second.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(order).containsExactly("second");
         assertThat(b.held()).isEqualTo(50);
         assertThat(b.waiting()).isZero();
     }
 
-    /** Requests without a payload count too: a volume's queue on the copy holds only so many. */
+    /**
+     * Requests without a payload count too, per volume: a volume's queue on the copy holds only so
+     * many, and a volume at its bound does not hold back a reader of another volume.
+     */
     @Test
-    void noMoreRequestsThanItsBoundAreTakenWhateverTheirBytes() throws Exception {
+    void noMoreRequestsOfAVolumeThanItsBoundAreTakenWhileOtherVolumesGoOn() throws Exception {
         ReceiveBudget b = new ReceiveBudget(100, 2);
-        assertThat(b.take(0, () -> false)).isTrue();
-        assertThat(b.take(10, () -> false)).isTrue();
+        assertThat(b.take(V, 0, () -> false)).isTrue();
+        assertThat(b.take(V, 10, () -> false)).isTrue();
         List<String> order = new CopyOnWriteArrayList<>();
-        CompletableFuture<Void> third = taking(b, 0, "third", order);
+        CompletableFuture<Void> third = taking(b, V, 0, "third of V", order);
         await().atMost(PATIENCE).until(() -> b.waiting() == 1);
+        assertThat(b.take(W, 10, () -> false)).as("another volume's request is taken beside it").isTrue();
         assertThat(order).isEmpty();
-        b.give(0);
+        b.give(V, 0);
         third.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(b.requests()).isEqualTo(2);
-        assertThat(b.held()).isEqualTo(10);
+        assertThat(order).containsExactly("third of V");
+        assertThat(b.requests()).isEqualTo(3);
+        assertThat(b.held()).isEqualTo(20);
     }
 
     @Test
@@ -95,8 +104,12 @@ class ReceiveBudgetTest {
     }
 
     private static CompletableFuture<Void> taking(ReceiveBudget b, long bytes, String name, List<String> order) {
+        return taking(b, V, bytes, name, order);
+    }
+
+    private static CompletableFuture<Void> taking(ReceiveBudget b, UUID volume, long bytes, String name, List<String> order) {
         return CompletableFuture.runAsync(() -> {
-            assertThat(b.take(bytes, () -> false)).isTrue();
+            assertThat(b.take(volume, bytes, () -> false)).isTrue();
             order.add(name);
         }, runnable -> new Thread(runnable, "taking-" + name).start());
     }

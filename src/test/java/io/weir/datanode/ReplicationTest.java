@@ -1089,6 +1089,7 @@ class ReplicationTest extends ReplicationFixture {
         }
         await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
         assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
+        assertThat(b.replication().receiveRequests()).as("every request given back once answered").isZero();
         assertThat(onCopy(b, (n - 1) * 4096L, 4096)).isEqualTo(NbdServerTest.bytes(4096, n - 1));
     }
 
