@@ -22,7 +22,8 @@ import java.util.Set;
  * <p>The caller owns time and threads: every method takes {@code now} (from a
  * {@link TimeSource}) and the caller must serialize all calls, normally with one lock as
  * {@link QosExecutor} does. A decision is {@code O(log n)} in the number of flows; in steady state
- * a request allocates only its two {@link Ticket} handles. Requests are at most
+ * a request allocates only its {@link Ticket} handles (one through {@link QosExecutor}, two
+ * through {@code enqueue} and {@code next}). Requests are at most
  * {@link #MAX_REQUEST_BYTES}.
  *
  * <pre>{@code
@@ -47,8 +48,9 @@ import java.util.Set;
  *   <li><b>Root.</b> A linear scan over the (few) tasks picks, among tasks with dispatchable work,
  *       the lowest counter {@code workerNanos / share}. Charged at {@link #complete} with measured
  *       worker time: CPU time plus time blocked (in a store slower than the CPU, say).</li>
- *   <li><b>Foreground.</b> First the reservation phase: the volume with the earliest reservation
- *       tag, if that tag is {@code <= now}. Otherwise the weight phase: the tenant with the lowest
+ *   <li><b>Foreground</b> ({@link ForegroundLevels}, its tenant and volume levels). First the
+ *       reservation phase: the volume with the earliest reservation tag, if that tag is
+ *       {@code <= now}. Otherwise the weight phase: the tenant with the lowest
  *       counter in the foreground ready heap, then its volume with the lowest counter. Both levels
  *       are charged {@code cost / weight} at dispatch; a reservation-phase charge is capped
  *       ({@link SchedNode#capLead}).</li>
@@ -57,21 +59,23 @@ import java.util.Set;
  *       capacity, so the scheduler is work-conserving (but for anticipation, below).</li>
  *   <li><b>Anticipation</b> ({@link #anticipation}, off by default). A deep volume or tenant whose
  *       queue runs dry goes into its level's anticipated heap (the scheduler's for tenants, its
- *       tenant's for volumes), keyed by counter; {@code foregroundReady} holds the weight phase
+ *       tenant's for volumes), keyed by counter; {@link ForegroundLevels#ready} holds the weight phase
  *       while the lowest entry still waited for is more than the slack below the choice, and
  *       {@link #nextEligibleTime()} reports when the wait ends. Expired entries are dropped when
  *       they reach the top. The root's wait for the foreground task is two flags on its
  *       {@link TaskNode}.</li>
- *   <li><b>Reservation tags</b> are stored minus {@link #reservationShift}: raising the shift moves
- *       all tags forward together ({@code O(1)}), which caps the earliest tag's lag at
- *       {@link #RESERVATION_MAX_LAG_NANOS} without changing their order.</li>
+ *   <li><b>Reservation tags</b> are stored minus {@link ForegroundLevels#reservationShift}:
+ *       raising the shift moves all tags forward together ({@code O(1)}), which caps the earliest
+ *       tag's lag at {@link #RESERVATION_MAX_LAG_NANOS} without changing their order.</li>
  *   <li><b>Rebasing.</b> Where a level's virtual time is raised, a level past
  *       {@link #REBASE_THRESHOLD} is rebased in place: its children's counters and its ready heap's
  *       keys move down together ({@link IndexedHeap#shiftKeys}).</li>
  * </ol>
- * Parts that stand alone live in their own classes: the request FIFO ({@link TicketQueue}), the
- * pooled request state ({@link TicketPool}, {@link RequestRecord}), the latency counts
- * ({@link LatencyBuffer}) and the snapshot ({@link SnapshotBuilder}).
+ * This class keeps the root level, submission, completion and reconfiguration. Parts that stand
+ * alone live in their own classes: the foreground's two levels ({@link ForegroundLevels}), the
+ * request FIFO ({@link TicketQueue}), the pooled request state ({@link TicketPool},
+ * {@link RequestRecord}), the latency counts ({@link LatencyBuffer}) and the snapshot
+ * ({@link SnapshotBuilder}).
  *
  * <h3>Memory per request</h3>
  * With thousands of volumes a round trip is bound by cache misses, not instructions: the chosen
@@ -166,8 +170,6 @@ public final class HierarchicalScheduler<R> {
 
     private static final byte REPLICA = (byte) IoKind.REPLICA.ordinal();
 
-    private static final IoKind[] KINDS = IoKind.values();
-
     private SchedulerConfig config;
     final Map<String, TaskNode> tasksByName = new LinkedHashMap<>();
     private TaskNode[] tasks = new TaskNode[0];
@@ -177,38 +179,15 @@ public final class HierarchicalScheduler<R> {
 
     final Map<String, TenantNode> tenants = new LinkedHashMap<>();
     private final Map<String, FlowNode> flows = new LinkedHashMap<>();
-    /** Positions in ready heaps (each node is in at most one: its parent's). */
-    private final IndexedHeap.Positions readyPositions = new IndexedHeap.Positions();
-    private final IndexedHeap.Positions timerPositions = new IndexedHeap.Positions();
-    private final IndexedHeap.Positions reservationPositions = new IndexedHeap.Positions();
-    private final IndexedHeap.Positions anticipatedPositions = new IndexedHeap.Positions();
-    private final IndexedHeap<TenantNode> fgReady = new IndexedHeap<>(readyPositions);
-    /** Virtual time of the tenant level. */
-    long fgVtime;
-    private final IndexedHeap<SchedNode> timers = new IndexedHeap<>(timerPositions);
-    private final IndexedHeap<FlowNode> reservations = new IndexedHeap<>(reservationPositions);
-    /**
-     * Deep tenants whose volumes all ran dry a moment ago, keyed by counter (see "Anticipation" in
-     * the package documentation).
-     */
-    private final IndexedHeap<TenantNode> fgAnticipated = new IndexedHeap<>(anticipatedPositions);
-    /** Set by {@link #next} when the weight phase waits for an anticipated node; until {@link #anticipationWake}. */
-    private boolean fgHeld;
-    /** Whether deep nodes whose queue runs dry are waited for ({@link #anticipation}); off by default. */
-    private boolean anticipation;
-    private long anticipationWake;
     /** Free node slots, reused before new ones are minted. */
     private int[] freeSlots = new int[16];
     private int freeSlotCount;
     private int nextSlot;
-    /**
-     * Added to every stored reservation tag before it is compared with the clock. Raising it moves
-     * all tags forward together, which bounds the lag without changing their order.
-     */
-    long reservationShift;
 
     /** Volume latency counts and the samples not yet counted. */
     final LatencyBuffer latencies = new LatencyBuffer();
+    /** The foreground task's tenant and volume levels (after the maps it shares). */
+    final ForegroundLevels levels = new ForegroundLevels(tenants, latencies);
 
     /** Reused request records; also identifies this scheduler's tickets. */
     private final TicketPool pool = new TicketPool();
@@ -380,8 +359,7 @@ public final class HierarchicalScheduler<R> {
             foreground.deepUntil = f.deepUntil;
         }
         if (f.state == SchedNode.IDLE) {
-            refreshFlow(f, now);
-            refreshTenant(f.tenant, now);
+            levels.wake(f, now);
         }
         return t;
     }
@@ -430,18 +408,18 @@ public final class HierarchicalScheduler<R> {
      * eligible at {@code now} (everything idle or throttled; see {@link #nextEligibleTime()}).
      */
     public Ticket<R> next(long now) {
-        fgHeld = false;
+        levels.clearHold();
         if (queued == 0) {
             return null;
         }
-        processTimers(now);
+        levels.processTimers(now);
         TaskNode best = null;
         boolean fgAwaited = false;
         for (TaskNode k : tasks) {
-            boolean ready = k.foreground ? foregroundReady(now) : k.size > 0;
+            boolean ready = k.foreground ? levels.ready(now) : k.size > 0;
             if (k.foreground) {
-                boolean busy = ready || fgHeld;
-                if (busy || !anticipation) {
+                boolean busy = ready || levels.held();
+                if (busy || !levels.anticipation()) {
                     k.awaited = false;
                 } else if (k.busy && k.deepUntil - now > 0) {
                     k.awaited = true; // the deep foreground just ran dry: wait a moment for it
@@ -460,15 +438,14 @@ public final class HierarchicalScheduler<R> {
                     best = k;
                 }
             }
-            k.wasReady = ready || k.foreground && (fgHeld || fgAwaited); // waiting for it is not idleness
+            k.wasReady = ready || k.foreground && (levels.held() || fgAwaited); // waiting for it is not idleness
         }
         if (best == null) {
             return null;
         }
         if (fgAwaited && foreground.counter - best.counter < 0) {
             // the root's anticipation: the foreground, behind this task, has requests on the way
-            fgHeld = true;
-            anticipationWake = foreground.anticipatedUntil;
+            levels.holdUntil(foreground.anticipatedUntil);
             return null;
         }
         if (best.counter - rootVtime > 0) {
@@ -477,152 +454,20 @@ public final class HierarchicalScheduler<R> {
                 rebaseRoot();
             }
         }
-        RequestRecord t = best.foreground ? dispatchForeground(now) : best.poll();
+        RequestRecord t = best.foreground ? levels.dispatch(now) : best.poll();
         queued--;
         running++;
         best.inFlight++;
         t.status = RequestRecord.RUNNING;
         t.dispatchedAt = now;
         if (t.isFirst()) {
-            int[] counts = best.waitCounts; // a volume's wait is counted in dispatchForeground
+            int[] counts = best.waitCounts; // a volume's wait is counted in ForegroundLevels.dispatch
             int[] grown = LatencyRecorder.record(counts, now - t.enqueuedAt);
             if (grown != counts) {
                 best.waitCounts = grown; // only when it grew: see "Reference stores"
             }
         }
         return new Ticket<>(t); // a fresh handle: no reference stored into the (old) record
-    }
-
-    private boolean foregroundReady(long now) {
-        if (reservationDue(now)) {
-            return true;
-        }
-        if (fgReady.isEmpty()) {
-            return false;
-        }
-        TenantNode tn = fgReady.peek();
-        FlowNode f = tn.ready.peek();
-        if (waitsFor(fgAnticipated, tn.counter - slack(tn), now) || waitsFor(tn.anticipated, f.counter - slack(f), now)) {
-            fgHeld = true;
-            return false;
-        }
-        return true;
-    }
-
-    /** {@link #ANTICIPATION_SLACK_BYTES} in counter units of {@code n}'s weight. */
-    private static long slack(SchedNode n) {
-        return ANTICIPATION_SLACK_BYTES * SchedNode.COUNTER_SCALE / n.weight;
-    }
-
-    /**
-     * True if the lowest anticipated node of a level, still waited for, is below {@code counter}
-     * (a ready sibling's counter less the slack). Drops entries whose credit expired.
-     */
-    private boolean waitsFor(IndexedHeap<? extends SchedNode> anticipated, long counter, long now) {
-        while (!anticipated.isEmpty()) {
-            SchedNode a = anticipated.peek();
-            if (a.anticipatedUntil - now <= 0) {
-                anticipated.poll();
-            } else if (a.holdUntil - now > 0 && anticipated.peekKey() - counter < 0) {
-                anticipationWake = a.holdUntil;
-                return true;
-            } else {
-                return false;
-            }
-        }
-        return false;
-    }
-
-    /** Starts waiting for a deep node whose queue just ran dry, unless its own limits shape it. */
-    private <N extends SchedNode> void anticipate(IndexedHeap<N> level, N n, boolean shaped, long now) {
-        if (anticipation && !shaped && !n.draining && n.deepUntil - now > 0) {
-            n.anticipatedUntil = now + ANTICIPATION_CREDIT_NANOS;
-            n.holdUntil = now + ANTICIPATION_NANOS;
-            level.add(n, n.counter);
-        }
-    }
-
-    private boolean reservationDue(long now) {
-        return !reservations.isEmpty() && reservations.peekKey() + reservationShift - now <= 0;
-    }
-
-    private RequestRecord dispatchForeground(long now) {
-        FlowNode f;
-        boolean reservationPhase;
-        if (reservationDue(now)) {
-            long lag = now - (reservations.peekKey() + reservationShift);
-            if (lag > RESERVATION_MAX_LAG_NANOS) {
-                reservationShift += lag - RESERVATION_MAX_LAG_NANOS;
-            }
-            f = reservations.peek();
-            reservationPhase = true;
-        } else {
-            f = fgReady.peek().ready.peek();
-            reservationPhase = false;
-        }
-        TenantNode tn = f.tenant;
-        RequestRecord t = f.poll();
-        boolean first = t.isFirst();
-        if (first && t.kind != REPLICA) {
-            latencies.deferWait(f.slot, now - t.enqueuedAt);
-        }
-        long cost = !first ? Math.max(1, t.bytes)
-                : Math.max(1, Math.min(f.costModel.cost(KINDS[t.kind], t.bytes), MAX_COST));
-        if (!reservationPhase) {
-            // Virtual time = start tag of the request entering service (SFQ). Only the weight phase
-            // picks the minimum, so only it may advance V without overtaking a ready child.
-            if (f.counter - tn.vtime > 0) {
-                tn.vtime = f.counter;
-                if (tn.vtime > REBASE_THRESHOLD) {
-                    rebaseVolumes(tn);
-                }
-            }
-            if (tn.counter - fgVtime > 0) {
-                fgVtime = tn.counter;
-                if (fgVtime > REBASE_THRESHOLD) {
-                    rebaseTenants();
-                }
-            }
-        } else if (first) {
-            f.reservationTag += f.reservationInterval; // a continuation finishes an op already reserved
-        }
-        t.reservationPhase = reservationPhase;
-        f.chargeCounter(cost);
-        tn.chargeCounter(cost);
-        if (reservationPhase) {
-            // the bounded lead (deviation 4 in the package documentation)
-            f.capLead(tn.vtime, cost);
-            tn.capLead(fgVtime, cost);
-        }
-        int ops = t.isLast() ? 1 : 0; // IOPS limits count a request at its last piece
-        f.limiter.charge(now, ops, t.bytes);
-        f.inFlight++;
-        refreshFlow(f, now);
-        tn.limiter.charge(now, ops, t.bytes);
-        refreshTenant(tn, now);
-        return t;
-    }
-
-    /** Rebases the volume level of a tenant: see {@link #REBASE_THRESHOLD}. {@code O(volumes)}. */
-    private static void rebaseVolumes(TenantNode tn) {
-        long base = tn.vtime;
-        tn.vtime = 0;
-        for (FlowNode f : tn.flows) {
-            f.rebase(base);
-        }
-        tn.ready.shiftKeys(base);
-        tn.anticipated.clear(); // idle counters went to 0 above: nobody is owed a wait any more
-    }
-
-    /** Rebases the tenant level. {@code O(tenants)}. */
-    private void rebaseTenants() {
-        long base = fgVtime;
-        fgVtime = 0;
-        for (TenantNode tn : tenants.values()) {
-            tn.rebase(base);
-        }
-        fgReady.shiftKeys(base);
-        fgAnticipated.clear();
     }
 
     /** Rebases the root. {@code O(tasks)}. */
@@ -721,128 +566,7 @@ public final class HierarchicalScheduler<R> {
      * returned null: a worker sleeps until then or until the next submission.
      */
     public long nextEligibleTime() {
-        long best = NO_DEADLINE;
-        boolean any = false;
-        if (!timers.isEmpty()) {
-            best = timers.peekKey();
-            any = true;
-        }
-        if (!reservations.isEmpty()) {
-            long r = reservations.peekKey() + reservationShift;
-            if (!any || r - best < 0) {
-                best = r;
-                any = true;
-            }
-        }
-        if (fgHeld && (!any || anticipationWake - best < 0)) {
-            best = anticipationWake;
-        }
-        return best;
-    }
-
-    // ----------------------------------------------------------------------- state machine
-
-    /** Re-evaluates a volume after its queue, counter or limiter changed. */
-    private void refreshFlow(FlowNode f, long now) {
-        if (f.state == SchedNode.THROTTLED) {
-            return; // re-evaluated when its timer fires
-        }
-        TenantNode tn = f.tenant;
-        if (f.size == 0) {
-            if (f.state == SchedNode.READY) {
-                tn.ready.remove(f);
-                reservations.remove(f);
-                f.state = SchedNode.IDLE;
-                anticipate(tn.anticipated, f, f.shaped(), now);
-            }
-            return;
-        }
-        boolean awaited = false;
-        if (f.state == SchedNode.IDLE && tn.anticipated.contains(f)) {
-            awaited = f.anticipatedUntil - now > 0; // back within its credit: it keeps its place
-            tn.anticipated.remove(f);
-        }
-        long e = f.limiter.eligibleAt(now);
-        if (e - now > 0) {
-            if (f.state == SchedNode.READY) {
-                tn.ready.remove(f);
-                reservations.remove(f);
-            }
-            f.throttle(now, e);
-            timers.add(f, e);
-            return;
-        }
-        if (f.state == SchedNode.READY) {
-            tn.ready.update(f, f.counter);
-            if (f.reservationInterval > 0) {
-                reservations.update(f, f.reservationTag);
-            }
-        } else {
-            if (!awaited) {
-                f.rejoin(tn.vtime);
-            }
-            tn.ready.add(f, f.counter);
-            if (f.reservationInterval > 0) {
-                if (f.reservationTag + reservationShift - now < 0) {
-                    f.reservationTag = now - reservationShift; // mClock: max(tag, now), no banked credit
-                }
-                reservations.add(f, f.reservationTag);
-            }
-            f.state = SchedNode.READY;
-        }
-    }
-
-    /** Re-evaluates a tenant after its ready set, counter or limiter changed. */
-    private void refreshTenant(TenantNode tn, long now) {
-        if (tn.state == SchedNode.THROTTLED) {
-            return;
-        }
-        if (tn.ready.isEmpty()) {
-            if (tn.state == SchedNode.READY) {
-                fgReady.remove(tn);
-                tn.state = SchedNode.IDLE;
-                anticipate(fgAnticipated, tn, tn.limiter != Limiter.UNLIMITED || tn.anticipated.isEmpty(), now);
-            }
-            return;
-        }
-        boolean awaited = false;
-        if (tn.state == SchedNode.IDLE && fgAnticipated.contains(tn)) {
-            awaited = tn.anticipatedUntil - now > 0;
-            fgAnticipated.remove(tn);
-        }
-        long e = tn.limiter.eligibleAt(now);
-        if (e - now > 0) {
-            if (tn.state == SchedNode.READY) {
-                fgReady.remove(tn);
-            }
-            tn.throttle(now, e);
-            timers.add(tn, e);
-            return;
-        }
-        if (tn.state == SchedNode.READY) {
-            fgReady.update(tn, tn.counter);
-        } else {
-            if (!awaited) {
-                tn.rejoin(fgVtime);
-            }
-            fgReady.add(tn, tn.counter);
-            tn.state = SchedNode.READY;
-        }
-    }
-
-    private void processTimers(long now) {
-        while (!timers.isEmpty() && timers.peekKey() - now <= 0) {
-            long due = timers.peekKey();
-            SchedNode n = timers.poll();
-            n.endThrottle(due);
-            if (n instanceof FlowNode) {
-                FlowNode f = (FlowNode) n;
-                refreshFlow(f, now);
-                refreshTenant(f.tenant, now);
-            } else {
-                refreshTenant((TenantNode) n, now);
-            }
-        }
+        return levels.nextEligibleTime();
     }
 
     // ------------------------------------------------------------------------ reconfiguration
@@ -885,8 +609,7 @@ public final class HierarchicalScheduler<R> {
             ids.add(s.id());
             TenantNode tn = tenants.get(s.id());
             if (tn == null) {
-                tn = new TenantNode(s, allocateSlot(), readyPositions, anticipatedPositions, now);
-                tn.counter = fgVtime;
+                tn = levels.newTenant(s, allocateSlot(), now);
                 tenants.put(s.id(), tn);
             } else {
                 tn.apply(s, now);
@@ -906,7 +629,7 @@ public final class HierarchicalScheduler<R> {
             FlowNode f = flows.get(s.id());
             if (f == null) {
                 f = new FlowNode(s, allocateSlot(), this, now);
-                f.reservationTag = now - reservationShift;
+                f.reservationTag = now - levels.reservationShift;
                 f.tenant = tn;
                 tn.flows.add(f);
                 flows.put(s.id(), f);
@@ -930,21 +653,10 @@ public final class HierarchicalScheduler<R> {
         this.config = next;
 
         // 4. rebuild every heap from scratch under the new policies: O(n log n), done rarely.
-        fgReady.clear();
-        timers.clear();
-        reservations.clear();
-        fgAnticipated.clear();
-        for (TenantNode tn : tenants.values()) {
-            tn.ready.clear();
-            tn.anticipated.clear();
-            settle(tn, now);
-        }
-        for (FlowNode f : flows.values()) {
-            settle(f, now);
-        }
+        levels.unplaceAll(tenants.values(), flows.values(), now);
         for (FlowNode f : new ArrayList<>(flows.values())) {
             if (f.size > 0) {
-                refreshFlow(f, now);
+                levels.refresh(f, now);
             } else if (f.draining) {
                 maybeRetire(f);
             }
@@ -954,25 +666,14 @@ public final class HierarchicalScheduler<R> {
                 tenants.remove(tn.id);
                 releaseSlot(tn);
             } else {
-                refreshTenant(tn, now);
+                levels.refresh(tn, now);
             }
         }
     }
 
-    /** Marks a node idle after every heap was cleared; precondition: it is in no heap. */
-    private static void settle(SchedNode n, long now) {
-        if (n.state == SchedNode.THROTTLED) {
-            n.endThrottle(now);
-        }
-        n.state = SchedNode.IDLE;
-    }
-
     private int allocateSlot() {
         int slot = freeSlotCount > 0 ? freeSlots[--freeSlotCount] : nextSlot++;
-        readyPositions.ensure(slot);
-        timerPositions.ensure(slot);
-        reservationPositions.ensure(slot);
-        anticipatedPositions.ensure(slot);
+        levels.ensureSlot(slot);
         latencies.ensure(slot);
         return slot;
     }
@@ -991,19 +692,13 @@ public final class HierarchicalScheduler<R> {
     private void maybeRetire(FlowNode f) {
         if (f.draining && f.size == 0 && f.inFlight == 0) {
             TenantNode tn = f.tenant;
-            tn.ready.remove(f);
-            timers.remove(f);
-            reservations.remove(f);
-            tn.anticipated.remove(f);
-            f.state = SchedNode.IDLE;
+            levels.unplace(f);
             f.retired = true;
             flows.remove(f.id);
             tn.flows.remove(f);
             releaseSlot(f);
             if (tn.draining && tn.flows.isEmpty()) {
-                fgReady.remove(tn);
-                timers.remove(tn);
-                fgAnticipated.remove(tn);
+                levels.unplace(tn);
                 tenants.remove(tn.id);
                 releaseSlot(tn);
             }
@@ -1052,13 +747,7 @@ public final class HierarchicalScheduler<R> {
      * the scheduler; off, the scheduler is work-conserving. Turning it off forgets every wait.
      */
     public void anticipation(boolean on) {
-        anticipation = on;
-        if (!on) {
-            fgAnticipated.clear();
-            for (TenantNode tn : tenants.values()) {
-                tn.anticipated.clear();
-            }
-        }
+        levels.anticipation(on);
     }
 
     /** Requests queued and not yet dispatched. */
@@ -1156,11 +845,6 @@ public final class HierarchicalScheduler<R> {
             }
         }
         return n;
-    }
-
-    /** Idle request records kept for reuse; for tests. */
-    int pooledRecords() {
-        return pool.idle();
     }
 
     /** Names of the live (not draining) volumes; for tests and diagnostics. */

@@ -66,7 +66,7 @@ final class SnapshotBuilder {
                 }
                 leads.put(f.id, f.counter - tn.vtime);
                 if (f.reservationInterval > 0) {
-                    reservationLags.put(f.id, now - (f.reservationTag + s.reservationShift));
+                    reservationLags.put(f.id, now - (f.reservationTag + s.levels.reservationShift));
                 }
                 if (f.draining) {
                     draining.add(f.id);
@@ -76,7 +76,7 @@ final class SnapshotBuilder {
                     LatencyRecorder.percentile(tw, 99), LatencyRecorder.percentile(tsv, 50),
                     LatencyRecorder.percentile(tsv, 99), tn.throttledNanos(now), cpu, 0, LatencyRecorder.percentile(tw, 100),
                     LatencyRecorder.percentile(tsv, 100), 0, pOps, pB));
-            tenantLeads.put(tn.id, tn.counter - s.fgVtime);
+            tenantLeads.put(tn.id, tn.counter - s.levels.vtime);
             volumeLevels.put(tn.id, new Level(tn.vtime, leads));
         }
         Map<String, Long> taskLeads = new HashMap<>();
@@ -94,7 +94,7 @@ final class SnapshotBuilder {
             }
             taskLeads.put(k.name, k.counter - s.rootVtime);
         }
-        Levels levels = new Levels(new Level(s.rootVtime, taskLeads), new Level(s.fgVtime, tenantLeads), volumeLevels,
+        Levels levels = new Levels(new Level(s.rootVtime, taskLeads), new Level(s.levels.vtime, tenantLeads), volumeLevels,
                 reservationLags);
         return new SchedulerSnapshot(now, vs, ts, ks, levels, draining);
     }

@@ -50,9 +50,4 @@ final class TicketPool {
             freeCount++;
         }
     }
-
-    /** Idle records kept. */
-    int idle() {
-        return freeCount;
-    }
 }
