@@ -22,7 +22,9 @@
  *       A decision is {@code O(log n)}; requests are pooled {@link io.weir.scheduler.Ticket}s
  *       linked into intrusive FIFOs, so steady state allocates nothing. A caller that queues many
  *       requests on one volume resolves it once to a {@link io.weir.scheduler.VolumeHandle} (the
- *       volume's node itself), so the per-request path does no id lookup.</li>
+ *       volume's node itself), so the per-request path does no id lookup. It keeps the root
+ *       (tasks), submission, completion and reconfiguration; the foreground's tenant and volume
+ *       levels, their heaps and both phases are its {@code ForegroundLevels}.</li>
  *   <li>{@link io.weir.scheduler.QosExecutor} runs work on N threads under that core, measures
  *       each item's CPU time ({@link io.weir.scheduler.CpuClock}) and worker time (CPU time plus
  *       time blocked, from the thread's {@code RunDelay}), both sampled by each worker's
