@@ -212,14 +212,36 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
     }
 
+    /**
+     * Reads and decodes what the socket announced: one {@link #readAndProcessOnce} per round of
+     * the selector, over TLS as in clear. A TLS session may hold decrypted bytes the socket will
+     * not announce again, so a TLS connection that took bytes reads on in the next round, after
+     * the others had theirs ({@link NbdServer#readOnNextRound}), until its session gives nothing.
+     * It read on at once before, while the session gave bytes: a client sending options or
+     * refused requests faster than they were answered, reading every answer so that no bound
+     * paused it, kept the selector thread to itself, and nobody else was read, written or greeted.
+     */
     private void readAndProcess() throws IOException {
-        long taken;
-        do {
-            taken = readAndProcessOnce();
-            // A TLS session may hold decrypted bytes the socket will not announce again: read on
-            // while it gives some and the connection reads at all.
-        } while (transport.isTls() && taken > 0 && state != State.CLOSED && state != State.DRAINING && !readPaused
-                && state != State.OPENING);
+        long taken = readAndProcessOnce();
+        if (transport.isTls() && taken > 0 && readsOn()) {
+            server.readOnNextRound(this);
+        }
+    }
+
+    private boolean readsOn() {
+        return state != State.CLOSED && state != State.DRAINING && !readPaused && state != State.OPENING;
+    }
+
+    /** Whether this connection is to read on in the next round ({@link NbdServer#readOnNextRound}; selector thread). */
+    boolean readOnQueued;
+
+    /** Selector thread: a TLS connection whose session may hold more reads on ({@link #readAndProcess}). */
+    void readOn() {
+        guarded(() -> {
+            if (key.isValid() && readsOn()) {
+                readAndProcess();
+            }
+        });
     }
 
     /** Bytes the last read call of {@link #readOnce} took (selector thread). */
@@ -232,10 +254,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * no return to the selector between them, where there were two calls and a select; a
      * connection takes no more of the selector's round than the write side gives one. Small
      * requests come many to a read of {@link #in}: one read per event, as reading on was slower
-     * for 4 KiB writes (docs/benchmarks.md, section 5). Returns the bytes taken. The bound is
-     * per call: over TLS, {@link #readAndProcess} calls again until the session gives nothing,
-     * since the socket does not announce what the session already holds decrypted, so a TLS
-     * connection is bounded only by its in-flight and buffered-bytes limits, which pause it.
+     * for 4 KiB writes (docs/benchmarks.md, section 5). Returns the bytes taken.
      */
     private long readAndProcessOnce() throws IOException {
         long taken = 0;

@@ -225,6 +225,14 @@ final class NbdServer implements AutoCloseable {
         selector.wakeup();
     }
 
+    /** Selector thread: {@code c} reads on in the next round ({@link #readOn}), once however often asked. */
+    void readOnNextRound(NbdConnection c) {
+        if (!c.readOnQueued) {
+            c.readOnQueued = true;
+            readOn.add(c);
+        }
+    }
+
     /** Any thread: every TLS connection checks its client certificate again ({@link NbdConnection#revalidateTls}). */
     void revalidateTls() {
         for (NbdConnection c : connections) {
@@ -371,6 +379,13 @@ final class NbdServer implements AutoCloseable {
     private int roundWriteBudget = ROUND_WRITE_BYTES;
     /** The keys of a round that are writable, written after every read (selector thread). */
     private final java.util.ArrayList<SelectionKey> writable = new java.util.ArrayList<>();
+    /**
+     * TLS connections that read their round's bound with their session maybe holding more
+     * decrypted bytes, which no OP_READ announces: they read on in the next round, after the
+     * others had theirs (selector thread only; filled during a round, taken at the next).
+     */
+    private java.util.ArrayList<NbdConnection> readOn = new java.util.ArrayList<>();
+    private java.util.ArrayList<NbdConnection> readingOn = new java.util.ArrayList<>();
     /** Where the next round starts writing among its writable keys (selector thread). */
     private int writeRotation;
 
@@ -418,12 +433,24 @@ final class NbdServer implements AutoCloseable {
 
     /** One round of the selector: tasks, then reads, then writes within the round's budget. */
     private void round() throws IOException {
-        selector.select(TICK_MILLIS);
+        if (readOn.isEmpty()) {
+            selector.select(TICK_MILLIS);
+        } else {
+            selector.selectNow(); // a connection reads on: no waiting for the others
+        }
         wakeups++;
         Task t;
         while ((t = tasks.poll()) != null) {
             contained(t.connection(), t.work());
         }
+        java.util.ArrayList<NbdConnection> next = readingOn;
+        readingOn = readOn;
+        readOn = next; // what reads on now and reaches its bound again waits for the next round
+        for (NbdConnection c : readingOn) {
+            c.readOnQueued = false;
+            contained(c, c::readOn);
+        }
+        readingOn.clear();
         if (memoryFreed) {
             retryMemoryWaiters();
         }

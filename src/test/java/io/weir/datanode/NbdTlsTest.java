@@ -249,6 +249,62 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * One TLS client cannot keep the selector thread to itself. Over TLS the node reads on while
+     * the session gives bytes (what it holds decrypted is never announced by the socket); a client
+     * that sends options faster than the node answers them, and reads every answer so that none
+     * queues and no bound pauses it, always had more: the selector never left it, and no other
+     * client was even greeted. Assumes only that this JDK client sends unknown options (16 bytes,
+     * encrypted in 16 KiB records) faster than the node decrypts, answers and encrypts each.
+     */
+    @Test
+    void aTlsClientSendingOptionsFasterThanTheyAreAnsweredLeavesTheSelectorToTheOthers() throws Exception {
+        try (NbdTestClient flooder = tlsClient(ACME_SERIAL)) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
+            ByteBuffer batch = ByteBuffer.allocate(4096 * 16);
+            while (batch.hasRemaining()) {
+                batch.putLong(Nbd.IHAVEOPT).putInt(42).putInt(0); // an option the node does not know: ERR_UNSUP
+            }
+            Thread sender = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        flooder.out.write(batch.array());
+                        flooder.out.flush();
+                    }
+                } catch (IOException closed) {
+                    // the test closed it
+                }
+            }, "option-flood");
+            Thread reader = new Thread(() -> {
+                byte[] buf = new byte[1 << 16];
+                try {
+                    for (int n; (n = flooder.in.read(buf)) >= 0; ) {
+                        answered.addAndGet(n);
+                    }
+                } catch (IOException closed) {
+                    // the test closed it
+                }
+            }, "option-answers");
+            sender.start();
+            reader.start();
+            try {
+                org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE).until(() -> answered.get() > 0);
+                long begun = System.nanoTime();
+                try (NbdTestClient other = new NbdTestClient(address).handshake()) {
+                    assertThat(Duration.ofNanos(System.nanoTime() - begun)).as("another client's greeting, beside the flood")
+                            .isLessThan(Duration.ofSeconds(1));
+                }
+                assertThat(sender.isAlive()).as("the flood went on throughout").isTrue();
+            } finally {
+                stop.set(true);
+                flooder.socket.close();
+                sender.join();
+                reader.join();
+            }
+        }
+    }
+
     @Test
     void aRevokedCertificateOrOneThatNoTenantHoldsSeesNothing() throws IOException {
         for (long serial : new long[] {REVOKED_SERIAL, 0x77}) {
