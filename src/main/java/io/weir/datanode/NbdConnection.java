@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * NBD_OPT_STARTTLS ({@link #startTls}) a tls-channel session over the same socket, still
  * non-blocking on the same selector. The connection sees TLS in three places: a read that needs
  * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
- * decrypted bytes that no OP_READ announces (so reading goes on while it gives some), and a reply
+ * decrypted bytes that no OP_READ announces (so the connection reads on while a read gives some,
+ * in the selector's next round past a receive buffer's worth), and a reply
  * stays queued until its last record is on the socket. Replies are wrapped in the order they are
  * written, under the output lock (that of {@link NbdReplies}), the replies a worker's batch held
  * together into as few records as they fill.
@@ -190,6 +191,12 @@ final class NbdConnection implements ReplyBatch.Sink {
                 return;
             }
             boolean readAgain = transport.takeReadWantsWrite();
+            if (readAgain) {
+                readWaitsForWrite = false;
+                if (!readPaused) {
+                    k.interestOps(k.interestOps() | SelectionKey.OP_READ);
+                }
+            }
             flushQueued();
             if (k.isValid() && readAgain) {
                 readAndProcess();
@@ -213,16 +220,22 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     /**
-     * Reads and decodes what the socket announced: one {@link #readAndProcessOnce} per round of
-     * the selector, over TLS as in clear. A TLS session may hold decrypted bytes the socket will
-     * not announce again, so a TLS connection that took bytes reads on in the next round, after
-     * the others had theirs ({@link NbdServer#readOnNextRound}), until its session gives nothing.
-     * It read on at once before, while the session gave bytes: a client sending options or
-     * refused requests faster than they were answered, reading every answer so that no bound
-     * paused it, kept the selector thread to itself, and nobody else was read, written or greeted.
+     * Reads and decodes what the socket announced. A TLS session may hold decrypted bytes the
+     * socket will not announce again, so over TLS it reads on while the session gives some and
+     * the connection reads at all, up to {@link #READ_BUFFER_BYTES} in this round (a receive
+     * buffer's worth, what one read takes in clear); past it, the connection reads on in the next
+     * round, after the others had theirs ({@link NbdServer#readOnNextRound}). Without that bound a
+     * client sending options or refused requests faster than they were answered, and reading every
+     * answer so that no limit paused it, kept the selector thread to itself: nobody else was
+     * read, written or greeted.
      */
     private void readAndProcess() throws IOException {
-        long taken = readAndProcessOnce();
+        long taken;
+        long round = 0;
+        do {
+            taken = readAndProcessOnce();
+            round += taken;
+        } while (transport.isTls() && taken > 0 && readsOn() && round < READ_BUFFER_BYTES);
         if (transport.isTls() && taken > 0 && readsOn()) {
             server.readOnNextRound(this);
         }
@@ -243,6 +256,13 @@ final class NbdConnection implements ReplyBatch.Sink {
             }
         });
     }
+
+    /**
+     * A TLS read stopped because the session must write first, and the socket has not taken it
+     * yet; since when (selector thread).
+     */
+    private boolean readWaitsForWrite;
+    private long readWaitsForWriteSince;
 
     /** Bytes the last read call of {@link #readOnce} took (selector thread). */
     private int lastRead;
@@ -290,7 +310,17 @@ final class NbdConnection implements ReplyBatch.Sink {
             in.limit(limit);
         }
         if (n == 0 && transport.readWantsWrite()) {
-            enableWrite(); // the TLS handshake must send first: onWritable reads again
+            // The TLS session must send first (its handshake, the answer to a key update): nothing
+            // is read until the socket takes it, and onWritable reads again. Reading on would spin,
+            // the socket readable and every read waiting for that write; a client that reads
+            // nothing is closed after the write-stall timeout, as one that leaves replies unread.
+            if (!readWaitsForWrite) {
+                readWaitsForWrite = true;
+                readWaitsForWriteSince = System.nanoTime();
+            }
+            if (key.isValid()) {
+                key.interestOps((key.interestOps() | SelectionKey.OP_WRITE) & ~SelectionKey.OP_READ);
+            }
         }
         lastRead = (int) Math.max(0, n);
         if (n < 0) {
@@ -415,7 +445,7 @@ final class NbdConnection implements ReplyBatch.Sink {
                     r.replyError(Nbd.EINVAL, "request larger than the maximum payload of " + MAX_PAYLOAD + " bytes");
                 } else {
                     state = State.OPTION_HEADER;
-                    options.reply(option, Nbd.REP_ERR_TOO_BIG, "option too large");
+                    options.tooBig(option);
                 }
                 return true;
             }
@@ -696,7 +726,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (requestBegunAt != 0) {
             requestBegunAt = System.nanoTime(); // the node was not reading: the client's time starts again
         }
-        if (key.isValid()) {
+        if (key.isValid() && !readWaitsForWrite) {
             key.interestOps(key.interestOps() | SelectionKey.OP_READ);
         }
         try {
@@ -876,7 +906,8 @@ final class NbdConnection implements ReplyBatch.Sink {
             abort("request not received within " + server.limits.requestNanos() / 1_000_000 + " ms of its first byte");
             return;
         }
-        if (replies.stalled(now, server.limits.writeStallNanos())) {
+        if (replies.stalled(now, server.limits.writeStallNanos())
+                || readWaitsForWrite && now - readWaitsForWriteSince > server.limits.writeStallNanos()) {
             abort("client stopped reading replies");
         }
     }
@@ -940,7 +971,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             return;
         }
         if (replies.isEmpty() && inFlight.get() == 0) {
-            abort(null);
+            close(null, true);
         }
     }
 
@@ -954,6 +985,11 @@ final class NbdConnection implements ReplyBatch.Sink {
 
     /** Selector thread: hard disconnect; buffers of requests still in flight are released by their workers. */
     void abort(String why) {
+        close(why, false);
+    }
+
+    /** Selector thread: closes the connection; {@code graceful} at its end, every reply written ({@link NbdTransport#closeGracefully}). */
+    private void close(String why, boolean graceful) {
         if (state == State.CLOSED) {
             return;
         }
@@ -969,7 +1005,11 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (key != null) {
             key.cancel();
         }
-        transport.close();
+        if (graceful) {
+            transport.closeGracefully();
+        } else {
+            transport.close();
+        }
         letGoHeld();
         VolumeStore v = volume;
         if (v != null) {

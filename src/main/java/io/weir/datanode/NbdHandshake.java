@@ -19,6 +19,8 @@ import java.util.List;
  */
 final class NbdHandshake {
 
+    private static final String TLS_FIRST = "this node requires TLS: send NBD_OPT_STARTTLS first";
+
     private final NbdConnection conn;
 
     /** The client set NBD_FLAG_C_NO_ZEROES. */
@@ -104,16 +106,34 @@ final class NbdHandshake {
         return metaContext;
     }
 
+    /** Whether {@code opt} is refused until TLS: the node requires it, and this is neither STARTTLS nor ABORT. */
+    private boolean needsTlsFirst(int opt) {
+        return conn.server.tls.required() && !conn.isTls() && opt != Nbd.OPT_STARTTLS && opt != Nbd.OPT_ABORT;
+    }
+
+    /**
+     * Answers an option whose data was too large to read, and was skipped: before TLS on a node
+     * that requires it, as every option then ({@code NBD_REP_ERR_TLS_REQD}); else
+     * {@code NBD_REP_ERR_TOO_BIG}. Selector thread.
+     */
+    void tooBig(int opt) throws IOException {
+        if (needsTlsFirst(opt)) {
+            reply(opt, Nbd.REP_ERR_TLS_REQD, TLS_FIRST);
+        } else {
+            reply(opt, Nbd.REP_ERR_TOO_BIG, "option too large");
+        }
+    }
+
     /**
      * Answers one option whose {@code data} has been read whole. Selector thread.
      */
     void handle(int opt, ByteBuffer data) throws IOException {
-        if (conn.server.tls.required() && !conn.isTls() && opt != Nbd.OPT_STARTTLS && opt != Nbd.OPT_ABORT) {
+        if (needsTlsFirst(opt)) {
             if (opt == Nbd.OPT_EXPORT_NAME) {
                 // it cannot be refused politely either: the document requires a disconnect
                 conn.abort("NBD_OPT_EXPORT_NAME before TLS, which this node requires");
             } else {
-                reply(opt, Nbd.REP_ERR_TLS_REQD, "this node requires TLS: send NBD_OPT_STARTTLS first");
+                reply(opt, Nbd.REP_ERR_TLS_REQD, TLS_FIRST);
             }
             return;
         }

@@ -20,8 +20,8 @@ import tlschannel.WouldBlockException;
  *
  * <p>Over TLS three things differ from a plain socket, and each method says how it shows them:
  * a read may need the socket to be writable first (the handshake; {@link #takeReadWantsWrite}),
- * the session may hold decrypted bytes that no OP_READ announces (the connection reads on while
- * a read gives some), and a reply counts as written only once its last record is on the socket:
+ * the session may hold decrypted bytes that no OP_READ announces (the connection reads on while a
+ * read gives some, in the selector's next round past a receive buffer's worth), and a reply counts as written only once its last record is on the socket:
  * records of a write larger than one record are gathered and sent together
  * ({@link RecordBatchingChannel}), and what waits there is sent by the next write.
  *
@@ -85,6 +85,9 @@ final class NbdTransport {
         } catch (NeedsWriteException e) {
             readWantsWrite = true; // the handshake must send first: retry once the socket is writable
             return 0;
+        } catch (IllegalStateException e) {
+            // tls-channel's buffer cannot take a record the JDK would (a length past 17 KiB): the client's bad input
+            throw new IOException("TLS record too large: " + e.getMessage(), e);
         }
     }
 
@@ -193,6 +196,25 @@ final class NbdTransport {
         } catch (SSLPeerUnverifiedException e) {
             return null; // the handshake is not done yet
         }
+    }
+
+    /**
+     * Closes the connection at its end, every reply written (the client's NBD_CMD_DISC or
+     * NBD_OPT_ABORT, or the end of its stream): over TLS the session is closed down first, its
+     * close_notify written if the socket takes it at once, as the NBD protocol document asks
+     * after a disconnect, so that the client can tell the end from a truncation. Then as
+     * {@link #close}.
+     */
+    void closeGracefully() {
+        TlsChannel t = tls;
+        if (t != null) {
+            try {
+                t.shutdown(); // sends close_notify; the client's own is not waited for
+            } catch (IOException | RuntimeException e) {
+                // the socket took nothing more, or the client is gone: closed without it
+            }
+        }
+        close();
     }
 
     /** Closes the socket, and gives a TLS session's staged buffer back to the pool. */

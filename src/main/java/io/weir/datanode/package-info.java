@@ -62,8 +62,9 @@
  * buffer takes one header at a time, so a stream of large writes is not copied at all, and each
  * such write costs one scattering read of its payload's rest and the next header, the selector
  * reading on, up to {@value io.weir.datanode.NbdServer#ROUND_WRITE_BYTES} bytes, while the socket
- * fills what it offers; over TLS it reads on until the session holds nothing, which the socket
- * would not announce, bounded by the connection's in-flight and buffered-bytes limits) and
+ * fills what it offers; over TLS it reads on while the session gives bytes, which the socket
+ * would not announce, up to a receive buffer's worth per round, and goes on in the next round,
+ * after the others) and
  * submits each to the executor as the foreground flow of its volume with its data size as the
  * cost (the bytes it moves through the volume's file: CACHE and WRITE_ZEROES with NO_HOLE carry
  * no payload but pay their length). A request that moves more than

@@ -30,6 +30,8 @@ final class NbdTestClient implements AutoCloseable {
     }
 
     Socket socket;
+    /** The TCP socket, under {@link #socket} once it speaks TLS: closing it never waits for TLS's locks. */
+    final Socket tcp;
     DataInputStream in;
     DataOutputStream out;
     boolean structured;
@@ -58,6 +60,7 @@ final class NbdTestClient implements AutoCloseable {
 
     private NbdTestClient(Socket socket) throws IOException {
         this.socket = socket;
+        this.tcp = socket;
         socket.setSoTimeout(20_000);
         socket.setTcpNoDelay(true);
         in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));

@@ -204,6 +204,20 @@ class NbdTlsTest {
         }
     }
 
+    /** An option too large to read (over 16 KiB) is refused before TLS as any other: TLS first. */
+    @Test
+    void aNodeThatRequiresTlsAnswersAnOptionTooLargeToReadBeforeItWithTlsReqd() throws IOException {
+        requireTls(true);
+        try (NbdTestClient c = new NbdTestClient(address).handshake()) {
+            List<OptionReply> replies = c.option(42, new byte[20_000]);
+            assertThat(replies).hasSize(1);
+            assertThat(replies.get(0).type()).isEqualTo(Nbd.REP_ERR_TLS_REQD);
+            assertThat(c.startTls(ca.clientContext(ca.issue("client", ACME_SERIAL))).type()).as("in step after it")
+                    .isEqualTo(Nbd.REP_ACK);
+            assertThat(c.option(42, new byte[20_000]).get(0).type()).as("after TLS, too big").isEqualTo(Nbd.REP_ERR_TOO_BIG);
+        }
+    }
+
     @Test
     void aNodeThatRequiresTlsClosesAClientThatSendsExportNameBeforeIt() throws IOException {
         requireTls(true);
@@ -302,6 +316,70 @@ class NbdTlsTest {
                 sender.join();
                 reader.join();
             }
+        }
+    }
+
+    /**
+     * After NBD_CMD_DISC the server must close down the TLS session (the NBD protocol document):
+     * its close_notify comes before the end of the stream, so that a client can tell the end from
+     * a truncation (GnuTLS reports "the TLS connection was non-properly terminated" otherwise).
+     */
+    @Test
+    void aClientsDisconnectIsAnsweredWithTheTlsSessionsCloseNotifyBeforeTheEndOfTheStream() throws IOException {
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            c.negotiate("acme/db");
+            assertThat(c.read(0, 4096)).hasSize(4096);
+            c.disconnect();
+            // below the client's TLS: what the node sends after the disconnect, up to the end of the stream
+            byte[] after = c.tcp.getInputStream().readAllBytes();
+            assertThat(after).as("one record (TLS 1.3 sends its alerts as application data), then the end").isNotEmpty();
+            assertThat(after[0]).isEqualTo((byte) 0x17);
+            assertThat(after.length).as("a record's header, the encrypted alert and its tag")
+                    .isEqualTo(5 + ((after[3] & 0xff) << 8 | after[4] & 0xff));
+        }
+    }
+
+    /**
+     * A TLS 1.3 client that asks for key updates and reads nothing: each is answered with a record
+     * the node must write before its session reads on. Once the socket takes no more, the node
+     * must neither spin on the client (readable, yet every read waits for that write) nor keep it
+     * for ever (no reply is queued, so the reply's stall clock never ran): it stops reading it and
+     * closes it after the write-stall timeout, as a client that does not read its replies.
+     * Assumes the JDK client sends a KeyUpdate asking for one back on each {@code startHandshake}
+     * (TLS 1.3), and that a few hundred thousand of them fill the loopback socket's buffers.
+     */
+    @Test
+    void aClientThatAsksForKeyUpdatesAndReadsNothingIsClosedAfterTheWriteStallTimeout() throws Exception {
+        node.close();
+        node = DataNode.builder().dataDir(dir.resolve("stall")).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
+                .writeStallTimeout(Duration.ofSeconds(1)).build();
+        node.apply(config(REVOKED_SERIAL));
+        TestPki.Issued server = ca.issue("node", 0x96);
+        node.serverCertificate(new ServerCertificate(server.keys().getPrivate(), server.certificate(), List.of(ca.certificate())));
+        address = node.listenAddress();
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            c.negotiate("acme/db");
+            javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) c.socket;
+            java.util.concurrent.atomic.AtomicLong asked = new java.util.concurrent.atomic.AtomicLong();
+            Thread flood = new Thread(() -> {
+                try {
+                    while (asked.get() < 2_000_000) {
+                        tls.startHandshake(); // TLS 1.3: a KeyUpdate, update requested
+                        asked.incrementAndGet();
+                    }
+                } catch (IOException closed) {
+                    // the node closed it, or the test did
+                }
+            }, "key-update-flood");
+            flood.start();
+            try {
+                org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE)
+                        .until(() -> node.server().connectionCount() == 0);
+            } finally {
+                c.tcp.close(); // a flood blocked on a full socket ends with it (closing the TLS socket would wait for its lock)
+                flood.join();
+            }
+            assertThat(asked.get()).as("key updates asked for before the node closed the client").isPositive();
         }
     }
 
@@ -422,22 +500,25 @@ class NbdTlsTest {
 
     /**
      * Seeded shapes of bad TLS input after the acknowledgement: random bytes, a handshake record
-     * header announcing more than a record may hold, an alert, a record of another TLS version;
-     * each closes its own connection, logs nothing at SEVERE, and the node serves a real client
+     * header announcing more than a record may hold (65,535 bytes, which the JDK refuses at once,
+     * and 18,432 bytes, which it would take but the session's buffer cannot), an alert, a record
+     * of another TLS version; each closes its own connection, logs nothing at WARNING or above
+     * (bad input is the client's, not the node's trouble), and the node serves a real client
      * after all of them.
      */
     @Test
     void badTlsRecordsOfManyShapesEachCloseOnlyTheirConnection() throws IOException {
-        try (SevereLog severe = new SevereLog()) {
+        try (SevereLog severe = new SevereLog(java.util.logging.Level.WARNING)) {
             Random random = new Random(2026);
-            for (int i = 0; i < 24; i++) {
-                byte[] input = switch (i % 4) {
+            for (int i = 0; i < 25; i++) {
+                byte[] input = switch (i % 5) {
                     case 0 -> new byte[1 + random.nextInt(20_000)];
                     case 1 -> new byte[] {0x16, 0x03, 0x03, (byte) 0xff, (byte) 0xff}; // 65,535 bytes: oversized
                     case 2 -> new byte[] {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28}; // a fatal alert
+                    case 3 -> java.util.Arrays.copyOf(new byte[] {0x16, 0x03, 0x03, 0x48, 0x00}, 5 + 0x4800); // 18,432
                     default -> new byte[] {0x16, 0x02, 0x00, 0x00, 0x10}; // SSL 2.0's version
                 };
-                if (i % 4 == 0) {
+                if (i % 5 == 0) {
                     random.nextBytes(input);
                 }
                 try (NbdTestClient c = new NbdTestClient(address).handshake()) {
@@ -453,7 +534,7 @@ class NbdTlsTest {
                     }
                 }
             }
-            assertThat(severe.records).as("nothing logged at SEVERE").isEmpty();
+            assertThat(severe.records).as("nothing logged at WARNING or above").isEmpty();
         }
         try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
             assertThat(list(c)).containsExactly("acme/db");
@@ -506,17 +587,24 @@ class NbdTlsTest {
         }
     }
 
-    /** Records what the JDK's logging (the data node's backend in tests) gets at SEVERE, while open. */
+    /** Records what the JDK's logging (the data node's backend in tests) gets at SEVERE, or another level and above, while open. */
     private static final class SevereLog extends java.util.logging.Handler implements AutoCloseable {
         final List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private final java.util.logging.Level least;
 
         SevereLog() {
+            this(java.util.logging.Level.SEVERE);
+        }
+
+        /** Records logged at {@code least} or above. */
+        SevereLog(java.util.logging.Level least) {
+            this.least = least;
             java.util.logging.Logger.getLogger("").addHandler(this);
         }
 
         @Override
         public void publish(java.util.logging.LogRecord r) {
-            if (r.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue()) {
+            if (r.getLevel().intValue() >= least.intValue()) {
                 records.add(r);
             }
         }
