@@ -193,7 +193,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             boolean readAgain = transport.takeReadWantsWrite();
             if (readAgain) {
                 readWaitsForWrite = false;
-                if (!readPaused) {
+                if (!readPaused && state != State.DRAINING) { // a draining connection reads nothing: it would spin
                     k.interestOps(k.interestOps() | SelectionKey.OP_READ);
                 }
             }

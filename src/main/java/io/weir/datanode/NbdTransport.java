@@ -210,6 +210,12 @@ final class NbdTransport {
         if (t != null) {
             try {
                 t.shutdown(); // sends close_notify; the client's own is not waited for
+                // What the client sent and nobody read (its own close_notify, say) would make the
+                // close a reset, which may drop the replies and the close_notify still on their way.
+                ByteBuffer unread = ByteBuffer.allocate(16 << 10);
+                for (int i = 0; i < 16 && channel.read(unread.clear()) > 0; i++) {
+                    // discarded: the socket is non-blocking, so this stops when nothing is left
+                }
             } catch (IOException | RuntimeException e) {
                 // the socket took nothing more, or the client is gone: closed without it
             }
