@@ -87,6 +87,14 @@ import java.util.function.Consumer;
  * never decrease (a property test of the scheduler holds it to that, throttled time and refusals
  * included), so a counter smaller than before means the volume was recreated with the same id: its
  * current value is taken as the delta.
+ * <h3>A clock that jumps</h3>
+ * A report covers at most {@link UsageReport#MAX_INTERVAL} and names no time before
+ * {@link UsageReport#EARLIEST}. After the wall clock jumps forward further than that (a VM
+ * resumed after days, NTP stepping a clock that was far behind) the next report covers the last
+ * {@code MAX_INTERVAL} up to now, and carries everything counted since the report before; while
+ * the clock reads before {@code EARLIEST} (a node that booted at 1970, until NTP sets it) no
+ * report is made, the counters go on, and the first report after carries them. Each is logged
+ * once, at WARNING.
  * <h3>Gaps</h3>
  * Acknowledgements may arrive out of order, so the dropped sequences need not be contiguous. At
  * most {@value #MAX_PENDING_GAPS} gap ranges are kept; beyond that the two oldest are merged,
@@ -94,6 +102,8 @@ import java.util.function.Consumer;
  * counts them once).
  */
 public final class UsageReporter {
+
+    private static final System.Logger LOG = System.getLogger(UsageReporter.class.getName());
 
     /** Default reporting interval. */
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
@@ -152,6 +162,9 @@ public final class UsageReporter {
     private Map<String, Stats> previousVolumes;
     private Map<String, Stats> previousTasks;
     private Instant intervalStart;
+    /** Whether a jump of the clock, or a clock before 2000, was logged ("A clock that jumps"). */
+    private boolean warnedJump;
+    private boolean warnedEarly;
     private final Map<String, Long> queueDepthSums = new HashMap<>();
     private int queueSamples;
     private final TreeMap<Long, UsageReport> unacknowledged = new TreeMap<>();
@@ -225,7 +238,7 @@ public final class UsageReporter {
         UsageReport report;
         synchronized (this) {
             Instant now = clock.instant();
-            if (now.isBefore(intervalStart.plus(interval))) {
+            if (now.isBefore(intervalStart.plus(interval)) || !reportable(now)) {
                 sampleQueues(source.queueDepths());
                 return Optional.empty();
             }
@@ -235,11 +248,20 @@ public final class UsageReporter {
         return Optional.of(report);
     }
 
-    /** Makes the next report now, whether or not the interval has passed, and hands it to the sink. */
+    /**
+     * Makes the next report now, whether or not the interval has passed, and hands it to the sink.
+     *
+     * @throws IllegalStateException if the clock reads a time no report may name (before 2000)
+     */
     public UsageReport reportNow() {
         UsageReport report;
         synchronized (this) {
-            report = makeReport(source.snapshot(true), clock.instant());
+            Instant now = clock.instant();
+            if (!reportable(now)) {
+                throw new IllegalStateException("the clock reads " + now + ", before any time a usage report may name ("
+                        + UsageReport.EARLIEST + ")");
+            }
+            report = makeReport(source.snapshot(true), now);
         }
         sink.accept(report);
         return report;
@@ -249,6 +271,19 @@ public final class UsageReporter {
         Map<String, Long> depths = new HashMap<>();
         s.volumes().values().forEach(v -> depths.put(v.id(), v.queueDepth() + v.inFlight()));
         return depths;
+    }
+
+    /** Whether a report may name {@code now}; logs once when it may not (requires: holding this). */
+    private boolean reportable(Instant now) {
+        if (!now.isBefore(UsageReport.EARLIEST)) {
+            return true;
+        }
+        if (!warnedEarly) {
+            warnedEarly = true;
+            LOG.log(System.Logger.Level.WARNING, "usage: the clock reads {0}, before any time a report may name; reports wait"
+                    + " for it to be set, and lose nothing meanwhile (logged once)", now);
+        }
+        return false;
     }
 
     // Requires: holding this.
@@ -281,8 +316,17 @@ public final class UsageReporter {
             tasks.add(new TaskUsage(cur.id(), d.ops(), d.cpuNanos(), d.workerNanos(), cur.share()));
         }
         Instant to = now.isBefore(intervalStart) ? intervalStart : now;
+        Instant from = intervalStart;
+        if (from.isBefore(to.minus(UsageReport.MAX_INTERVAL))) {
+            from = to.minus(UsageReport.MAX_INTERVAL); // the clock jumped (or was before 2000): see "A clock that jumps"
+            if (!warnedJump) {
+                warnedJump = true;
+                LOG.log(System.Logger.Level.WARNING, "usage: the clock moved from {0} to {1}; the report covers {2} up to"
+                        + " now, with everything counted since the report before (logged once)", intervalStart, to, UsageReport.MAX_INTERVAL);
+            }
+        }
         evict(to, 1); // first, so that this report already carries the gaps it causes
-        UsageReport report = new UsageReport(sequences.next(), intervalStart, to, volumes, tasks, pendingGaps);
+        UsageReport report = new UsageReport(sequences.next(), from, to, volumes, tasks, pendingGaps);
         unacknowledged.put(report.sequence(), report);
         previousVolumes = s.volumes();
         previousTasks = s.tasks();

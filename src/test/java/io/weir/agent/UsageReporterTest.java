@@ -107,6 +107,56 @@ class UsageReporterTest {
     }
 
     /**
+     * A clock that jumps forward more than the longest interval a report may cover (a VM resumed
+     * after days, NTP stepping a clock that was far behind) must not stop usage for good: the
+     * report after the jump covers the last day up to now and carries everything counted since the
+     * report before, and the next report follows as usual. The reporter kept retrying the
+     * impossible interval before, silently, until the agent restarted.
+     */
+    @Test
+    void aClockThatJumpsForwardDaysCostsNoUsageAndReportingGoesOn() {
+        ManualClock clock = new ManualClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
+            complete(ex, V1, IoKind.READ, 7, 4096);
+            clock.advance(Duration.ofDays(3));
+            UsageReport after = reporter.tick().orElseThrow();
+            assertThat(after.to()).isEqualTo(T0.plus(Duration.ofDays(3)));
+            assertThat(after.from()).as("the longest interval a report may cover").isEqualTo(after.to().minus(UsageReport.MAX_INTERVAL));
+            assertThat(volume(after, V1).readOps()).as("what was counted before the jump").isEqualTo(7);
+
+            complete(ex, V1, IoKind.READ, 2, 4096);
+            clock.advance(Duration.ofSeconds(10));
+            UsageReport next = reporter.tick().orElseThrow();
+            assertThat(next.from()).isEqualTo(after.to());
+            assertThat(next.sequence()).isEqualTo(after.sequence() + 1);
+            assertThat(volume(next, V1).readOps()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * A node that boots with its clock before any time a report may name (1970, until NTP sets it)
+     * reports nothing meanwhile and loses nothing: once the clock is right, the next report carries
+     * what was counted.
+     */
+    @Test
+    void aClockBeforeTheEarliestReportableTimeDefersReportsWithoutLosingUsage() {
+        Instant boot = Instant.parse("1970-01-01T00:05:00Z");
+        ManualClock clock = new ManualClock(boot);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).build();
+            complete(ex, V1, IoKind.WRITE, 5, 4096);
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(reporter.tick()).as("no report can name 1970").isEmpty();
+            clock.set(T0); // NTP sets the clock
+            UsageReport r = reporter.tick().orElseThrow();
+            assertThat(r.from()).isEqualTo(T0.minus(UsageReport.MAX_INTERVAL));
+            assertThat(r.to()).isEqualTo(T0);
+            assertThat(volume(r, V1).writeOps()).isEqualTo(5);
+        }
+    }
+
+    /**
      * A task's worker time counts the time its requests held a worker blocked, as a read from a
      * store slower than the CPU does; CPU time leaves it out. Assumes Linux, whose schedstat gives
      * the run delay that worker time needs (elsewhere worker time is CPU time).
