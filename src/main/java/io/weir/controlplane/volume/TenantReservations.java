@@ -42,6 +42,14 @@ class TenantReservations {
 
     private final JdbcClient jdbc;
 
+    /**
+     * SQL: the sum of {@code term} (numeric, as PostgreSQL sums bigints), saturated back into a
+     * bigint; 0 over no rows ({@code least} ignores a NULL, so it is coalesced first).
+     */
+    private static String sum(String term) {
+        return "least(coalesce(sum(" + term + "), 0), " + Long.MAX_VALUE + ")::bigint";
+    }
+
     TenantReservations(JdbcClient jdbc) {
         this.jdbc = jdbc;
     }
@@ -51,7 +59,7 @@ class TenantReservations {
         if (maxIops == null) {
             return;
         }
-        jdbc.sql("SELECT vp.node_id, sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
+        jdbc.sql("SELECT vp.node_id, " + sum(EFFECTIVE_MIN) + " AS reserved FROM volume v"
                         + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
                         + " WHERE v.tenant_id = ? GROUP BY vp.node_id HAVING sum(" + EFFECTIVE_MIN + ") > ?"
                         + " ORDER BY reserved DESC, vp.node_id LIMIT 1")
@@ -80,12 +88,12 @@ class TenantReservations {
         jdbc.sql("SELECT id FROM data_node WHERE id IN (:ids) ORDER BY id FOR NO KEY UPDATE")
                 .param("ids", sorted).query((rs, n) -> 1).list();
         for (UUID node : sorted) {
-            long others = jdbc.sql("SELECT coalesce(sum(" + EFFECTIVE_MIN + "), 0) FROM volume v"
+            long others = jdbc.sql("SELECT " + sum(EFFECTIVE_MIN) + " FROM volume v"
                             + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
                             + " WHERE v.tenant_id = ? AND vp.node_id = ? AND v.id IS DISTINCT FROM CAST(? AS uuid)")
                     .param(tenantId).param(node).param(volumeId)
                     .query(Long.class).single();
-            long reserved = others + minIops;
+            long reserved = others > Long.MAX_VALUE - minIops ? Long.MAX_VALUE : others + minIops; // saturated: a wrapped sum would fit
             if (QosSettings.checkReservations(tenantMaxIops, reserved).isPresent()) {
                 throw violation("This volume", List.of("minIops", "nodeIds"), tenantId, node, tenantMaxIops, reserved,
                         reservedOn(tenantId, node, volumeId));
@@ -99,7 +107,7 @@ class TenantReservations {
      * its reservations on each node.
      */
     void checkPolicy(UUID policyId, String policyName) {
-        jdbc.sql("SELECT v.tenant_id, vp.node_id, " + RESERVABLE + ", sum(" + EFFECTIVE_MIN + ") AS reserved FROM volume v"
+        jdbc.sql("SELECT v.tenant_id, vp.node_id, " + RESERVABLE + ", " + sum(EFFECTIVE_MIN) + " AS reserved FROM volume v"
                         + " JOIN volume_placement vp ON vp.volume_id = v.id"
                         + " JOIN tenant t ON t.id = v.tenant_id"
                         + " WHERE " + RESERVABLE + " IS NOT NULL"

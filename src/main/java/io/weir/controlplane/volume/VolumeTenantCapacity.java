@@ -24,7 +24,10 @@ class VolumeTenantCapacity implements TenantCapacity {
         if (tenantIds.isEmpty()) {
             return result;
         }
-        jdbc.sql("SELECT tenant_id, sum(size_bytes), sum(least(used_bytes_in_force, size_bytes)) FROM volume"
+        // sums of bigints are numeric: saturated back into a bigint, so that sizes whose sum passes
+        // one (each valid alone) scale a per-GiB limit to its cap instead of failing every read
+        jdbc.sql("SELECT tenant_id, least(coalesce(sum(size_bytes), 0), " + Long.MAX_VALUE + ")::bigint,"
+                        + " least(coalesce(sum(least(used_bytes_in_force, size_bytes)), 0), " + Long.MAX_VALUE + ")::bigint FROM volume"
                         + " WHERE tenant_id = ANY(:ids::uuid[]) GROUP BY tenant_id")
                 .param("ids", tenantIds.toArray(UUID[]::new))
                 .query(rs -> {

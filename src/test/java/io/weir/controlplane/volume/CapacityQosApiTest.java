@@ -213,6 +213,54 @@ class CapacityQosApiTest extends IntegrationTest {
                 .containsExactly(300L << 20, 2 * GiB);
     }
 
+    /**
+     * Volume sizes whose sum passes a bigint (each valid alone) must not break the tenant's reads,
+     * the node's desired config or any other tenant's: the sum is the capacity a per-GiB limit
+     * scales with, and saturates. It failed every read that summed it with 400 "outside what the
+     * service can store", and every config push that included the tenant.
+     */
+    @Test
+    void volumesWhoseSizesSumPastABigintLeaveTheTenantAndItsNodesReadable() {
+        String scaled = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
+                + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
+        String policy = fx.policy(unique("p"), "");
+        String node = newNode();
+        id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"small\",\"sizeBytes\":" + GiB
+                + ",\"policyId\":\"" + policy + "\",\"nodeIds\":[\"" + node + "\"]}"));
+        for (String name : List.of("a", "b")) {
+            Response huge = api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"" + name + "\",\"sizeBytes\":"
+                    + (1L << 62) + ",\"policyId\":\"" + policy + "\"}");
+            assertThat(huge.status()).as(huge.toString()).isEqualTo(201);
+        }
+        Response tenantRead = api.get("/api/v1/tenants/" + scaled);
+        assertThat(tenantRead.status()).as(tenantRead.toString()).isEqualTo(200);
+        assertThat(tenantRead.json().get("effectiveLimits").get("maxIops").asLong()).as("the cap").isEqualTo(10000);
+        Response desired = api.get("/api/v1/nodes/" + node + "/desired-config");
+        assertThat(desired.status()).as(desired.toString()).isEqualTo(200);
+        assertThat(desired.json().get("tenants").get(0).get("maxIops").asLong()).isEqualTo(10000);
+        Response all = api.get("/api/v1/tenants");
+        assertThat(all.status()).as(all.toString()).isEqualTo(200);
+    }
+
+    /**
+     * A reservation so large that adding it to the others on the node passes a bigint must be
+     * refused as over the tenant's limit, not wrap to a negative sum that fits.
+     */
+    @Test
+    void aReservationThatWouldOverflowTheSumOnItsNodeIsRefusedAsOverTheLimit() {
+        String limited = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIops\":10000}"));
+        String node = newNode();
+        String reserving = fx.policy(unique("p"), ",\"minIops\":1000");
+        Response first = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + GiB
+                + ",\"policyId\":\"" + reserving + "\",\"nodeIds\":[\"" + node + "\"]}");
+        assertThat(first.status()).as(first.toString()).isEqualTo(201);
+        long huge = Long.MAX_VALUE - 500;
+        Response over = api.post("/api/v1/tenants/" + limited + "/volumes", "{\"name\":\"b\",\"sizeBytes\":" + GiB
+                + ",\"policyId\":\"" + fx.policy(unique("p"), "") + "\",\"nodeIds\":[\"" + node + "\"],"
+                + "\"overrides\":{\"minIops\":" + huge + ",\"maxIops\":" + huge + "}}");
+        assertThat(over.status()).as(over.toString()).isEqualTo(409);
+    }
+
     @Test
     void aTenantsPerGiBLimitScalesWithTheSumOfItsVolumesAndReachesItsNodes() {
         String scaled = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
