@@ -153,7 +153,8 @@ final class Pem {
             if (!csr.isSignatureValid(new JcaContentVerifierProviderBuilder().build(key))) {
                 throw new IllegalArgumentException("the request's signature does not verify with its own key");
             }
-        } catch (PEMException | OperatorCreationException | PKCSException e) {
+        } catch (PEMException | OperatorCreationException | PKCSException | org.bouncycastle.operator.RuntimeOperatorException e) {
+            // RuntimeOperatorException: a signature the JDK cannot even parse (not DER, a wrong length)
             throw new IllegalArgumentException("the request cannot be verified: " + e.getMessage(), e);
         }
         if (key instanceof RSAPublicKey rsa) {

@@ -128,6 +128,29 @@ class ClientCertificateApiTest extends IntegrationTest {
         Response r = api.post(path(tenant), "{\"name\":\"x\",\"csr\":" + json(Pem.write(forged)) + "}");
         assertThat(r.status()).isEqualTo(400);
         assertThat(r.json().get("errors").findValuesAsString("field")).containsExactly("csr");
+        // a signature that is not even well-formed (3 bytes, not a DER ECDSA signature): the JDK throws, not false
+        var malformed = new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"), pair.getPublic())
+                .build(new org.bouncycastle.operator.ContentSigner() {
+                    private final java.io.ByteArrayOutputStream signed = new java.io.ByteArrayOutputStream();
+
+                    @Override
+                    public org.bouncycastle.asn1.x509.AlgorithmIdentifier getAlgorithmIdentifier() {
+                        return new org.bouncycastle.operator.DefaultSignatureAlgorithmIdentifierFinder().find("SHA256withECDSA");
+                    }
+
+                    @Override
+                    public java.io.OutputStream getOutputStream() {
+                        return signed;
+                    }
+
+                    @Override
+                    public byte[] getSignature() {
+                        return new byte[] {1, 2, 3};
+                    }
+                });
+        Response bad = api.post(path(tenant), "{\"name\":\"x\",\"csr\":" + json(Pem.write(malformed)) + "}");
+        assertThat(bad.status()).as(bad.toString()).isEqualTo(400);
+        assertThat(bad.json().get("errors").findValuesAsString("field")).containsExactly("csr");
         assertThat(api.post(path(tenant), "{\"name\":\"Not A Name\"}").status()).isEqualTo(400);
         assertThat(api.post(path(UUID.randomUUID().toString()), "{\"name\":\"x\"}").status()).isEqualTo(404);
     }
