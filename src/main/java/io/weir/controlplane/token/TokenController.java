@@ -52,7 +52,7 @@ class TokenController {
         return service.list(role, Paging.of(page, size));
     }
 
-    @DeleteMapping("/{tokenId}")
+    @DeleteMapping(path = "/{tokenId}", produces = MediaType.ALL_VALUE)
     @Operation(summary = "Revoke a token", description = "Takes effect on the next request. The last unexpired admin token cannot be revoked (409).")
     ResponseEntity<Void> deleteToken(@PathVariable UUID tokenId,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {

@@ -116,9 +116,13 @@ class ClientMistakeErrorsTest extends IntegrationTest {
             assertThat(r.json().get("detail").asString()).isNotBlank();
         }
         // A delete has no body to negotiate: a parsable Accept reaches it (404 here), garbage does not.
-        Response delete = api.send("DELETE", "/api/v1/tenants/" + UUID.randomUUID(), null, null,
-                java.util.Map.of("Accept", accept));
-        assertProblem(delete, accept.contains("/") && !accept.contains("q=x") ? 404 : 406);
+        for (String collection : List.of("tenants", "tokens", "policies", "nodes", "volumes")) {
+            Response delete = api.send("DELETE", "/api/v1/" + collection + "/" + UUID.randomUUID(), null, null,
+                    java.util.Map.of("Accept", accept));
+            assertThat(delete.status()).as("DELETE %s: %s", collection, delete)
+                    .isEqualTo(accept.contains("/") && !accept.contains("q=x") ? 404 : 406);
+            assertProblem(delete, delete.status());
+        }
     }
 
     @ParameterizedTest(name = "{0}")
