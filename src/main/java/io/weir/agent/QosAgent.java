@@ -413,9 +413,15 @@ public final class QosAgent implements AutoCloseable {
                 applied == null ? null : ConfigDigest.of(applied)));
         c.greeted = true;
         if (statusSupplier != null) {
-            AgentMessage.NodeStatus status = statusSupplier.get();
-            if (status != null) {
-                c.send(status);
+            try {
+                AgentMessage.NodeStatus status = statusSupplier.get();
+                if (status != null) {
+                    c.send(status);
+                }
+            } catch (RuntimeException e) {
+                // the rest of the opening (the usage resent, the certificate, the listener) goes on without it
+                lastError = "cannot send the node's status: " + e;
+                LOG.log(Level.WARNING, lastError);
             }
         }
         List<UsageReport> unacked = unacknowledgedUsage();

@@ -123,6 +123,43 @@ class AgentProtocolTest {
         assertThat(hello.get("configDigest").asString()).isEqualTo(ConfigDigest.of(agent.appliedConfig()));
     }
 
+    /**
+     * After a reconnect the agent sends its unacknowledged usage again; a status supplier that
+     * throws must not keep it from doing so. It left the rest of the connection's opening undone
+     * (the resend, the certificate check, the listener): reports made while the control plane was
+     * away waited for the next reconnect, and were lost as a gap past the buffer's hour.
+     */
+    @Test
+    void aStatusThatCannotBeMadeDoesNotKeepUnacknowledgedUsageFromBeingSentAgainOnReconnect() throws Exception {
+        Path dir = stateDir.resolve("throwing-status");
+        try (ScriptedControlPlane cp = new ScriptedControlPlane();
+                QosAgent throwing = QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
+                        .nodeId(nodeId).token("weir_node-token-of-the-test").stateDir(dir).executor(executor)
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                        .status(() -> {
+                            throw new IllegalStateException("no status today");
+                        }).build()) {
+            throwing.start();
+            Peer first = cp.nextPeer(WAIT);
+            assertThat(json(first.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            long sequence = throwing.reportUsageNow().sequence();
+            JsonNode usage = json(first.next(WAIT));
+            assertThat(usage.get("type").asString()).isEqualTo("usage");
+            first.send("not json"); // not acknowledged; the agent drops this connection and connects again
+
+            Peer again = cp.nextPeer(WAIT);
+            assertThat(json(again.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            java.util.List<Long> sent = new java.util.ArrayList<>();
+            for (String frame; !sent.contains(sequence) && (frame = again.next(5)) != null; ) {
+                JsonNode f = json(frame);
+                if (f.get("type").asString().equals("usage")) {
+                    sent.add(f.get("sequence").asLong()); // a report of the periodic tick may come too
+                }
+            }
+            assertThat(sent).as("usage sent on the new connection").contains(sequence);
+        }
+    }
+
     @Test
     void aSnapshotForAnotherNodeIsNackedAndTheOldConfigStays() throws Exception {
         Peer peer = connectedPeer();
