@@ -455,6 +455,10 @@ public final class QosAgent implements AutoCloseable {
         }
         if (message instanceof AgentMessage.ConfigPush push) {
             apply(c, push.config());
+            // nothing was read while it applied (hundreds of new volume files on a slow disk can
+            // take longer than the heartbeat timeout): that time is not the control plane's silence
+            // (nor contact that proves the connection healthy, see contact)
+            lastContactMillis = clock.millis();
         } else if (message instanceof AgentMessage.UsageAck ack) {
             if (ack.refused() != null) {
                 // Refused for good (its figures broke the protocol's bounds, or it could not be stored): forgotten, not resent.

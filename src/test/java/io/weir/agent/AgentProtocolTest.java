@@ -160,6 +160,44 @@ class AgentProtocolTest {
         }
     }
 
+    /**
+     * Applying a config may take longer than the heartbeat timeout (hundreds of new volume files on
+     * a slow disk); the agent reads nothing meanwhile, so that time is not the control plane's
+     * silence. It took it for a half-open connection and dropped a healthy one. The agent's clock
+     * is one the test moves: the apply takes 40 s of it, past the 30 s timeout.
+     */
+    @Test
+    void anApplyLongerThanTheHeartbeatTimeoutKeepsTheConnection() throws Exception {
+        Path dir = stateDir.resolve("slow-apply");
+        io.weir.support.ManualClock clock = new io.weir.support.ManualClock(java.time.Instant.parse("2026-06-01T00:00:00Z"));
+        java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger();
+        try (ScriptedControlPlane cp = new ScriptedControlPlane();
+                QosAgent slow = QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
+                        .nodeId(nodeId).token("weir_node-token-of-the-test").stateDir(dir).executor(executor)
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).clock(clock)
+                        .heartbeatInterval(Duration.ofMillis(100)).heartbeatTimeout(Duration.ofSeconds(30))
+                        .listener(new AgentListener() {
+                            @Override
+                            public void applying(DesiredConfig config) {
+                                clock.advance(Duration.ofSeconds(40)); // a slow apply, on the agent's clock
+                            }
+
+                            @Override
+                            public void disconnected(String reason) {
+                                lost.incrementAndGet();
+                            }
+                        }).build()) {
+            slow.start();
+            Peer peer = cp.nextPeer(WAIT);
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 3, 300))));
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("ack");
+            // heartbeats every 100 ms: the ten or so of the next second must find the connection alive, not 40 s silent
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> lost.get() == 0);
+            assertThat(cp.nextPeer(0)).as("no reconnect").isNull();
+        }
+    }
+
     @Test
     void aSnapshotForAnotherNodeIsNackedAndTheOldConfigStays() throws Exception {
         Peer peer = connectedPeer();
