@@ -439,18 +439,13 @@ final class NbdServer implements AutoCloseable {
             selector.selectNow(); // a connection reads on: no waiting for the others
         }
         wakeups++;
+        java.util.ArrayList<NbdConnection> due = readOn; // those of the last round; this round's go to the next
+        readOn = readingOn;
+        readingOn = due;
         Task t;
         while ((t = tasks.poll()) != null) {
             contained(t.connection(), t.work());
         }
-        java.util.ArrayList<NbdConnection> next = readingOn;
-        readingOn = readOn;
-        readOn = next; // what reads on now and reaches its bound again waits for the next round
-        for (NbdConnection c : readingOn) {
-            c.readOnQueued = false;
-            contained(c, c::readOn);
-        }
-        readingOn.clear();
         if (memoryFreed) {
             retryMemoryWaiters();
         }
@@ -470,6 +465,11 @@ final class NbdServer implements AutoCloseable {
                 }
             }
         }
+        for (NbdConnection c : readingOn) { // after the connections the socket announced
+            c.readOnQueued = false;
+            contained(c, c::readOn);
+        }
+        readingOn.clear();
         roundWriteBudget = ROUND_WRITE_BYTES;
         int n = writable.size();
         for (int i = 0, start = n == 0 ? 0 : Math.floorMod(writeRotation++, n); i < n; i++) {
