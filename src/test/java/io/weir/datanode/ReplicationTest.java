@@ -1025,29 +1025,10 @@ class ReplicationTest extends ReplicationFixture {
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
         int n = 12;
         int size = (int) MiB;
-        ByteBuffer out = helloAndWrites(n, size);
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
-            s.setSoTimeout((int) PATIENCE.toMillis());
-            gate.arm();
-            // the copy stops reading: this write waits on the window until the store goes on
-            CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
-                try {
-                    s.getOutputStream().write(out.array(), 0, out.position());
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
-            try {
-                assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
-                await().atMost(Duration.ofSeconds(30)).until(() -> b.replication().receiveWaiting() == 1);
-                assertThat(b.executor().pending()).as("writes taken in: one in the store, three queued").isEqualTo(4);
-                assertThat(b.replication().receiveHeld()).isEqualTo(4 * MiB);
-            } finally {
-                gate.release(); // else the node's worker stays in the store, and closing it waits for ever
-            }
-            assertThat(handlesOfOkReplies(s, n)).containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(100, 100 + n).boxed().toList());
-            sent.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        }
+        sendWhileTheStoreHoldsTheFirst(b, gate, helloAndWrites(n, size), n, () -> {
+            assertThat(b.executor().pending()).as("writes taken in: one in the store, three queued").isEqualTo(4);
+            assertThat(b.replication().receiveHeld()).isEqualTo(4 * MiB);
+        });
         await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
         assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
         assertThat(onCopy(b, (n - 1) * MiB, size)).isEqualTo(NbdServerTest.bytes(size, n - 1));
@@ -1065,10 +1046,25 @@ class ReplicationTest extends ReplicationFixture {
         DataNode b = closedAfterTheTest(gated("b", gate).build());
         push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
         int n = io.weir.scheduler.SchedulerConfig.DEFAULT_QUEUE_CAPACITY + 100; // 4 KiB each: far within the byte budget
-        ByteBuffer out = helloAndWrites(n);
+        sendWhileTheStoreHoldsTheFirst(b, gate, helloAndWrites(n), n, () -> assertThat(b.executor().pending())
+                .as("requests taken in: one in the store, the rest queued").isEqualTo(io.weir.scheduler.SchedulerConfig.DEFAULT_QUEUE_CAPACITY));
+        await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
+        assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
+        assertThat(b.replication().receiveRequests()).as("every request given back once answered").isZero();
+        assertThat(onCopy(b, (n - 1) * 4096L, 4096)).isEqualTo(NbdServerTest.bytes(4096, n - 1));
+    }
+
+    /**
+     * Sends {@code out} (a hello and {@code n} writes, {@link #helloAndWrites}) to copy {@code b}
+     * while its store holds the first write: once the copy stops reading (its receive budget full),
+     * runs {@code whileHeld}, lets the store go on, and checks that every write is answered OK.
+     */
+    private static void sendWhileTheStoreHoldsTheFirst(DataNode b, StoreGate gate, ByteBuffer out, int n, Runnable whileHeld)
+            throws Exception {
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
             s.setSoTimeout((int) PATIENCE.toMillis());
             gate.arm();
+            // the copy stops reading: this write waits on the window until the store goes on
             CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
                 try {
                     s.getOutputStream().write(out.array(), 0, out.position());
@@ -1079,18 +1075,13 @@ class ReplicationTest extends ReplicationFixture {
             try {
                 assertThat(gate.entered(PATIENCE.toSeconds())).as("the first write reached the store").isTrue();
                 await().atMost(Duration.ofSeconds(30)).until(() -> b.replication().receiveWaiting() == 1);
-                assertThat(b.executor().pending()).as("requests taken in: one in the store, the rest queued")
-                        .isEqualTo(io.weir.scheduler.SchedulerConfig.DEFAULT_QUEUE_CAPACITY);
+                whileHeld.run();
             } finally {
                 gate.release(); // else the node's worker stays in the store, and closing it waits for ever
             }
             assertThat(handlesOfOkReplies(s, n)).containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(100, 100 + n).boxed().toList());
             sent.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         }
-        await().atMost(PATIENCE).until(() -> b.replication().sendingNodes() == 0);
-        assertThat(b.replication().receiveHeld()).as("every payload given back once applied").isZero();
-        assertThat(b.replication().receiveRequests()).as("every request given back once answered").isZero();
-        assertThat(onCopy(b, (n - 1) * 4096L, 4096)).isEqualTo(NbdServerTest.bytes(4096, n - 1));
     }
 
     /** The handles of the next {@code n} replies on {@code s}, each of which must be OK. */
