@@ -49,6 +49,9 @@ public final class QosAgent implements AutoCloseable {
     /** Default time between two heartbeat pings. */
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
 
+    /** How long after a server certificate could not be had the agent asks for one again. */
+    static final Duration DEFAULT_CERTIFICATE_RETRY = Duration.ofMinutes(10);
+
     /** Default silence after which a connection is taken as half-open and dropped. */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
 
@@ -83,6 +86,9 @@ public final class QosAgent implements AutoCloseable {
     private final QosExecutor executor;
     private final AgentListener listener;
     private final Duration heartbeatInterval;
+    private final Duration certificateRetry;
+    /** When a server certificate last could not be had (System.nanoTime), or 0 (event thread). */
+    private long certificateFailedAt;
     private final Duration heartbeatTimeout;
     private final Duration connectTimeout;
     private final Duration backoffResetAfter;
@@ -130,6 +136,7 @@ public final class QosAgent implements AutoCloseable {
         this.executor = b.executor;
         this.listener = b.listener;
         this.heartbeatInterval = b.heartbeatInterval;
+        this.certificateRetry = b.certificateRetry;
         this.heartbeatTimeout = b.heartbeatTimeout;
         this.connectTimeout = b.connectTimeout;
         this.backoffResetAfter = b.backoffResetAfter;
@@ -593,14 +600,17 @@ public final class QosAgent implements AutoCloseable {
     /**
      * Event thread: sends a server-certificate request on {@code c} if the node has no
      * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
-     * failed on this connection (then the next connection asks again). Checked after every hello
+     * could not be had less than {@link Builder#certificateRetry} ago (default 10 minutes: a
+     * control plane of another CA, a state directory that cannot be written, are not asked every
+     * heartbeat, and a connection that lasts is asked again in time). Checked after every hello
      * and every heartbeat interval. A control plane that answers the request with
      * {@code unknown-type} (a version before server certificates) is not asked again until the
      * agent restarts, so that the agent stays connected to it.
      */
     private void requestCertificateIfDue(AgentConnection c) {
         if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
-                || !certificates.needsRequest()) {
+                || !certificates.needsRequest()
+                || certificateFailedAt != 0 && System.nanoTime() - certificateFailedAt < certificateRetry.toNanos()) {
             return;
         }
         c.certificateAsked = true;
@@ -612,7 +622,14 @@ public final class QosAgent implements AutoCloseable {
         } catch (RuntimeException e) {
             lastError = "cannot request a server certificate: " + e.getMessage();
             LOG.log(Level.ERROR, lastError, e);
+            certificateFailed(c);
         }
+    }
+
+    /** A certificate could not be had: asked again after {@link #certificateRetry}, on this connection or the next. */
+    private void certificateFailed(AgentConnection c) {
+        c.certificateAsked = false;
+        certificateFailedAt = System.nanoTime() | 1; // never 0, which means none failed
     }
 
     /** Event thread: the control plane signed the pending request; store it and put it in force. */
@@ -625,13 +642,15 @@ public final class QosAgent implements AutoCloseable {
         try {
             next = certificates.accept(issued.certificatePem(), issued.caCertificatePem());
         } catch (RuntimeException e) {
-            // c.certificateAsked stays set: the next connection asks again
-            lastError = "the server certificate from the control plane cannot be used: " + e.getMessage();
+            lastError = "the server certificate from the control plane cannot be used: " + e.getMessage()
+                    + "; asking again in " + certificateRetry;
             LOG.log(Level.ERROR, lastError);
+            certificateFailed(c);
             return;
         }
         // asked again only when this one is due (a later heartbeat of this connection, or the next connection)
         c.certificateAsked = false;
+        certificateFailedAt = 0;
         LOG.log(Level.INFO, "new server certificate in force: {0}", next);
         notifyCertificate(next);
     }
@@ -739,6 +758,7 @@ public final class QosAgent implements AutoCloseable {
         private QosExecutor executor;
         private AgentListener listener = AgentListener.NONE;
         private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration certificateRetry = DEFAULT_CERTIFICATE_RETRY;
         private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
         private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
         private Duration backoffMax = DEFAULT_BACKOFF_MAX;
@@ -816,6 +836,16 @@ public final class QosAgent implements AutoCloseable {
         /** Hears applied and refused snapshots and connection changes; none by default. */
         public Builder listener(AgentListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Tests: how long after a server certificate could not be had (the request could not be
+         * made, or the certificate could not be used) the agent asks again on the same
+         * connection; default {@link QosAgent#DEFAULT_CERTIFICATE_RETRY}.
+         */
+        Builder certificateRetry(Duration retry) {
+            this.certificateRetry = positive(retry, "certificateRetry");
             return this;
         }
 

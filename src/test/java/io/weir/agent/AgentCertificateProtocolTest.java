@@ -64,6 +64,39 @@ class AgentCertificateProtocolTest {
         return AgentMessages.decode(frame);
     }
 
+    /**
+     * A certificate the agent cannot use (another CA's, a state directory it cannot write) is
+     * asked for again after a while on the same connection. It was asked for again only on the
+     * next connection: a connection that lasted past the renewal window let the node's
+     * certificate expire, and its NBD clients' handshakes fail.
+     */
+    @Test
+    void aCertificateThatCannotBeUsedIsAskedForAgainOnTheSameConnection() throws Exception {
+        try (ScriptedControlPlane cp = new ScriptedControlPlane();
+                QosAgent retrying = QosAgent.builder()
+                        .controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
+                        .token("weir_node-token-of-the-test")
+                        .stateDir(stateDir.resolve("retry"))
+                        .executor(executor)
+                        .serverCertificates(true)
+                        .heartbeatInterval(Duration.ofMillis(100))
+                        .certificateRetry(Duration.ofMillis(300))
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                        .build()) {
+            retrying.start();
+            Peer peer = cp.nextPeer(WAIT);
+            assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+            assertThat(next(peer)).isInstanceOf(AgentMessage.CertificateRequest.class);
+            peer.send(AgentMessages.encode(new AgentMessage.CertificateIssued("not a certificate", "nor a CA")));
+            AgentMessage again = next(peer);
+            for (int i = 0; i < 3 && again instanceof io.weir.protocol.UsageReport; i++) {
+                again = next(peer); // a usage report of the periodic tick may come first
+            }
+            assertThat(again).as("asked again, on the same connection").isInstanceOf(AgentMessage.CertificateRequest.class);
+            assertThat(retrying.serverCertificate()).isNull();
+        }
+    }
+
     @Test
     void anOlderControlPlaneThatAnswersUnknownTypeIsNotAskedAgain() throws Exception {
         Peer first = controlPlane.nextPeer(WAIT);
