@@ -21,9 +21,10 @@ import tlschannel.WouldBlockException;
  * <p>Over TLS three things differ from a plain socket, and each method says how it shows them:
  * a read may need the socket to be writable first (the handshake; {@link #takeReadWantsWrite}),
  * the session may hold decrypted bytes that no OP_READ announces (the connection reads on while a
- * read gives some, in the selector's next round past a receive buffer's worth), and a reply counts as written only once its last record is on the socket:
- * records of a write larger than one record are gathered and sent together
- * ({@link RecordBatchingChannel}), and what waits there is sent by the next write.
+ * read gives some, in the selector's next round past a receive buffer's worth), and a reply
+ * counts as written only once its last record is on the socket: records of a write larger than
+ * one record are gathered and sent together ({@link RecordBatchingChannel}), and what waits there
+ * is sent by the next write.
  *
  * <p>Threads: reads are the selector thread's; writes are made under the connection's output
  * lock, by the selector thread or a worker, one at a time and in order.
