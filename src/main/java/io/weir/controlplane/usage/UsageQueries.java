@@ -1,5 +1,7 @@
 package io.weir.controlplane.usage;
 
+import static io.weir.controlplane.database.SqlSums.sum;
+
 import io.weir.controlplane.usage.TaskUsageSeries.TaskPoint;
 import io.weir.controlplane.usage.TaskUsageSeries.TaskSeries;
 import io.weir.controlplane.usage.UsageSeries.UsageGap;
@@ -31,23 +33,15 @@ class UsageQueries {
     /*
      * Stored extremes never break a query (a row from before the protocol's bounds, or sums that
      * reached them): sums of bigint columns are numeric in PostgreSQL and are clamped to a bigint
-     * (sum), products are taken in float8, and float terms are clamped so that a sum of them
+     * ({@link SqlSums#sum}), products are taken in float8, and float terms are clamped so that a sum of them
      * stays finite (no "Infinity" in a series, no out-of-range error for every caller).
      */
-
-    /** Largest bigint, for clamping sums. */
-    static final String BIGINT_MAX = "9223372036854775807";
 
     /** Largest mean queue depth a raw row counts with (the protocol's bound). */
     static final String MAX_QUEUE_DEPTH = "4294967296";
 
     /** Largest float term a sum takes: a billion of them stay finite. */
     static final String MAX_FLOAT_TERM = "1e290";
-
-    /** {@code sum(column)} clamped to a bigint. */
-    static String sum(String expression) {
-        return "LEAST(sum(" + expression + "), " + BIGINT_MAX + ")::bigint";
-    }
 
     /** The aggregate columns of a raw-sample select, in {@link #point} order. */
     private static final String RAW_SUMS = sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "

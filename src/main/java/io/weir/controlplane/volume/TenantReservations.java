@@ -1,5 +1,7 @@
 package io.weir.controlplane.volume;
 
+import static io.weir.controlplane.database.SqlSums.sum;
+
 import io.weir.controlplane.web.ApiException;
 import io.weir.protocol.QosSettings;
 import java.util.Collection;
@@ -41,14 +43,6 @@ class TenantReservations {
             "(CASE WHEN t.max_iops_per_gib IS NULL THEN t.max_iops ELSE coalesce(t.max_iops_floor, 1) END)";
 
     private final JdbcClient jdbc;
-
-    /**
-     * SQL: the sum of {@code term} (numeric, as PostgreSQL sums bigints), saturated back into a
-     * bigint; 0 over no rows ({@code least} ignores a NULL, so it is coalesced first).
-     */
-    private static String sum(String term) {
-        return "least(coalesce(sum(" + term + "), 0), " + Long.MAX_VALUE + ")::bigint";
-    }
 
     TenantReservations(JdbcClient jdbc) {
         this.jdbc = jdbc;

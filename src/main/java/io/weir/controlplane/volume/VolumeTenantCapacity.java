@@ -1,5 +1,7 @@
 package io.weir.controlplane.volume;
 
+import static io.weir.controlplane.database.SqlSums.sum;
+
 import io.weir.controlplane.tenant.TenantCapacity;
 import java.util.Collection;
 import java.util.HashMap;
@@ -24,10 +26,9 @@ class VolumeTenantCapacity implements TenantCapacity {
         if (tenantIds.isEmpty()) {
             return result;
         }
-        // sums of bigints are numeric: saturated back into a bigint, so that sizes whose sum passes
-        // one (each valid alone) scale a per-GiB limit to its cap instead of failing every read
-        jdbc.sql("SELECT tenant_id, least(coalesce(sum(size_bytes), 0), " + Long.MAX_VALUE + ")::bigint,"
-                        + " least(coalesce(sum(least(used_bytes_in_force, size_bytes)), 0), " + Long.MAX_VALUE + ")::bigint FROM volume"
+        // saturated sums: sizes whose sum passes a bigint (each valid alone) scale a per-GiB limit
+        // to its cap instead of failing every read
+        jdbc.sql("SELECT tenant_id, " + sum("size_bytes") + ", " + sum("least(used_bytes_in_force, size_bytes)") + " FROM volume"
                         + " WHERE tenant_id = ANY(:ids::uuid[]) GROUP BY tenant_id")
                 .param("ids", tenantIds.toArray(UUID[]::new))
                 .query(rs -> {
