@@ -49,6 +49,12 @@ class CapacityQosApiTest extends IntegrationTest {
         return r.json().get("errors").findValuesAsString("field");
     }
 
+    /** A new tenant whose limit scales: 10 IOPS per GiB of its volumes, at least 100, at most 10,000. */
+    private String scaledTenant() {
+        return id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
+                + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
+    }
+
     private Response volume(String policy, long size, String extra) {
         return api.post("/api/v1/tenants/" + tenant + "/volumes", "{\"name\":\"" + unique("v") + "\",\"sizeBytes\":" + size
                 + ",\"policyId\":\"" + policy + "\"" + extra + "}");
@@ -221,8 +227,7 @@ class CapacityQosApiTest extends IntegrationTest {
      */
     @Test
     void volumesWhoseSizesSumPastABigintLeaveTheTenantAndItsNodesReadable() {
-        String scaled = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
-                + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
+        String scaled = scaledTenant();
         String policy = fx.policy(unique("p"), "");
         String node = newNode();
         id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"small\",\"sizeBytes\":" + GiB
@@ -263,8 +268,7 @@ class CapacityQosApiTest extends IntegrationTest {
 
     @Test
     void aTenantsPerGiBLimitScalesWithTheSumOfItsVolumesAndReachesItsNodes() {
-        String scaled = id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":10,"
-                + "\"maxIopsFloor\":100,\"maxIops\":10000}"));
+        String scaled = scaledTenant();
         String policy = fx.policy(unique("p"), "");
         String node = newNode();
         id(api.post("/api/v1/tenants/" + scaled + "/volumes", "{\"name\":\"a\",\"sizeBytes\":" + 20 * GiB
