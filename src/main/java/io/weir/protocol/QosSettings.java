@@ -139,6 +139,15 @@ public record QosSettings(int weight, Long minIops, Long maxIops, Long burstIops
     }
 
     /**
+     * {@code sum + minIops} of reservations (never negative), saturated at {@code Long.MAX_VALUE}:
+     * the sum {@link #checkReservations} takes must not wrap to a negative number that every
+     * limit carries.
+     */
+    public static long addReservation(long sum, long minIops) {
+        return sum > Long.MAX_VALUE - minIops ? Long.MAX_VALUE : sum + minIops;
+    }
+
+    /**
      * The rule across flows: a tenant's IOPS limit must carry the sum of its volumes' reservations.
      *
      * @param tenantMaxIops the tenant's {@code maxIops}, null (or 0) for unlimited

@@ -393,8 +393,7 @@ public final class SchedulerConfig {
                 if (!tenants.containsKey(v.tenantId())) {
                     throw new IllegalArgumentException("volume '" + v.id() + "' names unknown tenant '" + v.tenantId() + "'");
                 }
-                // saturated: a sum wrapped past a long would fit any limit
-                minByTenant.merge(v.tenantId(), v.minIops(), (a, b) -> a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b);
+                minByTenant.merge(v.tenantId(), v.minIops(), QosSettings::addReservation);
             }
             for (TenantSpec t : tenants.values()) {
                 QosSettings.checkReservations(t.maxIops(), minByTenant.getOrDefault(t.id(), 0L)).ifPresent(v -> {

@@ -87,7 +87,7 @@ class TenantReservations {
                             + " WHERE v.tenant_id = ? AND vp.node_id = ? AND v.id IS DISTINCT FROM CAST(? AS uuid)")
                     .param(tenantId).param(node).param(volumeId)
                     .query(Long.class).single();
-            long reserved = others > Long.MAX_VALUE - minIops ? Long.MAX_VALUE : others + minIops; // saturated: a wrapped sum would fit
+            long reserved = QosSettings.addReservation(others, minIops);
             if (QosSettings.checkReservations(tenantMaxIops, reserved).isPresent()) {
                 throw violation("This volume", List.of("minIops", "nodeIds"), tenantId, node, tenantMaxIops, reserved,
                         reservedOn(tenantId, node, volumeId));
