@@ -40,6 +40,8 @@ final class AgentConnection implements WebSocket.Listener {
     boolean healthy;
     /** Event thread: a certificate request was sent on this connection and not yet answered well. */
     boolean certificateAsked;
+    /** When a server certificate could not be had on this connection (System.nanoTime), or 0; event thread. */
+    long certificateFailedAt;
     /** Event thread: the tail of this connection's sends. */
     private CompletableFuture<?> sends = CompletableFuture.completedFuture(null);
 

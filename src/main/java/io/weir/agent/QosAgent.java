@@ -87,8 +87,6 @@ public final class QosAgent implements AutoCloseable {
     private final AgentListener listener;
     private final Duration heartbeatInterval;
     private final Duration certificateRetry;
-    /** When a server certificate last could not be had (System.nanoTime), or 0 (event thread). */
-    private long certificateFailedAt;
     private final Duration heartbeatTimeout;
     private final Duration connectTimeout;
     private final Duration backoffResetAfter;
@@ -600,9 +598,10 @@ public final class QosAgent implements AutoCloseable {
     /**
      * Event thread: sends a server-certificate request on {@code c} if the node has no
      * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
-     * could not be had less than {@link Builder#certificateRetry} ago (default 10 minutes: a
-     * control plane of another CA, a state directory that cannot be written, are not asked every
-     * heartbeat, and a connection that lasts is asked again in time). Checked after every hello
+     * could not be had on this connection less than {@link Builder#certificateRetry} ago (default
+     * 10 minutes: a control plane of another CA, a state directory that cannot be written, are not
+     * asked every heartbeat, and a connection that lasts is asked again in time; a new connection
+     * asks at once). Checked after every hello
      * and every heartbeat interval. A control plane that answers the request with
      * {@code unknown-type} (a version before server certificates) is not asked again until the
      * agent restarts, so that the agent stays connected to it.
@@ -610,7 +609,8 @@ public final class QosAgent implements AutoCloseable {
     private void requestCertificateIfDue(AgentConnection c) {
         if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
                 || !certificates.needsRequest()
-                || certificateFailedAt != 0 && System.nanoTime() - certificateFailedAt < certificateRetry.toNanos()) {
+                || c.certificateFailedAt != 0
+                        && System.nanoTime() - c.certificateFailedAt < certificateRetry.toNanos()) {
             return;
         }
         c.certificateAsked = true;
@@ -626,10 +626,13 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    /** A certificate could not be had: asked again after {@link #certificateRetry}, on this connection or the next. */
+    /**
+     * A certificate could not be had on {@code c}: asked again there after {@link #certificateRetry},
+     * or at once on the next connection.
+     */
     private void certificateFailed(AgentConnection c) {
         c.certificateAsked = false;
-        certificateFailedAt = System.nanoTime() | 1; // never 0, which means none failed
+        c.certificateFailedAt = System.nanoTime() | 1; // never 0, which means none failed
     }
 
     /** Event thread: the control plane signed the pending request; store it and put it in force. */
@@ -650,7 +653,7 @@ public final class QosAgent implements AutoCloseable {
         }
         // asked again only when this one is due (a later heartbeat of this connection, or the next connection)
         c.certificateAsked = false;
-        certificateFailedAt = 0;
+        c.certificateFailedAt = 0;
         LOG.log(Level.INFO, "new server certificate in force: {0}", next);
         notifyCertificate(next);
     }
