@@ -167,7 +167,9 @@ public class TenantService {
 
     @Transactional
     public void delete(UUID id, String ifMatch) {
-        Tenant tenant = require(id);
+        // Locked before the listeners look: a certificate issued or a volume placed (each holds
+        // the tenant FOR SHARE) commits before they look or finds the tenant gone.
+        Tenant tenant = lockForUpdate(id);
         ETags.checkIfMatch(ifMatch, tenant.getVersion());
         events.publishEvent(new TenantDeleting(id, tenant.getName()));
         TenantResponse before = response(tenant);

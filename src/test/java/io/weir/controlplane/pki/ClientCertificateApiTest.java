@@ -1,17 +1,24 @@
 package io.weir.controlplane.pki;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.HttpApi.Response;
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.controlplane.support.RowLocks;
 import java.io.StringReader;
 import java.security.KeyPair;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
@@ -221,6 +228,35 @@ class ClientCertificateApiTest extends IntegrationTest {
         assertThat(desired(node).get("tls").get("revoked").findValuesAsString("serial")).contains(issued.get("serial").asString());
         assertThat(jdbc.sql("SELECT count(*) FROM audit_event WHERE action = 'client-certificate.revoke' AND resource_id = ?")
                 .param(issued.get("id").asString()).query(Long.class).single()).isEqualTo(1);
+    }
+
+    /**
+     * A certificate issued while its tenant is being deleted is revoked with the tenant or refused:
+     * never left valid for a tenant that is gone. The test holds the tenant's row {@code FOR KEY
+     * SHARE} (as a foreign-key check would), which stops the delete at the first lock it needs on
+     * the row and lets the issue's {@code FOR SHARE} through; waits on {@code pg_locks}, not time.
+     */
+    @Test
+    void aCertificateIssuedWhileItsTenantIsBeingDeletedIsNeverLeftValid() throws Exception {
+        String tenant = tenant();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (RowLocks locks = new RowLocks()) {
+            locks.hold("SELECT 1 FROM tenant WHERE id = ? FOR KEY SHARE", UUID.fromString(tenant));
+            CompletableFuture<Response> delete = CompletableFuture.supplyAsync(
+                    () -> api.delete("/api/v1/tenants/" + tenant, null), pool);
+            locks.awaitWaiters(1);
+            CompletableFuture<Response> issue = CompletableFuture.supplyAsync(
+                    () -> api.post(path(tenant), "{\"name\":\"late\"}"), pool);
+            // the issue either goes through at once or queues behind the delete
+            await().atMost(Duration.ofSeconds(30)).until(() -> issue.isDone() || locks.waiters() >= 2);
+            locks.release();
+            assertThat(delete.get(30, TimeUnit.SECONDS).status()).isEqualTo(204);
+            assertThat(issue.get(30, TimeUnit.SECONDS).status()).isIn(201, 404);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(jdbc.sql("SELECT count(*) FROM pki_certificate WHERE tenant_id = ? AND revoked_at IS NULL")
+                .param(UUID.fromString(tenant)).query(Long.class).single()).isZero();
     }
 
     @Test
