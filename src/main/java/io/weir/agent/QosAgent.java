@@ -322,9 +322,14 @@ public final class QosAgent implements AutoCloseable {
 
     /**
      * The snapshot in force, or null if none has been applied. For tests and diagnostics; the
-     * executor's own {@link QosExecutor#config()} is the translated form.
+     * executor's own {@link QosExecutor#config()} is the translated form. A listener may ask too:
+     * inside {@link AgentListener#applying} the answer is still the snapshot before (the new one
+     * may yet be vetoed), inside {@link AgentListener#applied} the new one.
      */
     public DesiredConfig appliedConfig() {
+        if (events.inTask()) {
+            return applied; // a listener: the event thread's own state (a question queued here would wait for itself)
+        }
         CompletableFuture<DesiredConfig> f = new CompletableFuture<>();
         events.execute(() -> f.complete(applied));
         return f.join();

@@ -23,6 +23,8 @@ final class SerialExecutor implements Executor {
     private final Queue<Runnable> tasks = new ArrayDeque<>();
     /** Guarded by {@code this}: a drain is scheduled or running. */
     private boolean running;
+    /** The thread running this executor's tasks, or null between drains. */
+    private volatile Thread drainer;
 
     SerialExecutor(Executor pool) {
         this.pool = pool;
@@ -48,12 +50,19 @@ final class SerialExecutor implements Executor {
         }
     }
 
+    /** Whether the caller is one of this executor's tasks (a task that queues a task and waits for it waits for itself). */
+    boolean inTask() {
+        return drainer == Thread.currentThread();
+    }
+
     private void drain() {
+        drainer = Thread.currentThread();
         while (true) {
             Runnable next;
             synchronized (this) {
                 next = tasks.poll();
                 if (next == null) {
+                    drainer = null; // before running is cleared: the next drain may start on another thread at once
                     running = false;
                     return;
                 }

@@ -16,6 +16,9 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,6 +88,46 @@ class AgentProtocolTest {
     private long enforcedMaxIops() {
         return executor.config().volumes().stream().filter(v -> v.id().equals(volumeId.toString()))
                 .mapToLong(SchedulerConfig.VolumeSpec::maxIops).findFirst().orElse(-1);
+    }
+
+    /**
+     * A listener may ask the agent for the config in force: it runs on the agent's event thread,
+     * where a question queued behind the running task would wait for itself. The cached config
+     * is applied inside {@code start()}, so a hang there would hold the caller of start for good.
+     */
+    @Test
+    void aListenerAskingForTheAppliedConfigGetsItWithoutHangingTheAgent(@TempDir Path otherDir) throws Exception {
+        DesiredConfig cached = snapshot(nodeId, 5, 500);
+        new StateStore(otherDir, java.time.Clock.systemUTC()).save(cached);
+        AtomicReference<DesiredConfig> seen = new AtomicReference<>();
+        AtomicReference<QosAgent> self = new AtomicReference<>();
+        QosAgent asking = QosAgent.builder()
+                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
+                .nodeId(nodeId)
+                .token("weir_node-token-of-the-test")
+                .stateDir(otherDir)
+                .executor(executor)
+                .listener(new AgentListener() {
+                    @Override
+                    public void applied(DesiredConfig config) {
+                        seen.set(self.get().appliedConfig());
+                    }
+                })
+                .build();
+        self.set(asking);
+        try {
+            CompletableFuture.runAsync(() -> {
+                try {
+                    asking.start();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).get(WAIT, TimeUnit.SECONDS);
+            assertThat(seen.get()).isEqualTo(cached);
+            assertThat(asking.appliedConfig()).isEqualTo(cached);
+        } finally {
+            asking.close();
+        }
     }
 
     @Test
