@@ -25,8 +25,9 @@ import org.springframework.web.socket.CloseStatus;
  *
  * <h2>How a report flows</h2>
  * <pre>
- *  container thread: AgentChannel ── offer(node, report) ──► that node's queue (at most {@value #NODE_CAPACITY};
- *                                                            all nodes together at most {@value #CAPACITY})
+ *  container thread: AgentChannel ── offer(node, report) ──► that node's queue (at most {@value #NODE_CAPACITY}
+ *                                                            reports and {@value #NODE_ROWS} rows; all nodes
+ *                                                            together {@value #CAPACITY} and {@value #ROWS})
  *  weir-usage-intake: take one report of each node with reports waiting, in turn (round robin),
  *                     at most {@value #NODE_BATCH} of one node, until {@value #MAX_BATCH} reports
  *                     or {@value #MAX_BATCH_ROWS} rows
@@ -43,11 +44,17 @@ import org.springframework.web.socket.CloseStatus;
  * <ul>
  *   <li><b>Slots.</b> A node holds at most {@value #NODE_CAPACITY} waiting reports (above an
  *       agent's default buffer of 3,600, so an honest agent resending its whole buffer after a
- *       reconnect fits). A report past that closes only the sender's connection with 1013 (try
- *       again later). When all nodes together hold {@value #CAPACITY}, a node holding less than
- *       its fair share ({@value #CAPACITY} divided by the nodes waiting) still gets its slot: the
- *       node holding the most gives up its waiting reports and its connection is closed with
- *       1013. So a flooding node is closed, never an honest one because of it.</li>
+ *       reconnect fits) and {@value #NODE_ROWS} rows; the rows bound the heap, since a report
+ *       may name 16,384 volumes. A report past that is refused, as is every later one of its
+ *       connection, and the connection is closed with 1013 (try again later) once the reports it
+ *       has waiting are stored and acknowledged: acknowledgements sent on a closed connection
+ *       would be lost, and the agent, which resends its unacknowledged reports oldest first,
+ *       would send the same ones first after every reconnect and be refused at the same place
+ *       for ever. So each reconnect moves a node's resend on by its share. When all nodes together
+ *       hold {@value #CAPACITY} reports or {@value #ROWS} rows, a node holding less than its fair
+ *       share (the bound divided by the nodes waiting) still gets its slot: the nodes holding the
+ *       most give up their waiting reports and their connections are closed with 1013 at once.
+ *       So a flooding node is closed, never an honest one because of it.</li>
  *   <li><b>Thread time.</b> Each batch takes one report of each waiting node in turn, and at
  *       most {@value #NODE_BATCH} of any one node, so of every batch a node gets at most its
  *       equal part, and a batch under way (what a newly arrived report waits for) holds little of
@@ -86,6 +93,15 @@ class UsageIntake implements SmartLifecycle {
 
     /** Most reports of one node waiting to be stored. */
     static final int NODE_CAPACITY = 4_096;
+
+    /**
+     * Most rows (one per report, volume and task; a decoded row takes some 200 bytes of heap)
+     * waiting to be stored, all nodes together: about 100 MB.
+     */
+    static final long ROWS = 500_000;
+
+    /** Most rows of one node waiting to be stored: six reports of the most volumes a report may name. */
+    static final long NODE_ROWS = 100_000;
 
     /** Most reports stored in one transaction. */
     static final int MAX_BATCH = 500;
@@ -136,11 +152,22 @@ class UsageIntake implements SmartLifecycle {
     private final PushMetrics metrics;
 
     /** Waiting reports of each node; a node is here only while it has some. Guarded by this. */
-    private final Map<UUID, ArrayDeque<Pending>> queues = new HashMap<>();
+    private final Map<UUID, NodeQueue> queues = new HashMap<>();
     /** Nodes with waiting reports, in the order they get their next turn. Guarded by this. */
     private final ArrayDeque<UUID> turns = new ArrayDeque<>();
     /** Reports waiting, all nodes. Guarded by this. */
     private int waiting;
+    /** Rows of the reports waiting, all nodes. Guarded by this. */
+    private long waitingRows;
+    /** Reports of each connection taken in and not yet answered (waiting or in the batch being stored). Guarded by this. */
+    private final Map<Reporter, Integer> unanswered = new HashMap<>();
+    /** Connections over their node's share, to be closed once their unanswered reports are answered. Guarded by this. */
+    private final Set<Reporter> overflowing = new java.util.HashSet<>();
+
+    /** One node's waiting reports and their rows. */
+    private static final class NodeQueue extends ArrayDeque<Pending> {
+        long rows;
+    }
 
     private volatile boolean running;
     private Thread thread;
@@ -160,44 +187,73 @@ class UsageIntake implements SmartLifecycle {
         return waiting;
     }
 
+    synchronized long waitingRows() {
+        return waitingRows;
+    }
+
     /**
      * Queues a report of {@code reporter}'s node for storing, within the node's share; past it,
-     * closes the connection of the node that holds more than its share (see the class comment).
+     * refuses the report and closes the connection of the node over its share, or sheds the node
+     * holding the most (see the class comment).
      */
     void offer(Reporter reporter, UsageReport report) {
         metrics.usageReceived();
         UUID node = reporter.nodeId();
-        List<Pending> shed = List.of();
+        Pending pending = new Pending(reporter, report);
+        List<Pending> shed = new ArrayList<>();
         boolean refused = false;
+        boolean closeNow = false;
         synchronized (this) {
-            ArrayDeque<Pending> own = queues.get(node);
+            NodeQueue own = queues.get(node);
             int held = own == null ? 0 : own.size();
-            if (held >= NODE_CAPACITY) {
+            long heldRows = own == null ? 0 : own.rows;
+            int rows = pending.rows();
+            if (overflowing.contains(reporter) || held >= NODE_CAPACITY || heldRows + rows > NODE_ROWS) {
                 refused = true;
-            } else if (waiting >= CAPACITY) {
+            } else if (waiting >= CAPACITY || waitingRows + rows > ROWS) {
                 int nodes = queues.size() + (own == null ? 1 : 0);
-                if (held >= CAPACITY / nodes) {
+                if (held >= CAPACITY / nodes || heldRows >= ROWS / nodes) {
                     refused = true;
                 } else {
-                    shed = shedLargest();
+                    // Whoever holds more than this node gives way until the report fits.
+                    while (waiting >= CAPACITY || waitingRows + rows > ROWS) {
+                        List<Pending> removed = shedLargest(node, waitingRows + rows > ROWS);
+                        if (removed.isEmpty()) {
+                            break;
+                        }
+                        shed.addAll(removed);
+                    }
                 }
             }
-            if (!refused) {
+            if (refused) {
+                // Closed once what it has waiting is answered: acknowledgements sent on a closed
+                // connection are lost, and its agent would resend the same reports first for ever.
+                closeNow = unanswered.getOrDefault(reporter, 0) == 0;
+                if (!closeNow && !overflowing.add(reporter)) {
+                    metrics.usageRefused(); // refused before: dropped quietly until it is closed
+                    return;
+                }
+            } else {
                 if (own == null) {
-                    own = new ArrayDeque<>();
+                    own = new NodeQueue();
                     queues.put(node, own);
                     turns.add(node);
                 }
-                own.add(new Pending(reporter, report));
+                own.add(pending);
+                own.rows += rows;
                 waiting++;
+                waitingRows += rows;
+                unanswered.merge(reporter, 1, Integer::sum);
                 notifyAll();
             }
         }
         if (refused) {
             metrics.usageRefused();
-            log.warn("usage intake: node {} has more reports waiting than its share; closing its connection so that it "
-                    + "resends later", node);
-            reporter.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(), "usage intake full; reconnect and resend"));
+            log.warn("usage intake: node {} has more reports waiting than its share; its connection is closed{} so that "
+                    + "it resends later", node, closeNow ? "" : " once they are stored and acknowledged");
+            if (closeNow) {
+                reporter.close(overload());
+            }
         }
         if (!shed.isEmpty()) {
             Set<Reporter> reporters = new LinkedHashSet<>();
@@ -205,28 +261,50 @@ class UsageIntake implements SmartLifecycle {
             for (int i = 0; i < shed.size(); i++) {
                 metrics.usageRefused();
             }
-            log.warn("usage intake full ({} reports); node {} held the most ({}): its waiting reports are dropped "
-                    + "unacknowledged and its connection closed so that it resends later", CAPACITY,
-                    shed.get(0).reporter().nodeId(), shed.size());
-            reporters.forEach(r -> r.close(new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(),
-                    "usage intake full; reconnect and resend")));
+            log.warn("usage intake full ({} reports, {} rows at most); {} waiting reports of the nodes holding the most "
+                    + "are dropped unacknowledged and their connections closed so that they resend later", CAPACITY, ROWS,
+                    shed.size());
+            reporters.forEach(r -> r.close(overload()));
         }
     }
 
-    /** Removes the waiting reports of the node that holds the most. Requires: holding this. */
-    private List<Pending> shedLargest() {
+    private static CloseStatus overload() {
+        return new CloseStatus(CloseStatus.SERVICE_OVERLOAD.getCode(), "usage intake full; reconnect and resend");
+    }
+
+    /**
+     * Removes the waiting reports of the node that holds the most rows ({@code byRows}) or
+     * reports, if that is more than {@code node} holds; returns them (empty if none is removed).
+     * Requires: holding this.
+     */
+    private List<Pending> shedLargest(UUID node, boolean byRows) {
         UUID largest = null;
-        int most = -1;
-        for (Map.Entry<UUID, ArrayDeque<Pending>> e : queues.entrySet()) {
-            if (e.getValue().size() > most) {
-                most = e.getValue().size();
+        long most = -1;
+        for (Map.Entry<UUID, NodeQueue> e : queues.entrySet()) {
+            long size = byRows ? e.getValue().rows : e.getValue().size();
+            if (size > most) {
+                most = size;
                 largest = e.getKey();
             }
         }
-        ArrayDeque<Pending> removed = queues.remove(largest);
+        if (largest == null || largest.equals(node)) {
+            return List.of();
+        }
+        NodeQueue removed = queues.remove(largest);
         turns.remove(largest);
         waiting -= removed.size();
+        waitingRows -= removed.rows;
+        for (Pending p : removed) {
+            answered(p.reporter());
+            overflowing.remove(p.reporter()); // closed now
+        }
         return List.copyOf(removed);
+    }
+
+    /** One report of {@code reporter} is answered (or dropped); returns whether it is now to be closed. Requires: holding this. */
+    private boolean answered(Reporter reporter) {
+        Integer left = unanswered.computeIfPresent(reporter, (r, n) -> n == 1 ? null : n - 1);
+        return left == null && overflowing.remove(reporter);
     }
 
     /**
@@ -249,7 +327,7 @@ class UsageIntake implements SmartLifecycle {
         int skipped = 0;
         while (!turns.isEmpty() && batch.size() < MAX_BATCH && skipped < turns.size()) {
             UUID node = turns.poll();
-            ArrayDeque<Pending> q = queues.get(node);
+            NodeQueue q = queues.get(node);
             if (taken.getOrDefault(node, 0) >= NODE_BATCH) {
                 turns.add(node);
                 skipped++;
@@ -263,6 +341,8 @@ class UsageIntake implements SmartLifecycle {
             skipped = 0;
             q.poll();
             waiting--;
+            q.rows -= next.rows();
+            waitingRows -= next.rows();
             batch.add(next);
             taken.merge(node, 1, Integer::sum);
             rows += next.rows();
@@ -322,6 +402,22 @@ class UsageIntake implements SmartLifecycle {
 
     /** Stores one batch and answers its reports; see the class comment for failures. */
     void store(List<Pending> batch) throws InterruptedException {
+        try {
+            storeAndAnswer(batch);
+        } finally {
+            List<Reporter> drained = new ArrayList<>();
+            synchronized (this) {
+                for (Pending p : batch) {
+                    if (answered(p.reporter())) {
+                        drained.add(p.reporter());
+                    }
+                }
+            }
+            drained.forEach(r -> r.close(overload()));
+        }
+    }
+
+    private void storeAndAnswer(List<Pending> batch) throws InterruptedException {
         long pause = FIRST_PAUSE_MILLIS;
         for (int attempt = 1; ; attempt++) {
             try {
@@ -335,7 +431,7 @@ class UsageIntake implements SmartLifecycle {
                         log.info("usage intake: the database refused a value in a batch of {} reports; storing them one "
                                 + "by one", batch.size());
                         for (Pending p : batch) {
-                            store(List.of(p));
+                            storeAndAnswer(List.of(p));
                         }
                     }
                     return;
@@ -345,6 +441,9 @@ class UsageIntake implements SmartLifecycle {
                             batch.size(), e.getMessage());
                     Set<Reporter> reporters = new LinkedHashSet<>();
                     batch.forEach(p -> reporters.add(p.reporter()));
+                    synchronized (this) {
+                        overflowing.removeAll(reporters); // closed here
+                    }
                     reporters.forEach(r -> r.close(new CloseStatus(CloseStatus.SERVER_ERROR.getCode(),
                             "usage could not be stored; reconnect and resend")));
                     return;

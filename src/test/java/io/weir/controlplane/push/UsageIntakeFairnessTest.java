@@ -60,6 +60,68 @@ class UsageIntakeFairnessTest {
         return new UsageReport(sequence, from, from.plusSeconds(10), List.of(), List.of(), List.of());
     }
 
+    /** One list of the most volumes a report may name, shared by every large report (the test's heap stays small). */
+    private static final List<UsageReport.VolumeUsage> MANY_VOLUMES = java.util.stream.IntStream
+            .range(0, UsageReport.MAX_VOLUMES).mapToObj(i -> new UsageReport.VolumeUsage(UUID.randomUUID(),
+                    1, 1, 4096, 4096, 10, 10, 10, 0.0, 0, 0, 0, 0, 0, 0, 0))
+            .toList();
+
+    private static UsageReport largeReport(long sequence) {
+        Instant from = Instant.parse("2026-12-02T05:00:00Z");
+        return new UsageReport(sequence, from, from.plusSeconds(10), MANY_VOLUMES, List.of(), List.of());
+    }
+
+    /** Stores batches until nothing waits. */
+    private static void drain(UsageIntake intake) throws InterruptedException {
+        for (List<UsageIntake.Pending> batch = intake.nextBatch(0); !batch.isEmpty(); batch = intake.nextBatch(0)) {
+            intake.store(batch);
+        }
+    }
+
+    /**
+     * What waits is bounded in rows (what it takes of the heap), not only in reports: 4,096 reports
+     * of 16,384 volumes each, all one node may queue by count, would hold some 67 million rows.
+     */
+    @Test
+    void aNodeSendingTheLargestReportsHoldsNoMoreRowsThanItsShare() throws Exception {
+        UsageIntake intake = intake(null, 0);
+        Reporter flooder = new Reporter();
+        Reporter honest = new Reporter();
+        for (int i = 1; i <= 200; i++) {
+            intake.offer(flooder, largeReport(i));
+        }
+        intake.offer(honest, largeReport(1));
+
+        assertThat(intake.waitingRows()).isLessThanOrEqualTo(UsageIntake.NODE_ROWS + UsageReport.MAX_VOLUMES + 1);
+        assertThat(honest.closes).isEmpty();
+        drain(intake);
+        assertThat(honest.acked).containsExactly(1L);
+        assertThat(flooder.acked).as("what it had waiting is stored and acknowledged").isNotEmpty()
+                .hasSizeLessThan(200);
+    }
+
+    /**
+     * A node over its share is closed once what it has waiting is acknowledged, not before: the
+     * acknowledgements would otherwise go to a closed connection, the agent would resend the same
+     * reports first after every reconnect, and the same share would be refused again, for ever.
+     */
+    @Test
+    void aNodeOverItsShareIsClosedOnlyOnceWhatItHasWaitingIsAcknowledgedSoThatItsResendMovesOn() throws Exception {
+        UsageIntake intake = intake(null, 0);
+        Reporter agent = new Reporter();
+        long sent = 0;
+        while (meters.counter("weir.push.usage.reports.refused").count() == 0) {
+            intake.offer(agent, largeReport(++sent));
+        }
+        intake.offer(agent, largeReport(++sent));
+        assertThat(agent.closes).as("not closed while its waiting reports are unanswered").isEmpty();
+        drain(intake);
+        assertThat(agent.acked).as("every report taken in is acknowledged on the open connection")
+                .hasSize((int) sent - 2).doesNotContain(sent - 1, sent);
+        assertThat(agent.closes).as("then closed with 1013, to resend the rest").hasSize(1)
+                .allSatisfy(c -> assertThat(c.getCode()).isEqualTo(1013));
+    }
+
     /** A store that refuses any batch holding a report of {@code poisonNode} with sequence {@code poisonSequence}. */
     private UsageIntake intake(UUID poisonNode, long poisonSequence) {
         return new UsageIntake(deliveries -> {
@@ -85,8 +147,6 @@ class UsageIntakeFairnessTest {
         intake.offer(honest, report(1));
 
         assertThat(honest.closes).as("the honest node is never closed").isEmpty();
-        assertThat(flooder.closes).as("the flooder is closed with 1013").isNotEmpty()
-                .allSatisfy(c -> assertThat(c.getCode()).isEqualTo(1013));
         assertThat(intake.waiting()).isLessThanOrEqualTo(UsageIntake.NODE_CAPACITY + 1);
 
         List<UsageIntake.Pending> first = intake.nextBatch(1000);
@@ -95,6 +155,11 @@ class UsageIntakeFairnessTest {
                 p -> assertThat(p.reporter()).isSameAs(honest));
         intake.store(first);
         assertThat(honest.acked).containsExactly(1L);
+        drain(intake);
+        assertThat(honest.closes).isEmpty();
+        assertThat(flooder.acked).hasSize(UsageIntake.NODE_CAPACITY);
+        assertThat(flooder.closes).as("the flooder is closed with 1013 once what it had waiting is acknowledged")
+                .hasSize(1).allSatisfy(c -> assertThat(c.getCode()).isEqualTo(1013));
     }
 
     @Test
