@@ -27,8 +27,9 @@ import org.springframework.stereotype.Component;
  *
  * <p>A connection counts only while its replica's heartbeat is younger than
  * {@link PushProperties#replicaTimeout()}, so a replica that died without cleaning up does not
- * leave its nodes shown as connected; a node's row is replaced when its agent connects anywhere,
- * and removed only by the session that wrote it.
+ * leave its nodes shown as connected, nor brings them back when it starts again under a fixed id;
+ * a node's row is replaced when its agent connects anywhere, and removed only by the session that
+ * wrote it (or by the replica's next process).
  */
 @Component
 class AgentRegistry implements NodeConnections {
@@ -38,6 +39,10 @@ class AgentRegistry implements NodeConnections {
     private final JdbcClient jdbc;
     private final PushProperties properties;
     private final String replicaId;
+    /** When this process started: connections of this replica id recorded before are an earlier process's. */
+    private final Timestamp started = Timestamp.from(Instant.now());
+    /** Whether the earlier process's connection rows are gone (the first heartbeat removes them). */
+    private volatile boolean earlierForgotten;
 
     AgentRegistry(JdbcClient jdbc, PushProperties properties) {
         this.jdbc = jdbc;
@@ -51,8 +56,18 @@ class AgentRegistry implements NodeConnections {
         return replicaId;
     }
 
-    /** Stamps this replica's heartbeat (inserting its row the first time). */
+    /**
+     * Stamps this replica's heartbeat (inserting its row the first time). The first one removes
+     * first the connections an earlier process of the same fixed id recorded and did not remove
+     * (it died): its heartbeat would bring them back to life, and their nodes would show as
+     * connected, and never fail over, while their agents are gone.
+     */
     void heartbeat() {
+        if (!earlierForgotten) {
+            jdbc.sql("DELETE FROM agent_connection WHERE replica_id = ? AND connected_at < ?").param(replicaId)
+                    .param(started).update();
+            earlierForgotten = true;
+        }
         Timestamp now = Timestamp.from(Instant.now());
         jdbc.sql("""
                         INSERT INTO control_plane_replica (id, started_at, heartbeat_at) VALUES (?, ?, ?)

@@ -1,0 +1,50 @@
+package io.weir.controlplane.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.weir.controlplane.support.IntegrationTest;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * A replica with a fixed id ({@code weir.push.replica-id}, as a StatefulSet gives) that died
+ * without cleaning up and starts again: the connections its earlier process recorded are not
+ * brought back to life by its first heartbeat. Otherwise a node whose agent died with it shows
+ * as connected for good, and failover never promotes its volumes' copies.
+ */
+class AgentRegistryRestartTest extends IntegrationTest {
+
+    @Autowired
+    JdbcClient jdbc;
+
+    private static PushProperties properties(String replicaId) {
+        return new PushProperties(replicaId, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(30),
+                Duration.ofMinutes(2), 100, 4000);
+    }
+
+    @Test
+    void aRestartedReplicaDoesNotRaiseTheConnectionsOfItsEarlierProcess() {
+        String replica = unique("cp");
+        UUID node = UUID.fromString(api.post("/api/v1/nodes", "{\"name\":\"" + unique("n") + "\"}").json().get("id").asString());
+        Instant crash = Instant.now().minusSeconds(60);
+        jdbc.sql("INSERT INTO control_plane_replica (id, started_at, heartbeat_at) VALUES (?, ?, ?)")
+                .param(replica).param(Timestamp.from(crash.minusSeconds(3600))).param(Timestamp.from(crash)).update();
+        jdbc.sql("INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at) VALUES (?, ?, ?, ?, ?)")
+                .param(node).param(replica).param("s-1").param("test").param(Timestamp.from(crash.minusSeconds(600))).update();
+
+        AgentRegistry restarted = new AgentRegistry(jdbc, properties(replica));
+        restarted.heartbeat();
+
+        assertThat(restarted.presence(List.of(node))).doesNotContainKey(node);
+        // a connection of the new process counts
+        restarted.connected(node, "s-2", "test");
+        restarted.heartbeat();
+        assertThat(restarted.presence(List.of(node)).get(node).replica()).isEqualTo(replica);
+    }
+}
