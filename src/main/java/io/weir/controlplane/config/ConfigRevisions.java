@@ -34,7 +34,9 @@ import org.springframework.transaction.annotation.Transactional;
  *       it writes takes that lock here, after the bump: a replicated volume's report or promotion
  *       ({@code volume.ReplicationIntake}, {@code volume.ReplicationFailover}) locks the volume
  *       row {@code FOR UPDATE}, checks again, and rolls back (bump included) when it no longer
- *       holds.</li>
+ *       holds. A check that sums rows other kinds of writers change, under locks of their own,
+ *       reads them here too: the tenants' reservations per node ({@code volume.TenantReservations}),
+ *       which tenant, policy and volume writes each change.</li>
  * </ol>
  * A writer must not flush an update or delete before its bump, and must not take a lock of step 1
  * after it. Every call of {@link #bump()} points back here.

@@ -143,14 +143,16 @@ public class TenantService {
                 || !tenant.terms().equals(request.terms());
         Long reservable = request.terms().maxIops().scales()
                 ? (request.maxIopsFloor() != null ? request.maxIopsFloor() : Long.valueOf(1)) : request.maxIops();
-        if (!Objects.equals(tenant.getReservableIops(), reservable)) {
-            // The volume feature vetoes a limit below its reservations (lock order: tenant row locked).
-            events.publishEvent(new TenantChanging(id, request.name(), request.qosSettings(), reservable));
-        }
+        boolean reservableChanged = !Objects.equals(tenant.getReservableIops(), reservable);
         tenant.setName(request.name());
         apply(tenant, request);
         if (enforced && placements.anyPlacedInTenant(id)) {
             revisions.bump(); // lock order: see ConfigRevisions (the tenant row is locked)
+        }
+        if (reservableChanged) {
+            // The volume feature vetoes a limit below its reservations; after the bump, so that
+            // reservations committed by a policy change meanwhile are counted.
+            events.publishEvent(new TenantChanging(id, request.name(), request.qosSettings(), reservable));
         }
         TenantResponse after = response(tenants.saveAndFlush(tenant));
         audit.record("tenant.update", "tenant", id, id, before, after);

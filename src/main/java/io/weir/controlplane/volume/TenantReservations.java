@@ -21,10 +21,14 @@ import org.springframework.stereotype.Component;
  * <p>Three writes can break it, and each asks here with its own locks held (see
  * {@code ConfigRevisions} for the order): a tenant change ({@link #checkTenant}, tenant row
  * {@code FOR UPDATE}), a volume write ({@link #checkVolume}, tenant and policy {@code FOR SHARE},
- * then the nodes it reserves on {@code FOR NO KEY UPDATE}, so two volume writes reserving on one
- * node run one after the other), and a policy change ({@link #checkPolicy}, policy
- * {@code FOR UPDATE}). A violation is a 409 problem naming the fields, the tenant, the node and
- * the volumes holding the reservations.
+ * then the nodes it reserves on {@code FOR NO KEY UPDATE}, {@link #lockNodes}), and a policy
+ * change ({@link #checkPolicy}, policy {@code FOR UPDATE}). Each of them asks after its bump,
+ * which holds the revision row to its commit: the three lock different rows, so only the bump
+ * makes them run one after the other, and a sum read before it could miss a reservation
+ * committed meanwhile by another kind of write (a policy raise beside a new volume on one node:
+ * both fit alone and not together, and the node would refuse every snapshot after). A violation
+ * is a 409 problem naming the fields, the tenant, the node and the volumes holding the
+ * reservations.
  */
 @Component
 class TenantReservations {
@@ -67,7 +71,23 @@ class TenantReservations {
     }
 
     /**
-     * A volume of {@code tenantId} is about to reserve {@code minIops} on {@code nodeIds}.
+     * A volume write that will reserve {@code minIops} under {@code tenantMaxIops} on {@code
+     * nodeIds} locks those nodes' rows, before its bump (lock order: after the tenant and the
+     * policy); its {@link #checkVolume} follows the bump.
+     */
+    void lockNodes(Long tenantMaxIops, Long minIops, Collection<UUID> nodeIds) {
+        if (tenantMaxIops == null || minIops == null || nodeIds.isEmpty()) {
+            return;
+        }
+        // Sorted, so two writers on the same nodes cannot wait for each other in a circle. KEY SHARE
+        // (placement foreign keys) passes.
+        jdbc.sql("SELECT id FROM data_node WHERE id IN (:ids) ORDER BY id FOR NO KEY UPDATE")
+                .param("ids", nodeIds.stream().distinct().sorted().toList()).query((rs, n) -> 1).list();
+    }
+
+    /**
+     * A volume of {@code tenantId} is about to reserve {@code minIops} on {@code nodeIds}; called
+     * after the write's bump and its {@link #lockNodes}.
      *
      * @param volumeId the volume, or null for a new one (its stored reservation is not counted)
      * @param tenantMaxIops the tenant's limit, read under the tenant's {@code FOR SHARE} lock
@@ -76,12 +96,7 @@ class TenantReservations {
         if (tenantMaxIops == null || minIops == null || nodeIds.isEmpty()) {
             return;
         }
-        List<UUID> sorted = nodeIds.stream().distinct().sorted().toList();
-        // Lock order: after the tenant and the policy, before the bump. Sorted, so two writers on the
-        // same nodes cannot wait for each other in a circle. KEY SHARE (placement foreign keys) passes.
-        jdbc.sql("SELECT id FROM data_node WHERE id IN (:ids) ORDER BY id FOR NO KEY UPDATE")
-                .param("ids", sorted).query((rs, n) -> 1).list();
-        for (UUID node : sorted) {
+        for (UUID node : nodeIds.stream().distinct().sorted().toList()) {
             long others = jdbc.sql("SELECT " + sum(EFFECTIVE_MIN) + " FROM volume v"
                             + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
                             + " WHERE v.tenant_id = ? AND vp.node_id = ? AND v.id IS DISTINCT FROM CAST(? AS uuid)")

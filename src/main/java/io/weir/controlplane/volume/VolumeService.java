@@ -78,7 +78,8 @@ import tools.jackson.databind.JsonNode;
  * As {@link ConfigRevisions} lays down: a write first locks the tenant and the policy it depends on
  * {@code FOR SHARE} (so neither can change, nor ask "is anything placed?", unseen until it
  * commits), then, if it reserves IOPS under a tenant limit, the nodes it is placed on
- * ({@link TenantReservations#checkVolume}), then bumps, then flushes the volume row.
+ * ({@link TenantReservations#lockNodes}), then bumps, then checks the reservations
+ * ({@link TenantReservations#checkVolume}), then flushes the volume row.
  *
  * <h2>Concurrency</h2>
  * A write reads the volume and its placement in one statement ({@link
@@ -172,13 +173,15 @@ public class VolumeService {
         }
         Resolved resolved = resolve(tenant, request, List.of(), 0, shapeErrors(request, null));
         Placement placement = plan(tenant, null, request);
-        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), placement.nodeIds());
+        reservations.lockNodes(tenant.getReservableIops(), resolved.reservedIops(), placement.nodeIds());
         Volume volume = new Volume(tenantId, request.name());
         apply(volume, request, resolved, placement);
         // A tenant's per-GiB limits scale with the sum of its volumes, which this one joins.
         if (!placement.nodeIds().isEmpty() || tenant.terms().scales()) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
+        // After the bump: see TenantReservations (a placed volume always bumps).
+        reservations.checkVolume(null, tenantId, tenant.getReservableIops(), resolved.reservedIops(), placement.nodeIds());
         Volume saved = volumes.saveAndFlush(volume);
         VolumeResponse created = response(saved, resolved.effective());
         audit.record("volume.create", "volume", created.id(), tenantId, null, created);
@@ -203,8 +206,7 @@ public class VolumeService {
                     Map.of("currentSizeBytes", volume.getSizeBytes(), "requestedSizeBytes", request.sizeBytes()));
         }
         Placement placement = plan(tenant, volume, request);
-        reservations.checkVolume(id, volume.getTenantId(), tenant.getReservableIops(), resolved.reservedIops(),
-                placement.nodeIds());
+        reservations.lockNodes(tenant.getReservableIops(), resolved.reservedIops(), placement.nodeIds());
         EffectivePolicy before = effectiveOf(List.of(volume)).apply(volume);
         VolumeResponse beforeDto = response(volume, before);
         boolean placementChanged = !new HashSet<>(volume.getNodeIds()).equals(new HashSet<>(placement.nodeIds()))
@@ -219,6 +221,9 @@ public class VolumeService {
         if (enforced) {
             revisions.bump(); // lock order: see ConfigRevisions
         }
+        // After the bump (see TenantReservations); a write that bumps nothing changes no reservation.
+        reservations.checkVolume(id, volume.getTenantId(), tenant.getReservableIops(), resolved.reservedIops(),
+                placement.nodeIds());
         Volume saved = volumes.saveAndFlush(volume);
         copies.startOutOfSync(id, placement.outOfSync(), request.sizeBytes());
         VolumeResponse after = response(saved, resolved.effective());
