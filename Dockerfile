@@ -33,9 +33,11 @@ COPY --from=layers /build/extracted/spring-boot-loader/ ./
 COPY --from=layers /build/extracted/snapshot-dependencies/ ./
 COPY --from=layers /build/extracted/application/ ./
 USER 10001:10001
-# The working directory holds ./data (weir.data-dir): the embedded PostgreSQL (used only when no
-# SPRING_DATASOURCE_URL is set), the generated admin token, a data node's volumes and cached config.
+# /var/lib/weir/data holds every role's files (WEIR_DATA_DIR: the control plane's weir.data-dir, a
+# data node's --data-dir): the embedded PostgreSQL (used only when no SPRING_DATASOURCE_URL is set)
+# and the generated admin token, or a data node's volumes and cached config.
 WORKDIR /var/lib/weir
+ENV WEIR_DATA_DIR=/var/lib/weir/data
 VOLUME /var/lib/weir/data
 # 8080: control plane HTTP (REST, Actuator); 10809: a data node's NBD (the demo's second: 10810).
 EXPOSE 8080 10809 10810

@@ -16,6 +16,8 @@
  *   <li>{@code push}: the agent channel ({@code GET /api/v1/agent/connect}): pushes each node's
  *       snapshot to its agent on every replica, records acks, nacks and data-node reports, and
  *       hands the replication part of those reports to {@code node} and {@code volume}.
+ *   <li>{@code usage}: per-volume, per-tenant and per-task usage history, from the agents'
+ *       reports to {@code /api/v1/usage/...}.
  *   <li>{@code database}: the embedded PostgreSQL default and the base entity.
  *   <li>{@code web}: cross-cutting HTTP pieces: problem details, ETags, merge patch, paging,
  *       request size limit, and the validation constraints shared by the features.

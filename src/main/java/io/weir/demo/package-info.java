@@ -6,7 +6,8 @@
  * API with the bootstrap admin token and starts two data nodes as child processes running
  * {@code weir datanode}, the same command a deployed node runs, with a node token each; they
  * require NBD over TLS, as every managed node does by default. It writes a client certificate of
- * each tenant where libnbd reads one, waits until both nodes have their own certificates, prints
+ * each tenant to {@code <dir>/pki/<tenant>}, in the layout libnbd reads ({@code ca-cert.pem},
+ * {@code client-cert.pem}, {@code client-key.pem}), waits until both nodes have their own certificates, prints
  * the {@code nbds://} URLs, the certificates and the dashboard URL (with a read-only viewer token
  * in the URL fragment), and stops the nodes, then the control plane, then removes its directory
  * on Ctrl-C.

@@ -104,9 +104,8 @@ class NodeController {
     @GetMapping("/{nodeId}/desired-config")
     @Operation(summary = "Get a data node's desired config",
             description = "The full snapshot the node must enforce: its task shares, the tenants and volumes placed on it "
-                    + "with their effective policies, stamped with the global config revision. The push channel sends "
-                    + "exactly this object to the node's agent. Stamped with the node's own desired revision, which is "
-                    + "also its ETag: If-None-Match with it answers 304 until the node's config changes.")
+                    + "with their effective policies. The push channel sends exactly this object to the node's agent. "
+                    + "Stamped with the node's own desired revision (not the global config revision), which is also its ETag: If-None-Match with it answers 304 until the node's config changes.")
     ResponseEntity<DesiredConfig> getDesiredConfig(@PathVariable UUID nodeId, WebRequest request) {
         // A node token reads its own node's config only; another node's answers 404.
         scope.requireNode(nodeId);

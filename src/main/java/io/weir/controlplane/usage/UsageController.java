@@ -116,7 +116,7 @@ class UsageController {
     TopVolumes topVolumes(
             @Parameter(description = "Ranked by", schema = @Schema(allowableValues = {"iops", "bytes", "latency", "throttled"}))
             @RequestParam(defaultValue = "iops") String by,
-            @Parameter(description = "How many volumes (1-100)") @RequestParam(defaultValue = "10") int limit,
+            @Parameter(description = "How many volumes: 1 to weir.usage.max-top (default 100)") @RequestParam(defaultValue = "10") int limit,
             @Parameter(description = "Only this tenant's volumes") @RequestParam(required = false) UUID tenantId,
             @Parameter(description = FROM) @RequestParam(required = false) String from,
             @Parameter(description = TO) @RequestParam(required = false) String to,
