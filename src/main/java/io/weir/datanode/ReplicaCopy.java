@@ -51,6 +51,11 @@ final class ReplicaCopy {
     /** Regions the FLUSHes on their way to it cover, until the last of them is answered. */
     private final BitSet flushing = new BitSet();
     private int flushes;
+    /**
+     * How many times it left: a FLUSH sent before it last left is not in {@link #flushes}, and
+     * its answer forces nothing counted since.
+     */
+    private long departures;
     /** Since when {@link #unflushed} holds a region (System.nanoTime): the age of its oldest unforced write. */
     private long unflushedSince;
     /**
@@ -142,6 +147,7 @@ final class ReplicaCopy {
         unflushed.clear();
         flushing.clear();
         flushes = 0;
+        departures++;
     }
 
     /**
@@ -170,11 +176,15 @@ final class ReplicaCopy {
         unflushed.set(from, to);
     }
 
-    /** A FLUSH is sent to it: it covers every write answered so far. */
-    void flushSent() {
+    /**
+     * A FLUSH is sent to it: it covers every write answered so far. Returns what its answer is to
+     * give back to {@link #flushAnswered}.
+     */
+    long flushSent() {
         flushing.or(unflushed);
         unflushed.clear();
         flushes++;
+        return departures;
     }
 
     /**
@@ -187,11 +197,13 @@ final class ReplicaCopy {
     }
 
     /**
-     * A FLUSH sent to it was answered OK: once every one on its way is, what they covered is on
-     * its disk. (One that fails makes it leave, and the whole volume dirty.)
+     * A FLUSH sent to it was answered OK; {@code sent}: what {@link #flushSent} returned for it.
+     * Once every one on its way is answered, what they covered is on its disk. One sent before it
+     * last left counts for nothing: it was counted out when it left, and what it covered is dirty.
+     * (One that fails makes it leave.)
      */
-    void flushAnswered() {
-        if (flushes > 0 && --flushes == 0) {
+    void flushAnswered(long sent) {
+        if (sent == departures && flushes > 0 && --flushes == 0) {
             flushing.clear();
         }
     }

@@ -573,9 +573,11 @@ final class ReplicatedVolume {
         byte flags = (byte) ((fua ? ReplicationWire.FLAG_FUA : 0) | (noHole ? ReplicationWire.FLAG_NO_HOLE : 0));
         Pending tracked = null;
         List<ReplicaCopy> targets = new ArrayList<>(2);
+        long[] flushSent = null; // a FLUSH's ReplicaCopy.flushSent, per target
         long sendEpoch = 0;
         synchronized (this) {
             if (primary && !fenced) {
+                flushSent = changesData ? null : new long[copies.size()];
                 sendEpoch = epoch;
                 tracked = new Pending(done, offset, length, changesData, fua, lastDropSequence);
                 int heldBack = 0;
@@ -598,7 +600,7 @@ final class ReplicatedVolume {
                         c.markDirty(offset, length); // rule 4: a resyncing copy gets the region again before it joins
                     }
                     if (!changesData) {
-                        c.flushSent();
+                        flushSent[targets.size()] = c.flushSent();
                     }
                     targets.add(c);
                 }
@@ -615,8 +617,9 @@ final class ReplicatedVolume {
             return;
         }
         boolean allUp = true;
-        for (ReplicaCopy c : targets) {
-            allUp &= send(c, p, type, flags, sendEpoch, offset, length, data);
+        for (int i = 0; i < targets.size(); i++) {
+            allUp &= send(new Forwarded(p, targets.get(i), changesData ? 0 : flushSent[i]), type, flags, sendEpoch,
+                    offset, length, data);
         }
         if (!targets.isEmpty() && linksUp != allUp) { // stored only when it changes: every worker reads it for each request
             linksUp = allUp;
@@ -624,13 +627,11 @@ final class ReplicatedVolume {
     }
 
     /**
-     * Sends a client request to copy {@code c} for {@code p}; whether its link was up (a link
+     * Sends a client request to its copy, answering {@code cb}; whether its link was up (a link
      * that is down connects in the send; a copy with no link yet is answered as down at once).
      */
-    private boolean send(ReplicaCopy c, Pending p, byte type, byte flags, long sendEpoch, long offset, long length,
-            ByteBuffer data) {
-        ReplicaLink link = links.link(c);
-        ReplicaLink.Callback cb = new Forwarded(p, c);
+    private boolean send(Forwarded cb, byte type, byte flags, long sendEpoch, long offset, long length, ByteBuffer data) {
+        ReplicaLink link = links.link(cb.c);
         if (link == null) {
             ReplyBatch.writeHeld(); // the answer may write the in-sync set to disk
             cb.done(ReplicationWire.LINK_DOWN, 0);
@@ -691,7 +692,7 @@ final class ReplicatedVolume {
         try {
             for (HeldForward f : send) {
                 try {
-                    send(f.c(), f.p(), f.type(), f.flags(), f.epoch(), f.offset(), f.length(), f.data());
+                    send(new Forwarded(f.p(), f.c()), f.type(), f.flags(), f.epoch(), f.offset(), f.length(), f.data());
                 } catch (RuntimeException e) { // answered as a send that failed, rather than never
                     LOG.log(System.Logger.Level.WARNING, "volume {0}: sending a held write to node {1}: {2}", id,
                             f.c().node, e.toString());
@@ -733,15 +734,22 @@ final class ReplicatedVolume {
     private final class Forwarded implements ReplicaLink.Callback {
         private final Pending p;
         private final ReplicaCopy c;
+        /** A FLUSH's {@link ReplicaCopy#flushSent} (0 for a request that changes data). */
+        private final long flushSent;
 
         Forwarded(Pending p, ReplicaCopy c) {
+            this(p, c, 0);
+        }
+
+        Forwarded(Pending p, ReplicaCopy c, long flushSent) {
             this.p = p;
             this.c = c;
+            this.flushSent = flushSent;
         }
 
         @Override
         public void done(int status, long peerEpoch) {
-            answered(p, c, status, peerEpoch);
+            answered(p, c, flushSent, status, peerEpoch);
         }
 
         @Override
@@ -750,7 +758,7 @@ final class ReplicatedVolume {
         }
     }
 
-    private void answered(Pending p, ReplicaCopy c, int status, long peerEpoch) {
+    private void answered(Pending p, ReplicaCopy c, long flushSent, int status, long peerEpoch) {
         boolean last;
         synchronized (this) {
             if (status == ReplicationWire.STALE_EPOCH) {
@@ -765,7 +773,7 @@ final class ReplicatedVolume {
                 }
                 p.requiredSequence = Math.max(p.requiredSequence, lastDropSequence);
             } else if (!p.changesData) {
-                c.flushAnswered();
+                c.flushAnswered(flushSent);
             } else if (!p.forced) {
                 c.written(p.offset, p.length);
             }
@@ -1013,17 +1021,19 @@ final class ReplicatedVolume {
     void joinIfCopied(ReplicaCopy c, ReplicaLink link) {
         long e;
         long mark;
+        long flushSent;
         synchronized (this) {
             if (c.joining || c.steps() > 0 || !copied(c, epoch)) {
                 return;
             }
             c.joining = true;
-            c.flushSent();
+            flushSent = c.flushSent();
             e = epoch;
             mark = c.sent;
         }
+        long sent = flushSent;
         link.send(ReplicationWire.FLUSH, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
-            flushed(c, e, mark, status, peerEpoch);
+            flushed(c, e, mark, sent, status, peerEpoch);
             startHeld(); // a deposition decides confirmation
         });
     }
@@ -1035,11 +1045,12 @@ final class ReplicatedVolume {
      */
     void flushIfDue(ReplicaCopy c, ReplicaLink link, long now, long every) {
         long e;
+        long sent;
         synchronized (this) {
             if (!acting() || copies.get(c.node) != c || !c.flushDue(now, every)) {
                 return;
             }
-            c.flushSent();
+            sent = c.flushSent();
             e = epoch;
         }
         link.send(ReplicationWire.FLUSH, (byte) 0, id, e, 0, 0, null, (status, peerEpoch) -> {
@@ -1049,7 +1060,7 @@ final class ReplicatedVolume {
                 } else if (status != ReplicationWire.OK) {
                     flushFailed(c, status);
                 } else {
-                    c.flushAnswered();
+                    c.flushAnswered(sent);
                 }
             }
             startHeld(); // a deposition decides confirmation
@@ -1071,7 +1082,7 @@ final class ReplicatedVolume {
     }
 
     /** The FLUSH of a copy whose resync had nothing left was answered: it joins if it still has nothing left. */
-    private synchronized void flushed(ReplicaCopy c, long at, long mark, int status, long peerEpoch) {
+    private synchronized void flushed(ReplicaCopy c, long at, long mark, long flushSent, int status, long peerEpoch) {
         c.joining = false;
         if (status == ReplicationWire.STALE_EPOCH) {
             deposed(peerEpoch);
@@ -1081,7 +1092,7 @@ final class ReplicatedVolume {
             flushFailed(c, status);
             return;
         }
-        c.flushAnswered();
+        c.flushAnswered(flushSent);
         if (!copied(c, at) || c.sent != mark) {
             return; // sent more, or dirtied, since that FLUSH: once it is copied, the driver flushes again
         }

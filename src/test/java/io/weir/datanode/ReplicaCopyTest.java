@@ -119,9 +119,9 @@ class ReplicaCopyTest {
     void whatItAnsweredSinceTheLastFlushItAnsweredIsDirtyOnceItLeaves() {
         ReplicaCopy inSync = new ReplicaCopy(UUID.randomUUID(), null, State.IN_SYNC);
         inSync.written(0, 4096);
-        inSync.flushSent(); // covers region 0
+        long first = inSync.flushSent(); // covers region 0
         inSync.written(2L * REGION_BYTES, 4096); // answered after that FLUSH was sent: not covered
-        inSync.flushAnswered();
+        inSync.flushAnswered(first);
         assertThat(inSync.unforcedRegions()).as("region 2 only").isEqualTo(1);
         inSync.flushSent(); // covers region 2
         inSync.written(5L * REGION_BYTES, 4096);
@@ -137,11 +137,33 @@ class ReplicaCopyTest {
         copy.markDirty(0, REGION_BYTES);
         copy.stepAnswered(copy.takeStep(SIZE, 1), true);
         assertThat(copy.unforcedRegions()).isEqualTo(1);
-        copy.flushSent();
-        copy.flushAnswered();
+        long sent = copy.flushSent();
+        copy.flushAnswered(sent);
         assertThat(copy.unforcedRegions()).isZero();
-        copy.flushAnswered(); // an answer past the count (a FLUSH sent before it left) changes nothing
+        copy.flushAnswered(sent); // an answer past the count changes nothing
         assertThat(copy.unforcedRegions()).isZero();
+    }
+
+    /**
+     * A FLUSH sent before the copy left, answered after it came back, covers none of what it
+     * answered since: otherwise that answer ends the count of a later FLUSH still on its way, the
+     * later one's regions count as forced, and when it is lost with its link they are not dirty:
+     * the copy would rejoin without a write its primary answered as flushed.
+     */
+    @Test
+    void aFlushSentBeforeTheCopyLeftForcesNothingItAnsweredAfter() {
+        ReplicaCopy c = new ReplicaCopy(UUID.randomUUID(), null, State.IN_SYNC);
+        long before = c.flushSent();
+        c.leave(); // a write failed on it
+        c.startResync();
+        c.written(3L * REGION_BYTES, 4096); // a client write, answered OK while it resyncs
+        long after = c.flushSent(); // a client FLUSH covering it
+        c.flushAnswered(before); // the FLUSH sent before it left answers late
+        assertThat(c.unforcedRegions()).as("region 3 is not forced yet").isEqualTo(1);
+        c.leave(); // the later FLUSH is lost with its link
+        assertThat(c.remainingBytes(SIZE)).as("region 3 is to be copied again").isEqualTo(REGION_BYTES);
+        c.flushAnswered(after); // its answer, had it come, changes nothing now
+        assertThat(c.remainingBytes(SIZE)).isEqualTo(REGION_BYTES);
     }
 
     @Test
