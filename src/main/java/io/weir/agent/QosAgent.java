@@ -7,7 +7,6 @@ import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.ProtocolException;
 import io.weir.protocol.UsageReport;
 import io.weir.scheduler.QosExecutor;
-import io.weir.scheduler.SchedulerConfig;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -86,7 +85,6 @@ public final class QosAgent implements AutoCloseable {
     private final QosExecutor executor;
     private final AgentListener listener;
     private final Duration heartbeatInterval;
-    private final Duration certificateRetry;
     private final Duration heartbeatTimeout;
     private final Duration connectTimeout;
     private final Duration backoffResetAfter;
@@ -98,32 +96,25 @@ public final class QosAgent implements AutoCloseable {
     final SerialExecutor events;
     private final Backoff backoff;
     private final Supplier<AgentMessage.NodeStatus> statusSupplier;
-    private final Consumer<DesiredConfig> check;
     private final Duration usageMaxAge;
     private final int usageMaxReports;
-    /** The node's server certificate and its renewal; null unless the builder asked for it. */
-    private final ServerCertificates certificates;
-    /** Event thread: the control plane answered a certificate request with unknown-type (an older version). */
-    private boolean certificatesUnsupported;
+    /** The config in force and its changes. */
+    private final ConfigApplier applier;
+    /** The node's server certificate and its renewal. */
+    private final CertificateRenewal renewal;
     /** Made by {@link #start()}; null before. */
     private volatile UsageReporter usage;
     /** event thread */
     private ScheduledFuture<?> usageTicks;
 
     // event thread
-    private DesiredConfig applied;
     AgentConnection current;
     private ScheduledFuture<?> heartbeat;
     private boolean started;
     private boolean closed;
     private int generation;
-    /** The node the builder named, or null; checked against every snapshot and sent in the hello. */
-    private final UUID expectedNodeId;
-    /** The node of the last applied snapshot, else {@link #expectedNodeId}; written on the event thread. */
-    private volatile UUID nodeId;
 
     private volatile boolean connected;
-    private volatile long appliedRevision;
     private volatile String lastError;
     /** {@link Clock#millis()} of the last message or pong; 0 if none yet. */
     volatile long lastContactMillis;
@@ -134,14 +125,14 @@ public final class QosAgent implements AutoCloseable {
         this.executor = b.executor;
         this.listener = b.listener;
         this.heartbeatInterval = b.heartbeatInterval;
-        this.certificateRetry = b.certificateRetry;
         this.heartbeatTimeout = b.heartbeatTimeout;
         this.connectTimeout = b.connectTimeout;
         this.backoffResetAfter = b.backoffResetAfter;
         this.clock = b.clock;
         this.store = new StateStore(b.stateDir, b.clock);
         this.http = b.httpClient != null ? b.httpClient : httpClient(b);
-        this.certificates = b.serverCertificates ? ServerCertificates.open(b.stateDir, b.clock) : null;
+        this.renewal = new CertificateRenewal(this,
+                b.serverCertificates ? ServerCertificates.open(b.stateDir, b.clock) : null, b.certificateRetry, b.listener);
         if (b.scheduler != null) {
             this.scheduler = b.scheduler;
             this.ownsScheduler = false;
@@ -158,11 +149,9 @@ public final class QosAgent implements AutoCloseable {
         this.events = new SerialExecutor(scheduler);
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.random);
         this.statusSupplier = b.statusSupplier;
-        this.check = b.check;
         this.usageMaxAge = b.usageMaxAge;
         this.usageMaxReports = b.usageMaxReports;
-        this.expectedNodeId = b.nodeId;
-        this.nodeId = b.nodeId;
+        this.applier = new ConfigApplier(this, b.executor, b.listener, store, b.check, b.nodeId);
     }
 
     private static HttpClient httpClient(Builder b) {
@@ -213,10 +202,8 @@ public final class QosAgent implements AutoCloseable {
                 }
                 started = true;
                 // the node's identity first: acting on the cached config may need it (a primary's links to its copies)
-                if (certificates != null && certificates.current() != null) {
-                    notifyCertificate(certificates.current());
-                }
-                loadCached();
+                renewal.startUp();
+                applier.loadCached();
                 startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
@@ -248,16 +235,13 @@ public final class QosAgent implements AutoCloseable {
     private void startUsage() throws IOException {
         UsageSequences sequences = UsageSequences.open(store.directory(), clock);
         UsageReporter reporter = UsageReporter.builder(executor).clock(clock).sequences(sequences)
-                .interval(applied == null ? UsageReporter.DEFAULT_INTERVAL : reportInterval(applied))
+                .interval(applier.applied() == null ? UsageReporter.DEFAULT_INTERVAL
+                        : ConfigApplier.reportInterval(applier.applied()))
                 .maxAge(usageMaxAge).maxReports(usageMaxReports)
                 .sink(report -> events.execute(() -> sendUsage(report)))
                 .build();
         usage = reporter;
         usageTicks = reporter.start(scheduler);
-    }
-
-    private static Duration reportInterval(DesiredConfig config) {
-        return Duration.ofSeconds(config.usageReportIntervalSeconds());
     }
 
     /** Event thread: sends a new report if connected; a report made while not connected goes out after the next hello. */
@@ -270,54 +254,15 @@ public final class QosAgent implements AutoCloseable {
             c.send(report);
         } catch (ProtocolException e) {
             // Only too-large: the report stays buffered until the age bound drops it as a gap.
-            lastError = "usage report " + report.sequence() + " cannot be sent: " + e.getMessage();
-            LOG.log(Level.ERROR, lastError);
+            error(Level.ERROR, "usage report " + report.sequence() + " cannot be sent: " + e.getMessage());
         }
-    }
-
-    /** Event thread: the start-up half before connecting. */
-    private void loadCached() throws IOException {
-        SchedulerConfig previousConfig = executor.config();
-        StateStore.Loaded loaded = store.load();
-        if (loaded.problem() != null) {
-            lastError = loaded.problem();
-        }
-        DesiredConfig cached = loaded.config();
-        if (cached == null) {
-            return;
-        }
-        if (expectedNodeId != null && !cached.nodeId().equals(expectedNodeId)) {
-            lastError = "the cached config is for node " + cached.nodeId() + ", not for this agent's node " + expectedNodeId
-                    + "; ignored";
-            LOG.log(Level.WARNING, lastError);
-            return;
-        }
-        try {
-            executor.reconfigure(ConfigTranslator.translate(cached));
-        } catch (RuntimeException e) {
-            // Saved only after it was applied once, so this means a scheduler that has become stricter.
-            lastError = "the cached config (revision " + cached.revision() + ") is no longer valid: " + e.getMessage();
-            LOG.log(Level.WARNING, lastError);
-            return;
-        }
-        String vetoed = applying(cached, previousConfig);
-        if (vetoed != null) {
-            lastError = "the cached config (revision " + cached.revision() + ") was not applied: " + vetoed;
-            LOG.log(Level.WARNING, lastError);
-            return;
-        }
-        applied = cached;
-        appliedRevision = cached.revision();
-        nodeId = cached.nodeId();
-        LOG.log(Level.INFO, "enforcing the cached config of node {0}, revision {1}", cached.nodeId(), cached.revision());
-        notifyApplied(cached);
     }
 
     /** What the agent knows about itself now; may be called from any thread. */
     public AgentState state() {
         long contact = lastContactMillis;
         Duration since = contact == 0 ? null : Duration.ofMillis(Math.max(0, clock.millis() - contact));
-        return new AgentState(nodeId, connected, appliedRevision, lastError, since);
+        return new AgentState(applier.nodeId(), connected, applier.appliedRevision(), lastError, since);
     }
 
     /**
@@ -328,10 +273,10 @@ public final class QosAgent implements AutoCloseable {
      */
     public DesiredConfig appliedConfig() {
         if (events.inTask()) {
-            return applied; // a listener: the event thread's own state (a question queued here would wait for itself)
+            return applier.applied(); // a listener: the event thread's own state (a question queued here would wait for itself)
         }
         CompletableFuture<DesiredConfig> f = new CompletableFuture<>();
-        events.execute(() -> f.complete(applied));
+        events.execute(() -> f.complete(applier.applied()));
         return f.join();
     }
 
@@ -419,7 +364,8 @@ public final class QosAgent implements AutoCloseable {
         c.openedAtMillis = lastContactMillis;
         // Only a node the builder named: a learned one may be stale if the token now belongs to another node.
         // The digest names the snapshot in force: its revision alone may be another node's or a pre-restore one's.
-        c.send(new AgentMessage.Hello(expectedNodeId, appliedRevision, AGENT_VERSION,
+        DesiredConfig applied = applier.applied();
+        c.send(new AgentMessage.Hello(applier.expectedNodeId, applier.appliedRevision(), AGENT_VERSION,
                 applied == null ? null : ConfigDigest.of(applied)));
         c.greeted = true;
         if (statusSupplier != null) {
@@ -430,16 +376,16 @@ public final class QosAgent implements AutoCloseable {
                 }
             } catch (RuntimeException e) {
                 // the rest of the opening (the usage resent, the certificate, the listener) goes on without it
-                lastError = "cannot send the node's status: " + e;
-                LOG.log(Level.WARNING, lastError);
+                error(Level.WARNING, "cannot send the node's status: " + e);
             }
         }
         List<UsageReport> unacked = unacknowledgedUsage();
         for (UsageReport report : unacked) {
             sendUsage(report);
         }
-        requestCertificateIfDue(c);
-        LOG.log(Level.INFO, "connected to {0}, applied revision {1}, {2} usage reports resent", endpoint, appliedRevision,
+        renewal.requestIfDue(c, c == current && connected);
+        LOG.log(Level.INFO, "connected to {0}, applied revision {1}, {2} usage reports resent", endpoint,
+                applier.appliedRevision(),
                 unacked.size());
         try {
             listener.connected();
@@ -464,7 +410,7 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         if (message instanceof AgentMessage.ConfigPush push) {
-            apply(c, push.config());
+            applier.apply(c, push.config());
             // nothing was read while it applied (hundreds of new volume files on a slow disk can
             // take longer than the heartbeat timeout): that time is not the control plane's silence
             // (nor contact that proves the connection healthy, see contact)
@@ -476,16 +422,10 @@ public final class QosAgent implements AutoCloseable {
             }
             usage.acknowledge(ack.sequence());
         } else if (message instanceof AgentMessage.CertificateIssued issued) {
-            certificateIssued(c, issued);
+            renewal.issued(c, issued);
         } else if (message instanceof AgentMessage.ErrorMessage error) {
-            lastError = "the control plane reported " + error.code() + ": " + error.reason();
-            LOG.log(Level.WARNING, lastError);
-            if (certificates != null && certificates.pending() && c.certificateAsked
-                    && ProtocolException.Code.UNKNOWN_TYPE.wireName().equals(error.code())) {
-                // A control plane older than server certificates: asking again would only lose every connection.
-                certificatesUnsupported = true;
-                LOG.log(Level.WARNING, "the control plane does not sign server certificates; not asking again until restart");
-            }
+            error(Level.WARNING, "the control plane reported " + error.code() + ": " + error.reason());
+            renewal.errorAnswered(c, error);
         } else {
             LOG.log(Level.DEBUG, "ignoring {0}", message.getClass().getSimpleName());
         }
@@ -507,82 +447,31 @@ public final class QosAgent implements AutoCloseable {
         }
     }
 
-    private void apply(AgentConnection c, DesiredConfig config) {
-        long revision = config.revision();
-        if (applied != null && revision == applied.revision() && config.equals(applied)) {
-            c.send(new AgentMessage.Ack(revision));
-            return;
-        }
-        SchedulerConfig previousConfig = executor.config();
-        String reason;
-        try {
-            if (expectedNodeId != null && !expectedNodeId.equals(config.nodeId())) {
-                throw new IllegalArgumentException("the snapshot is for node " + config.nodeId() + ", this agent runs node "
-                        + expectedNodeId);
-            }
-            check.accept(config);
-            executor.reconfigure(ConfigTranslator.translate(config));
-            reason = applying(config, previousConfig);
-        } catch (RuntimeException e) {
-            reason = e.getMessage() == null ? e.toString() : e.getMessage();
-        }
-        // The protocol refuses a reason with a NUL or over its length: an exception's text may be either.
-        reason = io.weir.protocol.WireText.clean(reason, io.weir.protocol.WireText.MAX_REASON);
-        if (reason != null) {
-            lastError = "refused revision " + revision + ": " + reason;
-            LOG.log(Level.WARNING, lastError);
-            c.send(new AgentMessage.Nack(revision, reason));
-            try {
-                listener.rejected(config, reason);
-            } catch (RuntimeException le) {
-                listenerFailed("rejected", le);
-            }
-            return;
-        }
-        applied = config;
-        appliedRevision = revision;
-        nodeId = config.nodeId();
-        usage.setInterval(reportInterval(config));
-        try {
-            store.save(config);
-        } catch (IOException | RuntimeException e) {
-            // The config is in force; only its survival across a restart is at risk.
-            lastError = "revision " + revision + " is applied but could not be saved to " + store.file() + ": " + e;
-            LOG.log(Level.ERROR, lastError);
-        }
-        notifyApplied(config);
-        c.send(new AgentMessage.Ack(revision));
+    /** Event thread: a listener's method threw; recorded as the last error. */
+    void listenerFailed(String method, RuntimeException e) {
+        error(Level.ERROR, "listener." + method + " failed: " + e, e);
     }
 
-    /**
-     * Lets the listener veto a snapshot that is in force in the executor; on a veto, puts the
-     * executor back on {@code previous} and returns the reason, else null.
-     */
-    private String applying(DesiredConfig config, SchedulerConfig previous) {
-        try {
-            listener.applying(config);
-            return null;
-        } catch (RuntimeException e) {
-            try {
-                executor.reconfigure(previous);
-            } catch (RuntimeException again) {
-                LOG.log(Level.ERROR, "cannot restore the previous scheduler config", again);
-            }
-            return e.getMessage() == null ? e.toString() : e.getMessage();
-        }
+    /** Records {@code message} as the last error and logs it at {@code level}. */
+    void error(Level level, String message) {
+        lastError = message;
+        LOG.log(level, message);
     }
 
-    private void notifyApplied(DesiredConfig config) {
-        try {
-            listener.applied(config);
-        } catch (RuntimeException e) {
-            listenerFailed("applied", e);
-        }
+    /** Records {@code message} as the last error and logs it at {@code level}, with {@code cause}. */
+    void error(Level level, String message, Throwable cause) {
+        lastError = message;
+        LOG.log(level, message, cause);
     }
 
-    private void listenerFailed(String method, RuntimeException e) {
-        lastError = "listener." + method + " failed: " + e;
-        LOG.log(Level.ERROR, lastError, e);
+    /** Records {@code message} as the last error, without logging it (it was logged where it arose). */
+    void lastError(String message) {
+        lastError = message;
+    }
+
+    /** Event thread, once started: the usage reporter. */
+    UsageReporter usage() {
+        return usage;
     }
 
     private void heartbeat() {
@@ -597,78 +486,7 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         c.ping();
-        requestCertificateIfDue(c);
-    }
-
-    /**
-     * Event thread: sends a server-certificate request on {@code c} if the node has no
-     * certificate or two thirds of its lifetime have passed, unless one is already waiting or one
-     * could not be had on this connection less than {@link Builder#certificateRetry} ago (default
-     * 10 minutes: a control plane of another CA, a state directory that cannot be written, are not
-     * asked every heartbeat, and a connection that lasts is asked again in time; a new connection
-     * asks at once). Checked after every hello
-     * and every heartbeat interval. A control plane that answers the request with
-     * {@code unknown-type} (a version before server certificates) is not asked again until the
-     * agent restarts, so that the agent stays connected to it.
-     */
-    private void requestCertificateIfDue(AgentConnection c) {
-        if (certificates == null || certificatesUnsupported || c != current || !connected || c.certificateAsked
-                || !certificates.needsRequest()
-                || c.certificateFailedAt != 0
-                        && System.nanoTime() - c.certificateFailedAt < certificateRetry.toNanos()) {
-            return;
-        }
-        c.certificateAsked = true;
-        try {
-            c.send(new AgentMessage.CertificateRequest(certificates.newRequest()));
-            LOG.log(Level.INFO, certificates.current() == null ? "requested a server certificate"
-                    : "requested a new server certificate (the current one expires at {0})", certificates.current() == null
-                    ? null : certificates.current().notAfter());
-        } catch (RuntimeException e) {
-            lastError = "cannot request a server certificate: " + e.getMessage();
-            LOG.log(Level.ERROR, lastError, e);
-            certificateFailed(c);
-        }
-    }
-
-    /**
-     * A certificate could not be had on {@code c}: asked again there after {@link #certificateRetry},
-     * or at once on the next connection.
-     */
-    private void certificateFailed(AgentConnection c) {
-        c.certificateAsked = false;
-        c.certificateFailedAt = System.nanoTime() | 1; // never 0, which means none failed
-    }
-
-    /** Event thread: the control plane signed the pending request; store it and put it in force. */
-    private void certificateIssued(AgentConnection c, AgentMessage.CertificateIssued issued) {
-        if (certificates == null || !certificates.pending()) {
-            LOG.log(Level.DEBUG, "ignoring a certificate that was not asked for");
-            return;
-        }
-        ServerCertificate next;
-        try {
-            next = certificates.accept(issued.certificatePem(), issued.caCertificatePem());
-        } catch (RuntimeException e) {
-            lastError = "the server certificate from the control plane cannot be used: " + e.getMessage()
-                    + "; asking again in " + certificateRetry;
-            LOG.log(Level.ERROR, lastError);
-            certificateFailed(c);
-            return;
-        }
-        // asked again only when this one is due (a later heartbeat of this connection, or the next connection)
-        c.certificateAsked = false;
-        c.certificateFailedAt = 0;
-        LOG.log(Level.INFO, "new server certificate in force: {0}", next);
-        notifyCertificate(next);
-    }
-
-    private void notifyCertificate(ServerCertificate certificate) {
-        try {
-            listener.serverCertificate(certificate);
-        } catch (RuntimeException e) {
-            listenerFailed("serverCertificate", e);
-        }
+        renewal.requestIfDue(c, c == current && connected);
     }
 
     /**
@@ -676,7 +494,7 @@ public final class QosAgent implements AutoCloseable {
      * {@link Builder#serverCertificates}). May be called from any thread.
      */
     public ServerCertificate serverCertificate() {
-        return certificates == null ? null : certificates.current();
+        return renewal.current();
     }
 
     /** The connection {@code c} is gone (or never came up): forget it and schedule a reconnect. */

@@ -6,8 +6,10 @@
  * reporting interval (part of the pushed config) a numbered report of what the scheduler did,
  * kept until acknowledged and sent again after a reconnect.
  *
- * <p>{@link io.weir.agent.QosAgent} is the agent's API (the manual follows);
- * {@link io.weir.agent.AgentConnection} is one WebSocket connection of it;
+ * <p>{@link io.weir.agent.QosAgent} is the agent's API (the manual follows) and its connection
+ * to the control plane; {@link io.weir.agent.AgentConnection} is one WebSocket connection of it,
+ * {@code ConfigApplier} puts a snapshot in force (or refuses it) and answers it, and
+ * {@code CertificateRenewal} asks for the node's server certificate and renews it;
  * {@link io.weir.agent.AgentListener} hears what it does and may veto a snapshot before it is
  * acknowledged ({@code applying}); {@link io.weir.agent.AgentCommand} runs one standalone
  * ({@code java -jar weir.jar agent}); {@link io.weir.agent.CommandLine} is the option parser of
