@@ -476,7 +476,9 @@ public final class QosAgent implements AutoCloseable {
 
     private void heartbeat() {
         AgentConnection c = current;
-        if (c == null || c.ws == null || closed) {
+        // Not before its hello: its socket may be open already (set on the HTTP client's thread)
+        // with its opening still queued behind this, and the last contact then is another's, or none.
+        if (c == null || !c.greeted || closed) {
             return;
         }
         long silence = clock.millis() - lastContactMillis;

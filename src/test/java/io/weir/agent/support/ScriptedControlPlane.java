@@ -68,6 +68,13 @@ public final class ScriptedControlPlane implements AutoCloseable {
 
     private final Tomcat tomcat = new Tomcat();
     private final BlockingQueue<Peer> peers = new LinkedBlockingQueue<>();
+    /** While set, each opening handshake waits for it before it is answered (at most 30 s). */
+    private volatile java.util.concurrent.CountDownLatch handshakeGate;
+
+    /** Holds every opening handshake until {@code gate} is counted down; null answers them at once. */
+    public void holdHandshakes(java.util.concurrent.CountDownLatch gate) {
+        handshakeGate = gate;
+    }
 
     public ScriptedControlPlane() {
         try {
@@ -123,6 +130,14 @@ public final class ScriptedControlPlane implements AutoCloseable {
     private final class Configurator extends ServerEndpointConfig.Configurator {
         @Override
         public void modifyHandshake(ServerEndpointConfig config, HandshakeRequest request, HandshakeResponse response) {
+            java.util.concurrent.CountDownLatch gate = handshakeGate;
+            if (gate != null) {
+                try {
+                    gate.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             List<String> auth = request.getHeaders().get("Authorization");
             config.getUserProperties().put("authorization", auth == null || auth.isEmpty() ? null : auth.get(0));
             config.getUserProperties().put("peers", peers);
