@@ -24,7 +24,8 @@ import java.util.function.BooleanSupplier;
  * <p>The bound on requests is per volume: a volume slow to drain on this node (its own limits, a
  * store that lags) holds back the one connection that carries it, not the other primaries'. Readers
  * waiting for bytes are served in their order of arrival, so that a large payload is not passed
- * by a stream of small ones; one payload always fits when no bytes are held, whatever its size
+ * by a stream of small ones; one first in line whose volume fills meanwhile steps out until its
+ * volume has room, and back in first; one payload always fits when no bytes are held, whatever its size
  * (up to {@link ReplicationWire#MAX_LENGTH}, 32 MiB, below the default).
  *
  * <p>This budget is the copy's own, apart from the {@link BufferPool}'s, on purpose: a node's
@@ -72,34 +73,47 @@ final class ReceiveBudget {
      */
     synchronized boolean take(UUID volume, long bytes, BooleanSupplier gone) {
         Thread me = Thread.currentThread();
+        boolean stepsBackIn = false; // it was first in line, and steps back in first
         try {
-            if (full(volume)) { // outside the line: readers of other volumes go on
-                waitingForVolume++;
-                try {
-                    while (full(volume)) {
-                        if (gone.getAsBoolean()) {
-                            return false;
+            while (true) {
+                if (full(volume)) { // outside the line: readers of other volumes go on
+                    waitingForVolume++;
+                    try {
+                        while (full(volume)) {
+                            if (gone.getAsBoolean()) {
+                                return false;
+                            }
+                            wait(GONE_CHECK_MILLIS);
                         }
-                        wait(GONE_CHECK_MILLIS);
+                    } finally {
+                        waitingForVolume--;
                     }
-                } finally {
-                    waitingForVolume--;
                 }
-            }
-            if (waiting.isEmpty() && fits(bytes)) {
-                hold(volume, bytes);
-                return true;
-            }
-            waiting.add(me);
-            // the volume is checked again: another connection of its primary may have filled it meanwhile
-            while (waiting.peek() != me || !fits(bytes) || full(volume)) {
-                if (gone.getAsBoolean()) {
-                    return false;
+                if (waiting.isEmpty() && fits(bytes)) {
+                    hold(volume, bytes);
+                    return true;
                 }
-                wait(GONE_CHECK_MILLIS);
+                if (stepsBackIn) {
+                    waiting.addFirst(me);
+                } else {
+                    waiting.add(me);
+                }
+                while (waiting.peek() != me || !fits(bytes)) {
+                    if (gone.getAsBoolean()) {
+                        return false;
+                    }
+                    wait(GONE_CHECK_MILLIS);
+                }
+                if (!full(volume)) {
+                    hold(volume, bytes);
+                    return true;
+                }
+                // Another connection of its primary filled the volume meanwhile: it steps out of the
+                // line, which goes on without it, until the volume has room.
+                waiting.remove(me);
+                notifyAll();
+                stepsBackIn = true;
             }
-            hold(volume, bytes);
-            return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

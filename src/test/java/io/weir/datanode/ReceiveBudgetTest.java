@@ -95,6 +95,36 @@ class ReceiveBudgetTest {
         assertThat(b.held()).isEqualTo(20);
     }
 
+    /**
+     * A reader first in line for bytes whose volume fills meanwhile (another connection of its
+     * primary took the volume's last request first) steps out of the line: a reader of another
+     * volume behind it, whose bytes fit, goes on rather than wait for the first one's volume.
+     */
+    @Test
+    void aReaderAtTheHeadOfTheLineWhoseVolumeFilledDoesNotHoldBackAnotherVolume() throws Exception {
+        ReceiveBudget b = new ReceiveBudget(100, 1);
+        assertThat(b.take(W, 100, () -> false)).isTrue(); // every byte held: the readers below line up
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> firstOfV = taking(b, V, 10, "first of V", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 1);
+        CompletableFuture<Void> secondOfV = taking(b, V, 10, "second of V", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 2);
+        UUID other = UUID.randomUUID();
+        CompletableFuture<Void> otherVolume = taking(b, other, 10, "other volume", order);
+        await().atMost(PATIENCE).until(() -> b.waiting() == 3);
+
+        b.give(W, 100); // the first of V takes V's one request; the second of V is first in line, V full
+
+        firstOfV.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        otherVolume.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(order).containsExactly("first of V", "other volume");
+        assertThat(secondOfV).isNotDone();
+        b.give(V, 10);
+        secondOfV.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(order).containsExactly("first of V", "other volume", "second of V");
+        assertThat(b.held()).isEqualTo(20);
+    }
+
     @Test
     void aBudgetMustBePositive() {
         assertThatThrownBy(() -> new ReceiveBudget(0, 10)).isInstanceOf(IllegalArgumentException.class)
