@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <h2>TLS</h2>
  * Every byte goes through the connection's {@link NbdTransport}: the socket in clear, and after
- * NBD_OPT_STARTTLS ({@link #startTls}) a tls-channel session over the same socket, still
+ * NBD_OPT_STARTTLS ({@link NbdTlsPeer#start}) a tls-channel session over the same socket, still
  * non-blocking on the same selector. The connection sees TLS in three places: a read that needs
  * the socket to be writable first (the handshake) is retried on OP_WRITE, a TLS session may hold
  * decrypted bytes that no OP_READ announces (so the connection reads on while a read gives some,
@@ -69,8 +69,6 @@ final class NbdConnection implements ReplyBatch.Sink {
      * reply (header and payload in one buffer) of this size takes the pool's largest class.
      */
     static final int MAX_PAYLOAD = 1 << BufferPool.MAX_SHIFT;
-    /** Largest option payload read into memory; a larger option is skipped with NBD_REP_ERR_TOO_BIG. */
-    static final int MAX_OPTION_BYTES = 16 << 10;
     /** Size of each connection's receive buffer (direct). */
     static final int READ_BUFFER_BYTES = 64 << 10;
     /**
@@ -84,26 +82,27 @@ final class NbdConnection implements ReplyBatch.Sink {
     static final int MAX_EXTENTS = 1024;
 
     /**
-     * Where the connection is. OPENING: an NBD_OPT_GO or NBD_OPT_EXPORT_NAME waits for the
-     * volume's files to be opened off the selector thread; nothing more is read meanwhile.
+     * Where the connection is. OPTIONS: the handshake, whose bytes {@link NbdHandshake} frames.
+     * OPENING: an NBD_OPT_GO or NBD_OPT_EXPORT_NAME waits for the volume's files to be opened off
+     * the selector thread; nothing more is read meanwhile. DISCARD: a write above
+     * {@link #MAX_PAYLOAD} is read and dropped before it is refused.
      */
-    private enum State { CLIENT_FLAGS, OPTION_HEADER, OPTION_DATA, DISCARD, OPENING, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
+    private enum State { OPTIONS, DISCARD, OPENING, REQUEST_HEADER, PAYLOAD, DRAINING, CLOSED }
 
     final NbdServer server;
     /** The socket, or the TLS session over it after NBD_OPT_STARTTLS: all IO goes through it. */
     private final NbdTransport transport;
-    /** The tenant whose exports a TLS client sees (from its certificate), once known. */
-    private String tlsTenant;
+    /** The client as TLS knows it: STARTTLS, its certificate's tenant, revocation. */
+    final NbdTlsPeer tls;
     final BufferPool pool;
     private SelectionKey key;
     private final ByteBuffer in = ByteBuffer.allocateDirect(READ_BUFFER_BYTES).order(ByteOrder.BIG_ENDIAN);
 
     // handshake state (selector thread)
-    private volatile State state = State.CLIENT_FLAGS;
-    /** The option negotiation, and what it negotiated. */
+    private volatile State state = State.OPTIONS;
+    /** The handshake, and what it negotiated. */
     private final NbdHandshake options = new NbdHandshake(this);
-    private int option;
-    private int optionLength;
+    /** What is left to read of an oversized write ({@code discarded}) before it is refused. */
     private long discardRemaining;
     private NbdRequest discarded;
 
@@ -149,14 +148,13 @@ final class NbdConnection implements ReplyBatch.Sink {
         this.pool = server.pool;
         this.source = source;
         this.replies = new NbdReplies(server, transport, buffered);
+        this.tls = new NbdTlsPeer(this, server, transport, replies, in);
     }
 
     /** Sends the greeting. Selector thread. */
     void start(SelectionKey k) {
         this.key = k;
-        ByteBuffer b = pool.acquire(18);
-        b.putLong(Nbd.NBDMAGIC).putLong(Nbd.IHAVEOPT).putShort((short) (Nbd.FLAG_FIXED_NEWSTYLE | Nbd.FLAG_NO_ZEROES)).flip();
-        send(b);
+        options.greet();
     }
 
     /** The volume once in transmission, else null. */
@@ -384,69 +382,20 @@ final class NbdConnection implements ReplyBatch.Sink {
     /** Decodes one unit from {@link #in} (in read mode); false if more bytes are needed. */
     private boolean step() throws IOException {
         switch (state) {
-            case CLIENT_FLAGS -> {
-                if (in.remaining() < 4) {
-                    return false;
-                }
-                int flags = in.getInt();
-                if (!options.clientFlags(flags)) {
-                    abort("client set unknown flags " + Integer.toHexString(flags));
-                    return false;
-                }
-                state = State.OPTION_HEADER;
-                return true;
+            case OPTIONS -> {
+                return options.step(in);
             }
-            case OPTION_HEADER -> {
-                if (in.remaining() < 16) {
-                    return false;
-                }
-                if (in.getLong() != Nbd.IHAVEOPT) {
-                    abort("bad option magic");
-                    return false;
-                }
-                option = in.getInt();
-                long len = Integer.toUnsignedLong(in.getInt());
-                if (len > MAX_OPTION_BYTES) {
-                    if (option == Nbd.OPT_EXPORT_NAME) {
-                        abort("export name too long");
-                        return false;
-                    }
-                    discardRemaining = len;
-                    discarded = null;
-                    state = State.DISCARD;
-                    return true;
-                }
-                optionLength = (int) len;
-                state = State.OPTION_DATA;
-                return true;
-            }
-            case OPTION_DATA -> {
-                if (in.remaining() < optionLength) {
-                    return false;
-                }
-                int end = in.position() + optionLength;
-                ByteBuffer data = in.slice(in.position(), optionLength).order(ByteOrder.BIG_ENDIAN);
-                in.position(end);
-                state = State.OPTION_HEADER;
-                options.handle(option, data);
-                return true;
-            }
-            case DISCARD -> {
+            case DISCARD -> { // an oversized write's payload
                 int n = (int) Math.min(discardRemaining, in.remaining());
                 in.position(in.position() + n);
                 discardRemaining -= n;
                 if (discardRemaining > 0) {
                     return false;
                 }
-                if (discarded != null) {
-                    NbdRequest r = discarded;
-                    discarded = null;
-                    state = State.REQUEST_HEADER;
-                    r.replyError(Nbd.EINVAL, "request larger than the maximum payload of " + MAX_PAYLOAD + " bytes");
-                } else {
-                    state = State.OPTION_HEADER;
-                    options.tooBig(option);
-                }
+                NbdRequest r = discarded;
+                discarded = null;
+                state = State.REQUEST_HEADER;
+                r.replyError(Nbd.EINVAL, "request larger than the maximum payload of " + MAX_PAYLOAD + " bytes");
                 return true;
             }
             case REQUEST_HEADER -> {
@@ -488,7 +437,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             if (failure != null) {
                 v.detach(this);
                 LOG.log(Level.WARNING, "opening volume " + v.exportName + ": " + failure);
-                state = State.OPTION_HEADER;
+                state = State.OPTIONS;
                 then.accept(false);
             } else {
                 entered(v);
@@ -801,72 +750,6 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
     }
 
-    /**
-     * NBD_OPT_STARTTLS was acknowledged (selector thread, while decoding it): from the next byte
-     * on, the connection speaks TLS. The acknowledgement must have reached the socket in clear,
-     * and the client must not have sent anything after the option: bytes it sent before the TLS
-     * handshake would otherwise be read as if they came through it (CVE-2021-3716), so they close
-     * the connection. Answers whether TLS was started.
-     */
-    boolean startTls(javax.net.ssl.SSLContext context) {
-        if (!replies.isEmpty()) {
-            abort("the STARTTLS acknowledgement could not be sent in clear");
-            return false;
-        }
-        if (in.hasRemaining()) {
-            abort("the client sent data after NBD_OPT_STARTTLS before the TLS handshake");
-            return false;
-        }
-        transport.startTls(context, pool);
-        return true;
-    }
-
-    /** Whether the connection speaks TLS. */
-    boolean isTls() {
-        return transport.isTls();
-    }
-
-    /**
-     * The name of the tenant whose exports this TLS client sees, from its certificate once the
-     * handshake is done; null while unknown, or when the certificate belongs to no tenant here.
-     */
-    String tlsTenant() {
-        if (tlsTenant == null && !replies.isClosed()) {
-            java.security.cert.X509Certificate peer = transport.peerCertificate();
-            String tenant = peer == null ? null : server.tls.tenantOf(peer);
-            if (tenant != null) {
-                if (!server.admitTenant(tenant)) {
-                    abort("tenant '" + tenant + "' has " + server.limits.maxConnectionsPerSource()
-                            + " connections open, the maximum for one tenant");
-                    return null;
-                }
-                tlsTenant = tenant;
-            }
-        }
-        return tlsTenant;
-    }
-
-    /** The tenant this connection is counted under ({@link NbdServer#admitTenant}), or null. */
-    String admittedTenant() {
-        return tlsTenant;
-    }
-
-    /**
-     * Selector thread, after a config changed whom the node lets in: a TLS client whose
-     * certificate was revoked (or no longer belongs to a tenant here, or now to another one) is
-     * disconnected at once, also in transmission.
-     */
-    void revalidateTls() {
-        java.security.cert.X509Certificate peer = transport.peerCertificate();
-        if (peer == null || replies.isClosed()) {
-            return;
-        }
-        String tenant = server.tls.tenantOf(peer);
-        if (tenant == null || tlsTenant != null && !tenant.equals(tlsTenant)) {
-            abort("its client certificate was revoked or is no longer valid here");
-        }
-    }
-
     private void enableWrite() {
         if (key.isValid()) {
             key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
@@ -888,7 +771,7 @@ final class NbdConnection implements ReplyBatch.Sink {
      * or one above {@link #MAX_PAYLOAD} it reads and drops before it refuses the request.
      */
     private boolean receivingPayload() {
-        return state == State.PAYLOAD || state == State.DISCARD && discarded != null;
+        return state == State.PAYLOAD || state == State.DISCARD;
     }
 
     /**

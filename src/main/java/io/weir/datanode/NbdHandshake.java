@@ -9,11 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The option haggling of one NBD connection (the fixed newstyle handshake after the client's
- * flags), apart from transmission as nbdkit keeps it: it answers each option that
- * {@link NbdConnection} has framed and read whole, and remembers what was negotiated (structured
- * replies, the metadata context, whether the client skips the zeroes of NBD_OPT_EXPORT_NAME's
- * reply). NBD_OPT_GO and NBD_OPT_EXPORT_NAME hand the connection over to transmission
+ * The fixed newstyle handshake of one NBD connection, apart from transmission as nbdkit keeps it:
+ * the greeting, the client's flags, the framing of each option (read whole up to
+ * {@value #MAX_OPTION_BYTES}, skipped and refused above), the answer to each, and what was
+ * negotiated (structured replies, the metadata context, whether the client skips the zeroes of
+ * NBD_OPT_EXPORT_NAME's reply). {@link NbdConnection} reads the bytes and hands them here
+ * ({@link #step}) until transmission. NBD_OPT_GO and NBD_OPT_EXPORT_NAME hand the connection over to transmission
  * ({@link NbdConnection#enterTransmission}). Every option reply's header is written in one place
  * ({@link #replyBuffer}). Selector thread only.
  */
@@ -21,7 +22,19 @@ final class NbdHandshake {
 
     private static final String TLS_FIRST = "this node requires TLS: send NBD_OPT_STARTTLS first";
 
+    /** Largest option payload read into memory; a larger option is skipped with NBD_REP_ERR_TOO_BIG. */
+    static final int MAX_OPTION_BYTES = 16 << 10;
+
+    /** What the next bytes are: the client's flags, an option's header, its data, or a too large option's rest. */
+    private enum Framing { FLAGS, HEADER, DATA, SKIP }
+
     private final NbdConnection conn;
+
+    private Framing framing = Framing.FLAGS;
+    /** The option being read, and its data's length (DATA) or what is left of it to skip (SKIP). */
+    private int option;
+    private int optionLength;
+    private long skipRemaining;
 
     /** The client set NBD_FLAG_C_NO_ZEROES. */
     private boolean noZeroes;
@@ -36,8 +49,83 @@ final class NbdHandshake {
         this.conn = conn;
     }
 
+    /** The greeting: the newstyle magic and the server's flags. */
+    void greet() {
+        ByteBuffer b = conn.pool.acquire(18);
+        b.putLong(Nbd.NBDMAGIC).putLong(Nbd.IHAVEOPT).putShort((short) (Nbd.FLAG_FIXED_NEWSTYLE | Nbd.FLAG_NO_ZEROES)).flip();
+        conn.send(b);
+    }
+
+    /**
+     * Decodes the next unit of the handshake from {@code in} (in read mode): the client's flags,
+     * an option's header, its data (then answered), or what arrived of a too large option; false
+     * if more bytes are needed or the connection was closed.
+     */
+    boolean step(ByteBuffer in) throws IOException {
+        switch (framing) {
+            case FLAGS -> {
+                if (in.remaining() < 4) {
+                    return false;
+                }
+                int flags = in.getInt();
+                if (!clientFlags(flags)) {
+                    conn.abort("client set unknown flags " + Integer.toHexString(flags));
+                    return false;
+                }
+                framing = Framing.HEADER;
+                return true;
+            }
+            case HEADER -> {
+                if (in.remaining() < 16) {
+                    return false;
+                }
+                if (in.getLong() != Nbd.IHAVEOPT) {
+                    conn.abort("bad option magic");
+                    return false;
+                }
+                option = in.getInt();
+                long len = Integer.toUnsignedLong(in.getInt());
+                if (len > MAX_OPTION_BYTES) {
+                    if (option == Nbd.OPT_EXPORT_NAME) {
+                        conn.abort("export name too long");
+                        return false;
+                    }
+                    skipRemaining = len;
+                    framing = Framing.SKIP;
+                    return true;
+                }
+                optionLength = (int) len;
+                framing = Framing.DATA;
+                return true;
+            }
+            case DATA -> {
+                if (in.remaining() < optionLength) {
+                    return false;
+                }
+                int end = in.position() + optionLength;
+                ByteBuffer data = in.slice(in.position(), optionLength).order(java.nio.ByteOrder.BIG_ENDIAN);
+                in.position(end);
+                framing = Framing.HEADER; // before the answer, which may enter transmission
+                handle(option, data);
+                return true;
+            }
+            case SKIP -> {
+                int n = (int) Math.min(skipRemaining, in.remaining());
+                in.position(in.position() + n);
+                skipRemaining -= n;
+                if (skipRemaining > 0) {
+                    return false;
+                }
+                framing = Framing.HEADER;
+                tooBig(option);
+                return true;
+            }
+            default -> throw new IllegalStateException(framing.name());
+        }
+    }
+
     /** Takes the client's flags; false if they hold one this server does not know. */
-    boolean clientFlags(int flags) {
+    private boolean clientFlags(int flags) {
         if ((flags & ~(Nbd.FLAG_C_FIXED_NEWSTYLE | Nbd.FLAG_C_NO_ZEROES)) != 0) {
             return false;
         }
@@ -47,7 +135,7 @@ final class NbdHandshake {
 
     /**
      * NBD_OPT_STARTTLS: acknowledged when the node has a certificate, then TLS from the next byte
-     * on ({@link NbdConnection#startTls}); everything negotiated before is forgotten, as the
+     * on ({@link NbdTlsPeer#start}); everything negotiated before is forgotten, as the
      * protocol requires. Refused with data, a second time, or when the node has no certificate.
      */
     private void startTls(int opt, ByteBuffer data) {
@@ -55,7 +143,7 @@ final class NbdHandshake {
             reply(opt, Nbd.REP_ERR_INVALID, "NBD_OPT_STARTTLS takes no data");
             return;
         }
-        if (conn.isTls()) {
+        if (conn.tls.isTls()) {
             reply(opt, Nbd.REP_ERR_INVALID, "TLS is already in use");
             return;
         }
@@ -65,7 +153,7 @@ final class NbdHandshake {
             return;
         }
         reply(opt, Nbd.REP_ACK, null);
-        if (conn.startTls(context)) {
+        if (conn.tls.start(context)) {
             structured = false;
             metaContext = false;
             metaContextExport = null;
@@ -85,14 +173,14 @@ final class NbdHandshake {
     /** The exports this client may see ({@link #visible}). */
     private java.util.Collection<VolumeStore> visibleExports() {
         java.util.Collection<VolumeStore> all = conn.server.exports.all();
-        return conn.isTls() ? all.stream().filter(this::sees).toList() : all;
+        return conn.tls.isTls() ? all.stream().filter(this::sees).toList() : all;
     }
 
     private boolean sees(VolumeStore v) {
-        if (!conn.isTls()) {
+        if (!conn.tls.isTls()) {
             return true;
         }
-        String tenant = conn.tlsTenant();
+        String tenant = conn.tls.tenant();
         return tenant != null && v.exportName.startsWith(tenant + "/");
     }
 
@@ -108,7 +196,7 @@ final class NbdHandshake {
 
     /** Whether {@code opt} is refused until TLS: the node requires it, and this is neither STARTTLS nor ABORT. */
     private boolean needsTlsFirst(int opt) {
-        return conn.server.tls.required() && !conn.isTls() && opt != Nbd.OPT_STARTTLS && opt != Nbd.OPT_ABORT;
+        return conn.server.tls.required() && !conn.tls.isTls() && opt != Nbd.OPT_STARTTLS && opt != Nbd.OPT_ABORT;
     }
 
     /**
@@ -116,7 +204,7 @@ final class NbdHandshake {
      * that requires it, as every option then ({@code NBD_REP_ERR_TLS_REQD}); else
      * {@code NBD_REP_ERR_TOO_BIG}. Selector thread.
      */
-    void tooBig(int opt) throws IOException {
+    private void tooBig(int opt) throws IOException {
         if (needsTlsFirst(opt)) {
             reply(opt, Nbd.REP_ERR_TLS_REQD, TLS_FIRST);
         } else {
@@ -127,7 +215,7 @@ final class NbdHandshake {
     /**
      * Answers one option whose {@code data} has been read whole. Selector thread.
      */
-    void handle(int opt, ByteBuffer data) throws IOException {
+    private void handle(int opt, ByteBuffer data) throws IOException {
         if (needsTlsFirst(opt)) {
             if (opt == Nbd.OPT_EXPORT_NAME) {
                 // it cannot be refused politely either: the document requires a disconnect

@@ -233,10 +233,10 @@ final class NbdServer implements AutoCloseable {
         }
     }
 
-    /** Any thread: every TLS connection checks its client certificate again ({@link NbdConnection#revalidateTls}). */
+    /** Any thread: every TLS connection checks its client certificate again ({@link NbdTlsPeer#revalidate}). */
     void revalidateTls() {
         for (NbdConnection c : connections) {
-            execute(c, c::revalidateTls);
+            execute(c, c.tls::revalidate);
         }
     }
 
@@ -327,7 +327,7 @@ final class NbdServer implements AutoCloseable {
     /** Selector thread. */
     void forget(NbdConnection c) {
         memoryWaiters.remove(c);
-        String tenant = c.admittedTenant();
+        String tenant = c.tls.admitted();
         if (tenant != null) {
             byTenant.computeIfPresent(tenant, (t, n) -> n > 1 ? n - 1 : null);
         }

@@ -24,7 +24,9 @@
  *       bytes: the socket in clear, or after STARTTLS the {@code tls-channel} library's
  *       non-blocking {@code SSLEngine} channel over a {@code RecordBatchingChannel} that sends the
  *       records of a large reply with one system call per MiB), {@code NbdHandshake} (its
- *       option negotiation, NBD_OPT_STARTTLS included), {@code NbdTls} (the node's certificate
+ *       handshake: the greeting, the client's flags, each option framed and answered,
+ *       NBD_OPT_STARTTLS included), {@code NbdTlsPeer} (its client as TLS knows it: the switch at
+ *       STARTTLS, the certificate's tenant, revocation), {@code NbdTls} (the node's certificate
  *       and whom it lets in: a client certificate's tenant sees that tenant's exports only),
  *       {@code NbdRequest} (one transmission request: its validation, its run by a worker, and
  *       its reply) and {@code ReplyBatch} (the replies of a worker's batch of requests, written

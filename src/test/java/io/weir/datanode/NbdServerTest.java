@@ -140,7 +140,7 @@ class NbdServerTest {
                 assertThat(r.message()).contains("export name is not valid UTF-8");
             });
             // an option larger than the server reads is skipped with TOO_BIG
-            assertThat(c.option(Nbd.OPT_INFO, new byte[NbdConnection.MAX_OPTION_BYTES + 1]).get(0).type())
+            assertThat(c.option(Nbd.OPT_INFO, new byte[NbdHandshake.MAX_OPTION_BYTES + 1]).get(0).type())
                     .isEqualTo(Nbd.REP_ERR_TOO_BIG);
             assertThat(c.option(Nbd.OPT_ABORT, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
             assertThat(c.closedByServer()).isTrue();
