@@ -555,7 +555,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         inFlight.incrementAndGet();
         buffered.addAndGet(r.bufferedBytes());
         ReplicatedVolume replicated = volume.replication;
-        if (replicated == null || !replicated.holdUntilConfirmed(this, serving -> {
+        if (replicated == null || !replicated.hold.holdUntilConfirmed(this, serving -> {
             if (serving) {
                 start(r);
             } else {
@@ -572,7 +572,7 @@ final class NbdConnection implements ReplyBatch.Sink {
     /**
      * Submits a request counted in flight (or runs it, with QoS off), or answers it at once if it
      * cannot be. The selector thread, or whichever confirms a restarted primary that held it
-     * ({@link ReplicatedVolume#holdUntilConfirmed}).
+     * ({@link ConfirmationHold#holdUntilConfirmed}).
      */
     private void start(NbdRequest r) {
         try {
@@ -823,7 +823,7 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     /**
-     * Requests a restarted primary holds for this connection ({@link ReplicatedVolume#letGo}) are
+     * Requests a restarted primary holds for this connection ({@link ConfirmationHold#letGo}) are
      * refused now that it drains or closes: they would keep it, and their buffers, for as long as
      * the node is unconfirmed.
      */
@@ -831,7 +831,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         VolumeStore v = volume;
         ReplicatedVolume replicated = v == null ? null : v.replication;
         if (replicated != null) {
-            replicated.letGo(this);
+            replicated.hold.letGo(this);
         }
     }
 

@@ -242,7 +242,8 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
             return false;
         }
         ReplicatedVolume rv = v.replication; // read once: a config that stops replicating the volume nulls it
-        return type == Nbd.CMD_READ || type == Nbd.CMD_CACHE || type == Nbd.CMD_WRITE && (rv == null || rv.forwardsAtOnce());
+        return type == Nbd.CMD_READ || type == Nbd.CMD_CACHE
+                || type == Nbd.CMD_WRITE && (rv == null || rv.forwarded.forwardsAtOnce());
     }
 
     private boolean fua() {
@@ -252,7 +253,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     /**
      * Answers a request that changed the volume (or flushed it), done locally: at once for a
      * volume of one copy (true: the request is finished); for a replicated one, once its copies
-     * have it ({@link ReplicatedVolume#forward}), which then answers, releases and finishes it
+     * have it ({@link ForwardedRequests#forward}), which then answers, releases and finishes it
      * (false).
      */
     private boolean replied(ReplicatedVolume replicated, byte wireType) {
@@ -261,7 +262,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
             return true;
         }
         ByteBuffer data = wireType == ReplicationWire.WRITE ? payload.duplicate().position(0).limit((int) length) : null;
-        replicated.forward(wireType, fua(), (flags & Nbd.CMD_FLAG_NO_HOLE) != 0, offset, length, data, error -> {
+        replicated.forwarded.forward(wireType, fua(), (flags & Nbd.CMD_FLAG_NO_HOLE) != 0, offset, length, data, error -> {
             try {
                 answerForwarded(error);
             } finally {

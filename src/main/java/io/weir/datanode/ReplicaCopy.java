@@ -11,9 +11,10 @@ import java.util.UUID;
  * copying now, those it holds unforced (written since the last FLUSH it answered: a copy that
  * fails may have lost them to a power loss, so they are dirty once it leaves), and its resync's
  * progress. The rules that move it between states are
- * {@link ReplicatedVolume}'s; this class keeps the bookkeeping they share. Guarded by the
+ * {@link ReplicatedVolume}'s (its client path in {@link ForwardedRequests}, its resync in
+ * {@link CopyResync}); this class keeps the bookkeeping they share. Guarded by the
  * {@link ReplicatedVolume} it belongs to: every method but {@link #address()} is called with that
- * object's monitor held.
+ * object's monitor held, by it or by its helpers.
  */
 final class ReplicaCopy {
 
@@ -60,8 +61,9 @@ final class ReplicaCopy {
     private long unflushedSince;
     /**
      * Client writes held back from it, in sync, until the steps on their way over their regions
-     * when they came are answered ({@link ReplicatedVolume}, rule 4), counted until each is sent
-     * or failed: while any is, later ones are held behind it.
+     * when they came are answered ({@link ReplicatedVolume}, rule 4;
+     * {@link ForwardedRequests#releaseHeldForwards}), counted until each is sent or failed: while
+     * any is, later ones are held behind it.
      */
     int heldForwards;
     /** Where the next step looks for dirty regions first: a resync sweeps the volume once. */

@@ -30,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  * one {@link ReplicatedVolume} per replicated volume, and a driver thread that keeps the links up,
  * announces epochs, feeds resync steps to the scheduler's {@code replication} task and sends the
  * client writes held back until a step over their region landed
- * ({@link ReplicatedVolume#releaseHeldForwards}; at most a tick, {@value #TICK_MILLIS} ms, after it).
+ * ({@link ForwardedRequests#releaseHeldForwards}; at most a tick, {@value #TICK_MILLIS} ms, after it).
  *
  * <h2>The copy's side</h2>
  * A request from a primary is checked against the volume's epoch ({@link ReplicatedVolume#admit})
@@ -47,7 +47,7 @@ import java.util.concurrent.locks.LockSupport;
  * submitted to the {@code replication} background task: it reads up to 1 MiB of dirty regions and
  * sends them (regions of zeroes as a write-zeroes that punches). A copy with nothing left to
  * copy is sent a FLUSH and joins the in-sync set once that is answered
- * ({@link ReplicatedVolume#joinIfCopied}): what the steps carried is then durable there, as it
+ * ({@link CopyResync#joinIfCopied}): what the steps carried is then durable there, as it
  * was on the primary. The task's utilization, which a
  * dynamic share turns into urgency (its T1/T2 ramp), is how long the volume that has been
  * under-replicated longest has been so, over {@link #URGENCY_RAMP_NANOS}.
@@ -56,7 +56,7 @@ import java.util.concurrent.locks.LockSupport;
  * A copy that fails is copied again where it answered writes since the last FLUSH it answered
  * (a power loss there may have taken them). Clients that never flush would leave that to grow to
  * everything they ever wrote, so the driver sends a copy a FLUSH of its own once the oldest write
- * it holds unforced is {@link #FLUSH_EVERY} old ({@link ReplicatedVolume#flushIfDue}),
+ * it holds unforced is {@link #FLUSH_EVERY} old ({@link CopyResync#flushIfDue}),
  * as ext4 commits its journal every 5 s: a failure then costs a copy at most that much of its
  * writes again. A client that flushes more often is never joined by one.
  */
@@ -499,22 +499,22 @@ final class Replication implements AutoCloseable {
         long longest = 0;
         boolean hasTask = this.hasTask;
         for (ReplicatedVolume rv : volumes.values()) {
-            rv.releaseHeldForwards(); // the client writes whose steps landed go out before new steps are taken
-            longest = Math.max(longest, rv.underReplicatedNanos(now));
-            for (ReplicaCopy c : rv.copiesToReach()) {
+            rv.forwarded.releaseHeldForwards(); // the client writes whose steps landed go out before new steps are taken
+            longest = Math.max(longest, rv.resync.underReplicatedNanos(now));
+            for (ReplicaCopy c : rv.resync.copiesToReach()) {
                 ReplicaLink link = link(c);
                 if (link != null && !link.isUp()) {
                     link.connect();
                 }
                 if (link == null || !link.isUp()) {
-                    rv.unreachable(c);
+                    rv.resync.unreachable(c);
                     continue;
                 }
-                if (rv.announceDue(c, now)) {
-                    rv.announce(c, link);
+                if (rv.resync.announceDue(c, now)) {
+                    rv.resync.announce(c, link);
                 }
                 ReplicaCopy.Step step;
-                while (rv.steps(c) < STEPS_PER_COPY && (step = rv.nextStep(c)) != null) {
+                while (rv.resync.steps(c) < STEPS_PER_COPY && (step = rv.resync.nextStep(c)) != null) {
                     ReplicaCopy.Step s = step;
                     if (hasTask) {
                         try {
@@ -525,18 +525,18 @@ final class Replication implements AutoCloseable {
                                 return null;
                             }).whenComplete((done, failure) -> {
                                 if (failure != null && !ran.get()) { // failed unrun (the task went): its regions are dirty again
-                                    rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                                    rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
                                 }
                             });
                         } catch (RuntimeException e) {
-                            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
                         }
                     } else {
                         copy(rv, s, link); // a node configured without the task: copies on this thread
                     }
                 }
-                rv.joinIfCopied(c, link);
-                rv.flushIfDue(c, link, now, flushEveryNanos);
+                rv.resync.joinIfCopied(c, link);
+                rv.resync.flushIfDue(c, link, now, flushEveryNanos);
             }
         }
         if (hasTask) {
@@ -596,17 +596,17 @@ final class Replication implements AutoCloseable {
                 zeroes = b.getLong(i) == 0;
             }
         } catch (IOException | RuntimeException e) {
-            rv.stepDone(s, ReplicationWire.IO_ERROR, 0); // its regions are dirty again, and no client write waits for it
+            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0); // its regions are dirty again, and no client write waits for it
             return;
         } catch (OutOfMemoryError e) {
-            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
             throw e;
         }
         try {
             link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, (byte) 0, rv.id, s.epoch(), s.offset(),
-                    s.length(), zeroes ? null : b, (status, epoch) -> rv.stepDone(s, status, epoch));
+                    s.length(), zeroes ? null : b, (status, epoch) -> rv.resync.stepDone(s, status, epoch));
         } catch (RuntimeException e) {
-            rv.stepDone(s, ReplicationWire.IO_ERROR, 0);
+            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
         }
     }
 

@@ -35,9 +35,14 @@
  *       completes from one read). {@code VolumeStore}: the storage, with {@code ChecksumFile} (its
  *       per-block CRCs) and {@code TrimRanges} (its pending trims).
  *       {@code BackgroundTasks}: scrub, gc and flush. {@code BufferPool}: direct buffers. {@code OutOfMemory}: heap or direct.
- *       Replication (see below): {@code Replication}, {@code ReplicatedVolume} (with
- *       {@code ReplicaCopy}, a copy's state and dirty map as its primary sees it, and
- *       {@code LastReport}, what a restarted primary reads of its {@code SyncState}),
+ *       Replication (see below): {@code Replication}, {@code ReplicatedVolume} (the epoch, the
+ *       role and the in-sync set; with {@code ForwardedRequests}, the primary's client path:
+ *       forwards, the requests that wait for an echo, the writes held for a step;
+ *       {@code ConfirmationHold}, the client requests a restarted primary holds until it is
+ *       confirmed, and the answers a deposition owes; {@code CopyResync}, what the replication
+ *       driver does per copy: announcements, resync steps, FLUSHes; {@code ReplicaCopy}, a
+ *       copy's state and dirty map as its primary sees it; and {@code LastReport}, what a
+ *       restarted primary reads of its {@code SyncState}),
  *       {@code ReplicaLink}, {@code ReplicationServer} (with {@code ReceiveBudget}, what its
  *       connections hold of the primaries' requests and write payloads), {@code ReplicationWire},
  *       {@code ReplicationTls}, {@code SyncState}.

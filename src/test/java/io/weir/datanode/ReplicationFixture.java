@@ -185,7 +185,7 @@ abstract class ReplicationFixture {
 
     /** Client requests the node holds until it is confirmed as the volume's primary (or deposed). */
     static int held(DataNode n) {
-        return n.replication().volume(VOLUME).heldRequests();
+        return n.replication().volume(VOLUME).hold.heldRequests();
     }
 
     static long sequence(DataNode primary) {
@@ -196,6 +196,6 @@ abstract class ReplicationFixture {
     static void writeWaitingForTheEcho(DataNode node, NbdTestClient client, int seed) throws Exception {
         client.request(Nbd.CMD_WRITE, 0, 1, 0, 4096, NbdServerTest.bytes(4096, seed));
         client.flushOut();
-        await().atMost(PATIENCE).until(() -> node.replication().volume(VOLUME).waitingWrites() == 1);
+        await().atMost(PATIENCE).until(() -> node.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
     }
 }

@@ -140,7 +140,7 @@ class ReplicationRestartTest extends ReplicationFixture {
                     }
                 });
                 ReplicatedVolume rv = again.replication().volume(VOLUME);
-                await().atMost(PATIENCE).until(() -> ack.isDone() || rv.heldForwards(B) == 1);
+                await().atMost(PATIENCE).until(() -> ack.isDone() || rv.forwarded.heldForwards(B) == 1);
                 assertThat(ack).as("acknowledged while the step that read the region before it is still to land").isNotDone();
             } finally {
                 gate.release();
@@ -481,7 +481,7 @@ class ReplicationRestartTest extends ReplicationFixture {
             await().atMost(PATIENCE).until(() -> held(again) == 1);
             again.apply(configFor(A, 2, new ReplicationConfig(1, A, 2, List.of(copy(A, again, true), copy(B, null, true)))));
             assertThat(sequence(again)).as("its set, reported above the control plane's").isEqualTo(3);
-            await().atMost(PATIENCE).until(() -> held(again) + again.replication().volume(VOLUME).waitingWrites() == 1);
+            await().atMost(PATIENCE).until(() -> held(again) + again.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
             again.apply(configFor(A, 3, new ReplicationConfig(1, A, 3, List.of(copy(A, again, true), copy(B, null, false)))));
             assertThat(client.readReply().error()).as("acknowledged once its own set is echoed").isZero();
         }

@@ -287,7 +287,7 @@ class ReplicationTest extends ReplicationFixture {
             b.apply(configFor(B, 2, null));
             gate.release();
             // b refused the rest: a's write waits for the control plane to echo b's departure
-            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
             await().atMost(PATIENCE).until(() -> b.server().executor.pending() == 0);
         }
         try (NbdTestClient d = new NbdTestClient(b.listenAddress()).open("acme/db")) {
@@ -454,7 +454,7 @@ class ReplicationTest extends ReplicationFixture {
                 client.flushOut();
                 assertThat(gate.entered(PATIENCE.toSeconds())).as("b applies the write; its store holds it").isTrue();
                 toB.cut(); // the link fails: the write is answered LINK_DOWN, b leaves the set with the region dirty
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(client.readReply().error()).isZero();
@@ -614,7 +614,7 @@ class ReplicationTest extends ReplicationFixture {
                 onB.write(0, ByteBuffer.wrap(new byte[4096]), true); // b lost it (before the cut: nothing resyncs it yet)
                 toB.refuse(true); // the link stays down until the dirty map is read
                 toB.cut(); // the link fails: the FLUSH is answered LINK_DOWN, b leaves the set
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
                 assertThat(copyStatus(a, B).resyncRemainingBytes()).as("to copy to b: the region the FLUSH covered")
                         .isEqualTo(ReplicaCopy.REGION_BYTES);
                 toB.refuse(false);
@@ -642,7 +642,7 @@ class ReplicationTest extends ReplicationFixture {
             b.apply(config().node(B).revision(2).tenant("acme").volume("acme", "db", SIZE).build()); // not a copy any more
             client.request(Nbd.CMD_FLUSH, 0, 1, 0, 0, null);
             client.flushOut();
-            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1); // b left
+            await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1); // b left
             assertThat(copyStatus(a, B).resyncRemainingBytes()).as("to copy to b").isEqualTo(SIZE);
         }
     }
@@ -671,7 +671,7 @@ class ReplicationTest extends ReplicationFixture {
                 client.flushOut();
                 await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0); // b's answer is held back
                 toB.cut(); // the link fails: the write is answered LINK_DOWN, b leaves the set
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
                 a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(client.readReply().error()).as("the write, once its set is echoed").isZero();
@@ -697,12 +697,12 @@ class ReplicationTest extends ReplicationFixture {
             pushThrough(toB, a, b);
             try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
                 client.write(0, NbdServerTest.bytes(4096, 81)); // b answered it, unforced
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).unforcedRegions(B) == 0);
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).resync.unforcedRegions(B) == 0);
                 toB.refuse(true); // b's link does not come back
                 toB.cut();
                 client.request(Nbd.CMD_WRITE, 0, 1, 4 * MiB, 4096, NbdServerTest.bytes(4096, 82));
                 client.flushOut();
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1); // b left
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1); // b left
                 assertThat(copyStatus(a, B).resyncRemainingBytes()).as("b is to be copied the failed write's region only")
                         .isEqualTo(ReplicaCopy.REGION_BYTES);
             }
@@ -1170,7 +1170,7 @@ class ReplicationTest extends ReplicationFixture {
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
                 assertThat(sequence(a)).as("its set, reported above the control plane's").isOne();
                 toB.releaseDownstream();
-                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).waitingWrites() == 1);
+                await().atMost(PATIENCE).until(() -> a.replication().volume(VOLUME).forwarded.waitingWrites() == 1);
 
                 a.apply(configFor(A, 3, new ReplicationConfig(1, A, 1,
                         List.of(copy(A, a, true), new ReplicationConfig.Copy(B, toB.address(), false)))));
@@ -1193,7 +1193,7 @@ class ReplicationTest extends ReplicationFixture {
             writeWaitingForTheEcho(a, client, 30); // b failed it and left the in-sync set
             assertThat(a.replication().volume(VOLUME).admit(2)).as("a peer's request at epoch 2").isEqualTo(ReplicationWire.OK);
             assertThat(client.readReply().error()).as("the write, answered without a config").isEqualTo(Nbd.ESHUTDOWN);
-            assertThat(a.replication().volume(VOLUME).waitingWrites()).isZero();
+            assertThat(a.replication().volume(VOLUME).forwarded.waitingWrites()).isZero();
         }
     }
 
