@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * answers) and the transmission phase (whose requests {@link NbdRequest} runs and answers).
  *
  * <h2>Threads</h2>
- * Everything the client sends is decoded on the server's selector thread ({@link #onSelected}),
+ * Everything the client sends is decoded on the server's selector thread ({@link #onReadable}),
  * which answers the handshake itself and turns each transmission request into a {@link NbdRequest}
  * submitted to the scheduler as the foreground flow of the connection's volume (a restarted primary
  * not yet confirmed holds it first, and whichever thread confirms it submits it). A worker runs the
