@@ -290,6 +290,18 @@ final class AgentSession implements UsageIntake.Reporter {
         drain();
     }
 
+    /** Closes with {@code status} once what is queued (usage acks above all) is sent; what comes after is dropped. */
+    @Override
+    public void closeAfterSending(CloseStatus status) {
+        synchronized (this) {
+            if (closed || closeAfterDrain != null) {
+                return;
+            }
+            closeAfterDrain = status;
+        }
+        drain();
+    }
+
     /** Closes now, dropping whatever is queued. */
     @Override
     public void close(CloseStatus status) {

@@ -43,18 +43,20 @@ import org.springframework.web.socket.CloseStatus;
  * the intake needs only two of its properties, both simple here.)
  * <ul>
  *   <li><b>Slots.</b> A node holds at most {@value #NODE_CAPACITY} waiting reports (above an
- *       agent's default buffer of 3,600, so an honest agent resending its whole buffer after a
- *       reconnect fits) and {@value #NODE_ROWS} rows; the rows bound the heap, since a report
- *       may name 16,384 volumes. A report past that is refused, as is every later one of its
+ *       agent's default buffer of 3,600) and {@value #NODE_ROWS} rows; the rows bound the heap,
+ *       since a report may name 16,384 volumes. An honest agent's whole buffer, resent after a
+ *       reconnect, fits while its reports average under 27 rows; a larger one is taken in a
+ *       share at a time, one per reconnect. A report past that is refused, as is every later one of its
  *       connection, and the connection is closed with 1013 (try again later) once the reports it
- *       has waiting are stored and acknowledged: acknowledgements sent on a closed connection
- *       would be lost, and the agent, which resends its unacknowledged reports oldest first,
+ *       has waiting are stored and their acknowledgements sent: acknowledgements dropped with a
+ *       closed connection would be lost, and the agent, which resends its unacknowledged reports oldest first,
  *       would send the same ones first after every reconnect and be refused at the same place
  *       for ever. So each reconnect moves a node's resend on by its share. When all nodes together
  *       hold {@value #CAPACITY} reports or {@value #ROWS} rows, a node holding less than its fair
- *       share (the bound divided by the nodes waiting) still gets its slot: the nodes holding the
- *       most give up their waiting reports and their connections are closed with 1013 at once.
- *       So a flooding node is closed, never an honest one because of it.</li>
+ *       share (the bound divided by the nodes waiting) still gets its slot (past the bound by at
+ *       most its report): the nodes holding the most give up their waiting reports and their
+ *       connections are closed with 1013 at once. So a flooding node is closed, never an honest
+ *       one because of it.</li>
  *   <li><b>Thread time.</b> Each batch takes one report of each waiting node in turn, and at
  *       most {@value #NODE_BATCH} of any one node, so of every batch a node gets at most its
  *       equal part, and a batch under way (what a newly arrived report waits for) holds little of
@@ -134,7 +136,11 @@ class UsageIntake implements SmartLifecycle {
         /** The report is refused for good; the agent forgets it. */
         void refuseUsage(long sequence, String reason);
 
+        /** Closes now, dropping what is queued to send. */
         void close(CloseStatus status);
+
+        /** Closes once what is queued to send (the answers above all) is sent. */
+        void closeAfterSending(CloseStatus status);
     }
 
     /** Where reports are stored: {@link UsageIngest#ingestPlaced}. */
@@ -210,14 +216,15 @@ class UsageIntake implements SmartLifecycle {
             int rows = pending.rows();
             if (overflowing.contains(reporter) || held >= NODE_CAPACITY || heldRows + rows > NODE_ROWS) {
                 refused = true;
-            } else if (waiting >= CAPACITY || waitingRows + rows > ROWS) {
+            } else if (waiting >= CAPACITY || waitingRows >= ROWS) {
                 int nodes = queues.size() + (own == null ? 1 : 0);
                 if (held >= CAPACITY / nodes || heldRows >= ROWS / nodes) {
                     refused = true;
                 } else {
-                    // Whoever holds more than this node gives way until the report fits.
-                    while (waiting >= CAPACITY || waitingRows + rows > ROWS) {
-                        List<Pending> removed = shedLargest(node, waitingRows + rows > ROWS);
+                    // Whoever holds the most gives way (more than this node, which is within its share),
+                    // until the bounds have room; the report may take them past by its own rows.
+                    while (waiting >= CAPACITY || waitingRows >= ROWS) {
+                        List<Pending> removed = shedLargest(node, waitingRows >= ROWS);
                         if (removed.isEmpty()) {
                             break;
                         }
@@ -274,8 +281,8 @@ class UsageIntake implements SmartLifecycle {
 
     /**
      * Removes the waiting reports of the node that holds the most rows ({@code byRows}) or
-     * reports, if that is more than {@code node} holds; returns them (empty if none is removed).
-     * Requires: holding this.
+     * reports, unless that is {@code node}; returns them (empty if none is removed). Requires:
+     * holding this.
      */
     private List<Pending> shedLargest(UUID node, boolean byRows) {
         UUID largest = null;
@@ -413,7 +420,7 @@ class UsageIntake implements SmartLifecycle {
                     }
                 }
             }
-            drained.forEach(r -> r.close(overload()));
+            drained.forEach(r -> r.closeAfterSending(overload())); // its answers are sent first
         }
     }
 

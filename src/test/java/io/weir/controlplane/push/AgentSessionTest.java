@@ -35,6 +35,8 @@ class AgentSessionTest {
     private final List<SendHandler> inFlight = new ArrayList<>();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final UUID node = UUID.randomUUID();
+    /** The WebSocket under the last session made. */
+    private Session nativeSession;
 
     private AgentSession session() {
         return session(0, null);
@@ -42,7 +44,7 @@ class AgentSessionTest {
 
     /** A session whose hello said {@code appliedRevision} and {@code digest}. */
     private AgentSession session(long appliedRevision, String digest) {
-        Session nativeSession = mock(Session.class);
+        nativeSession = mock(Session.class);
         RemoteEndpoint.Async async = mock(RemoteEndpoint.Async.class);
         when(nativeSession.getAsyncRemote()).thenReturn(async);
         when(nativeSession.getId()).thenReturn("s1");
@@ -172,6 +174,25 @@ class AgentSessionTest {
         assertThat(revisionOf(sent.get(1))).as("a snapshot goes before queued acks").isEqualTo(7);
         assertThat(sent.subList(2, sent.size())).extracting(f -> ((AgentMessage.UsageAck) AgentMessages.decode(f)).sequence())
                 .isSorted().hasSize(resent - 1).startsWith(2L).endsWith((long) resent);
+    }
+
+    /** The usage intake's close of a node over its share: the acks queued before it reach the agent first. */
+    @Test
+    void aCloseAfterSendingSendsTheQueuedAcksFirst() throws Exception {
+        AgentSession agent = session();
+        for (int seq = 1; seq <= 5; seq++) {
+            agent.ackUsage(seq); // the first is in flight, the others queued
+        }
+        agent.closeAfterSending(new org.springframework.web.socket.CloseStatus(1013, "usage intake full"));
+        agent.ackUsage(6); // after the close was asked for: dropped
+        assertThat(agent.closing()).isTrue();
+        for (int i = 0; i < inFlight.size(); i++) {
+            org.mockito.Mockito.verify(nativeSession, org.mockito.Mockito.never()).close(any());
+            inFlight.get(i).onResult(new SendResult());
+        }
+        assertThat(sent).extracting(f -> ((AgentMessage.UsageAck) AgentMessages.decode(f)).sequence())
+                .containsExactly(1L, 2L, 3L, 4L, 5L);
+        org.mockito.Mockito.verify(nativeSession).close(any());
     }
 
     @Test
