@@ -65,13 +65,19 @@ class ReservationRaceTest extends IntegrationTest {
                 .param(UUID.fromString(tenant)).param(UUID.fromString(node)).query(Long.class).single();
     }
 
+    /** Limits {@code tenant} to 100 IOPS and places a volume of {@code policy} (40 reserved) on a new node; the node. */
+    private String reservedVolume(String tenant, String policy) {
+        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"maxIops\":100}", null).status()).isEqualTo(200);
+        String node = fx.node(unique("n"));
+        fx.volume(tenant, unique("a"), ",\"nodeIds\":[\"" + node + "\"],\"policyId\":\"" + policy + "\"");
+        return node;
+    }
+
     @Test
     void aPolicyRaiseAndANewReservationBesideItOnOneNodeAreNeverBothAccepted() throws Exception {
         String policy = fx.policy(unique("p"), ",\"minIops\":40");
         String tenant = fx.tenant(unique("t"));
-        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"maxIops\":100}", null).status()).isEqualTo(200);
-        String node = fx.node(unique("n"));
-        fx.volume(tenant, unique("a"), ",\"nodeIds\":[\"" + node + "\"],\"policyId\":\"" + policy + "\"");
+        String node = reservedVolume(tenant, policy);
 
         // 60 fits the tenant's 100 alone, and 50 fits beside the 40 committed now, but not beside 60.
         Response[] answers = raiseThen(policy, () -> fx.createVolume(tenant, unique("b"),
@@ -86,9 +92,7 @@ class ReservationRaceTest extends IntegrationTest {
     void aPolicyRaiseAndATenantLimitBelowItAreNeverBothAccepted() throws Exception {
         String policy = fx.policy(unique("p"), ",\"minIops\":40");
         String tenant = fx.tenant(unique("t"));
-        assertThat(api.patch("/api/v1/tenants/" + tenant, "{\"maxIops\":100}", null).status()).isEqualTo(200);
-        String node = fx.node(unique("n"));
-        fx.volume(tenant, unique("a"), ",\"nodeIds\":[\"" + node + "\"],\"policyId\":\"" + policy + "\"");
+        String node = reservedVolume(tenant, policy);
 
         // 50 carries the 40 committed now, not the 60 the policy raises it to.
         Response[] answers = raiseThen(policy,
