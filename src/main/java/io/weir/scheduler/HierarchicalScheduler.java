@@ -393,6 +393,7 @@ public final class HierarchicalScheduler<R> {
         t.flow = null;
         t.kind = RequestRecord.NO_KIND;
         t.bytes = 0;
+        t.piece = RequestRecord.WHOLE; // a pooled record may have served a later piece: this job counts as an op
         t.task = k;
         t.enqueuedAt = now;
         t.status = RequestRecord.QUEUED;

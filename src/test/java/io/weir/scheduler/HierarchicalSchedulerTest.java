@@ -103,6 +103,29 @@ class HierarchicalSchedulerTest {
     }
 
     /**
+     * A background job counts as one op, with its wait and service time, whatever request its
+     * pooled record served before: the records are reused last in, first out, and one last used by
+     * a later piece of a large request must not make a scrub step look like a continuation.
+     */
+    @Test
+    void aBackgroundJobAfterAPieceOfALargeRequestCountsAsAnOp() {
+        SchedulerConfig c = SchedulerConfig.builder().task("foreground", 3).task("scrub", 1)
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("a", "t")).build();
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(c, 0);
+        s.enqueuePiece("a", IoKind.READ, 1 << 20, "big", 0, true, false);
+        s.complete(s.next(0), 0, 0);
+        s.enqueuePiece("a", IoKind.READ, 1 << 20, "big", 0, false, true);
+        s.complete(s.next(0), 0, 0); // its record, a later piece's, goes back to the pool last
+        s.enqueueBackground("scrub", "step", 0);
+        Ticket<String> step = s.next(0);
+        assertThat(step.request()).isEqualTo("step");
+        s.complete(step, 0, 0);
+
+        assertThat(s.snapshot(0).task("scrub").ops()).isEqualTo(1);
+        assertThat(s.snapshot(0).volume("a").readOps()).as("the large request counts once").isEqualTo(1);
+    }
+
+    /**
      * A 32 MiB read run as 1 MiB pieces (the data node's chunks) beside a volume of 4 KiB reads
      * of equal weight: each piece goes back behind the small reader's requests, so a small
      * request never waits for more than one piece; the large request counts one op and its bytes.
