@@ -76,13 +76,22 @@ class TenantReservations {
      * policy); its {@link #checkVolume} follows the bump.
      */
     void lockNodes(Long tenantMaxIops, Long minIops, Collection<UUID> nodeIds) {
-        if (tenantMaxIops == null || minIops == null || nodeIds.isEmpty()) {
+        List<UUID> nodes = reservingOn(tenantMaxIops, minIops, nodeIds);
+        if (nodes.isEmpty()) {
             return;
         }
         // Sorted, so two writers on the same nodes cannot wait for each other in a circle. KEY SHARE
         // (placement foreign keys) passes.
         jdbc.sql("SELECT id FROM data_node WHERE id IN (:ids) ORDER BY id FOR NO KEY UPDATE")
-                .param("ids", nodeIds.stream().distinct().sorted().toList()).query((rs, n) -> 1).list();
+                .param("ids", nodes).query((rs, n) -> 1).list();
+    }
+
+    /**
+     * The nodes, distinct and sorted, on which a volume reserves {@code minIops} under the
+     * tenant's {@code tenantMaxIops}: none when either is unset.
+     */
+    private static List<UUID> reservingOn(Long tenantMaxIops, Long minIops, Collection<UUID> nodeIds) {
+        return tenantMaxIops == null || minIops == null ? List.of() : nodeIds.stream().distinct().sorted().toList();
     }
 
     /**
@@ -93,10 +102,7 @@ class TenantReservations {
      * @param tenantMaxIops the tenant's limit, read under the tenant's {@code FOR SHARE} lock
      */
     void checkVolume(UUID volumeId, UUID tenantId, Long tenantMaxIops, Long minIops, Collection<UUID> nodeIds) {
-        if (tenantMaxIops == null || minIops == null || nodeIds.isEmpty()) {
-            return;
-        }
-        for (UUID node : nodeIds.stream().distinct().sorted().toList()) {
+        for (UUID node : reservingOn(tenantMaxIops, minIops, nodeIds)) {
             long others = jdbc.sql("SELECT " + sum(EFFECTIVE_MIN) + " FROM volume v"
                             + " JOIN qos_policy p ON p.id = v.policy_id JOIN volume_placement vp ON vp.volume_id = v.id"
                             + " WHERE v.tenant_id = ? AND vp.node_id = ? AND v.id IS DISTINCT FROM CAST(? AS uuid)")
