@@ -2,6 +2,7 @@ package io.weir.datanode;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -103,7 +104,7 @@ final class NbdHandshake {
                     return false;
                 }
                 int end = in.position() + optionLength;
-                ByteBuffer data = in.slice(in.position(), optionLength).order(java.nio.ByteOrder.BIG_ENDIAN);
+                ByteBuffer data = in.slice(in.position(), optionLength).order(ByteOrder.BIG_ENDIAN);
                 in.position(end);
                 framing = Framing.HEADER; // before the answer, which may enter transmission
                 handle(option, data);
