@@ -838,6 +838,14 @@ public final class HierarchicalScheduler<R> {
         }
     }
 
+    /** Adds refusals counted outside the scheduler to a task's {@code rejected}, if it still exists. */
+    void addTaskRejected(String task, long n) {
+        TaskNode k = tasksByName.get(task);
+        if (k != null) {
+            k.rejected += n;
+        }
+    }
+
     int backgroundQueued() {
         int n = 0;
         for (TaskNode k : tasks) {

@@ -337,11 +337,16 @@ public final class QosExecutor implements AutoCloseable {
                 t.put(s.name(), g == null ? new Gate(s.name(), s.queueCapacity()) : g.withCapacity(s.queueCapacity()));
             }
         }
-        // A gate dropped with its volume hands its refusals to the volume's scheduler node, which
+        // A gate dropped with its volume or task hands its refusals to the scheduler's node, which
         // lives on while it drains and may be placed back: its rejected count never goes down.
         oldV.forEach((id, g) -> {
             if (!v.containsKey(id)) {
                 scheduler.addRejected(id, g.rejected.get());
+            }
+        });
+        oldT.forEach((name, g) -> {
+            if (!t.containsKey(name)) {
+                scheduler.addTaskRejected(name, g.rejected.get());
             }
         });
         volumeGates = v;

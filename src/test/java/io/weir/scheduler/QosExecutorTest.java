@@ -275,6 +275,25 @@ class QosExecutorTest {
     }
 
     @Test
+    void rejectedCountOfATaskSurvivesItsRemovalAndReturnWhileItDrains() throws Exception {
+        // the same for a background task: a config that drops scrub while its work is queued, and
+        // one that brings it back, must not make its rejected count go down
+        SchedulerConfig withScrub = config(1, 2).toBuilder().task(SchedulerConfig.TaskSpec.of("scrub", 5).withQueueCapacity(1))
+                .build();
+        try (QosExecutor ex = QosExecutor.builder(withScrub).workers(1).build();
+                AutoCloseable held = holdTheWorker(ex, "v0")) {
+            ex.submitBackground("scrub", () -> 1);
+            assertThatThrownBy(() -> ex.submitBackground("scrub", () -> 2)).isInstanceOf(QueueFullException.class);
+            assertThat(ex.snapshot().task("scrub").rejected()).isEqualTo(1);
+
+            ex.reconfigure(withScrub.toBuilder().removeTask("scrub").build());
+            assertThat(ex.snapshot().task("scrub").rejected()).as("while draining").isEqualTo(1);
+            ex.reconfigure(withScrub);
+            assertThat(ex.snapshot().task("scrub").rejected()).as("placed back").isEqualTo(1);
+        }
+    }
+
+    @Test
     void submitPastTheQueueBoundThrowsQueueFullAtOnceAndCountsIt() throws Exception {
         try (QosExecutor ex = QosExecutor.builder(config(1, 4)).workers(1).build();
                 AutoCloseable held = holdTheWorker(ex, "v0")) {
