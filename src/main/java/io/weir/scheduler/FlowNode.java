@@ -39,6 +39,7 @@ final class FlowNode extends SchedNode implements VolumeHandle {
     FlowNode(VolumeSpec spec, int slot, Object owner, long now) {
         super(spec.id(), spec.weight(), slot);
         this.owner = owner;
+        this.deepUntil = now; // not deep: a clock's origin is arbitrary, so 0 may lie ahead
         apply(spec, now);
     }
 

@@ -590,6 +590,7 @@ public final class HierarchicalScheduler<R> {
             if (k == null) {
                 k = new TaskNode(s);
                 k.counter = rootVtime;
+                k.deepUntil = now; // not deep: a clock's origin is arbitrary, so 0 may lie ahead
                 tasksByName.put(s.name(), k);
             } else {
                 k.apply(s);

@@ -28,6 +28,7 @@ final class TenantNode extends SchedNode {
         super(spec.id(), spec.weight(), slot);
         this.ready = new IndexedHeap<>(readyPositions);
         this.anticipated = new IndexedHeap<>(anticipatedPositions);
+        this.deepUntil = now; // not deep: a clock's origin is arbitrary, so 0 may lie ahead
         apply(spec, now);
     }
 
