@@ -10,7 +10,8 @@ import java.util.UUID;
  * What {@link Replication}'s driver does with each copy of a {@link ReplicatedVolume} it is the
  * primary of: which copies to keep links to ({@link #copiesToReach}), announcing the epoch to
  * each ({@link #announce}: an OK lets an out-of-sync copy start its resync, and counts towards
- * rule 7's confirmation), the resync's steps ({@link #nextStep}, {@link #stepDone}), the FLUSH
+ * rule 7's confirmation), the resync's steps ({@link #nextStep}, {@link #stepDone},
+ * {@link #stepNotSent}), the FLUSH
  * after which a resynced copy joins the in-sync set ({@link #joinIfCopied}), the FLUSH that
  * bounds what a copy holds unforced ({@link #flushIfDue}), and how long the volume has been
  * under-replicated. The copies' bookkeeping is {@link ReplicaCopy}'s; the in-sync set, the
@@ -85,21 +86,40 @@ final class CopyResync {
 
     /**
      * The next run of dirty regions of {@code c} to copy (at most {@link ReplicaCopy#STEP_BYTES}), taken off
-     * its dirty map and marked on its way; null when there is none now.
+     * its dirty map and marked on its way; null when there is none now, or while its steps pause
+     * after one that failed here ({@link #stepNotSent}).
      */
-    Step nextStep(ReplicaCopy c) {
+    Step nextStep(ReplicaCopy c, long now) {
         synchronized (v) {
             if (!v.acting() || v.unconfirmed || c.state == State.OUT || v.copies.get(c.node) != c) {
                 return null; // unconfirmed (rule 7): a copy not yet told of a promotion would take old data
+            }
+            if (c.stepsPausedUntil != 0 && now - c.stepsPausedUntil < 0) {
+                return null;
             }
             return c.takeStep(v.store.size(), v.epoch);
         }
     }
 
-    /** A step's copy was answered: on failure its regions are dirty again. */
+    /** A step's copy was answered by the copy (or its link failed): on failure its regions are dirty again, and the copy is out. */
     void stepDone(Step s, int status, long peerEpoch) {
         stepAnswered(s, status, peerEpoch);
         v.hold.startHeld(); // a deposition decides confirmation
+    }
+
+    /**
+     * A step failed on this node before it was sent: its read failed, memory for it ran out, or
+     * the replication task refused it (its queue full, or the task gone). That says nothing of
+     * the copy, which keeps its place (in sync or resyncing): the step's regions are dirty again,
+     * and its next steps wait {@link Replication#RETRY_NANOS}, so that a disk that keeps failing
+     * or a full queue does not have the driver retry every tick.
+     */
+    void stepNotSent(Step s) {
+        synchronized (v) {
+            ReplicaCopy c = s.copy();
+            c.stepAnswered(s, false);
+            c.stepsPausedUntil = System.nanoTime() + Replication.RETRY_NANOS;
+        }
     }
 
     /**

@@ -75,6 +75,11 @@ final class ReplicaCopy {
     long resyncBytes;
     /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
     long lastAnnounce;
+    /**
+     * Until when (System.nanoTime) it is sent no resync step, after one failed on its primary's
+     * side ({@link CopyResync#stepNotSent}); 0 if none did.
+     */
+    long stepsPausedUntil;
     /** A resynced copy's FLUSH is on its way: it joins once that is answered. */
     boolean joining;
     /**

@@ -514,7 +514,7 @@ final class Replication implements AutoCloseable {
                     rv.resync.announce(c, link);
                 }
                 ReplicaCopy.Step step;
-                while (rv.resync.steps(c) < STEPS_PER_COPY && (step = rv.resync.nextStep(c)) != null) {
+                while (rv.resync.steps(c) < STEPS_PER_COPY && (step = rv.resync.nextStep(c, now)) != null) {
                     ReplicaCopy.Step s = step;
                     if (hasTask) {
                         try {
@@ -525,11 +525,11 @@ final class Replication implements AutoCloseable {
                                 return null;
                             }).whenComplete((done, failure) -> {
                                 if (failure != null && !ran.get()) { // failed unrun (the task went): its regions are dirty again
-                                    rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                                    rv.resync.stepNotSent(s);
                                 }
                             });
-                        } catch (RuntimeException e) {
-                            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
+                        } catch (RuntimeException e) { // the task's queue is full, or the task gone
+                            rv.resync.stepNotSent(s);
                         }
                     } else {
                         copy(rv, s, link); // a node configured without the task: copies on this thread
@@ -596,10 +596,12 @@ final class Replication implements AutoCloseable {
                 zeroes = b.getLong(i) == 0;
             }
         } catch (IOException | RuntimeException e) {
-            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0); // its regions are dirty again, and no client write waits for it
+            LOG.log(Level.WARNING, "volume " + rv.id + ": reading a resync step for the copy on node " + s.copy().node
+                    + " failed here; tried again in " + TimeUnit.NANOSECONDS.toMillis(RETRY_NANOS) + " ms: " + e);
+            rv.resync.stepNotSent(s); // its regions are dirty again, and no client write waits for it
             return;
         } catch (OutOfMemoryError e) {
-            rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);
+            rv.resync.stepNotSent(s);
             throw e;
         }
         try {

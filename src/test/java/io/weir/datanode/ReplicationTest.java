@@ -500,6 +500,43 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * A resync step that fails on the primary itself (here its read of the volume, as a failing
+     * disk or a full memory would) is not the copy's failure: a copy in sync that a promoted
+     * primary copies itself to stays in the set (the set's sequence stays), and the step's regions
+     * are copied again a moment later. It was taken out of the set, so that every write waited for
+     * the control plane's echo, and copied again whole.
+     */
+    @Test
+    void aResyncStepThatFailsOnThePrimaryItselfLeavesTheCopyInTheSetAndIsTriedAgain() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        VolumeStore.ServiceTime failOneStepRead = bytes -> {
+            if (bytes >= MiB && armed.compareAndSet(true, false)) { // only a resync step reads a whole MiB here
+                failures.incrementAndGet();
+                throw new java.io.UncheckedIOException(new java.io.IOException("injected read error"));
+            }
+        };
+        DataNode a = start("a");
+        DataNode b = startServing("b", failOneStepRead);
+        DataNode c = start("c");
+        byte[] data = NbdServerTest.bytes((int) (2 * MiB), 81);
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, b, true), copy(C, c, true))), c, C, b, B,
+                a, A);
+        awaitAnnounced(a, B);
+        awaitAnnounced(a, C);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        stop(a); // a dies; the control plane promotes b with c in sync, and b copies itself whole to c
+        armed.set(true);
+        push(2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(C, c, true), copy(A, null, false))), c, C, b, B);
+        await().atMost(PATIENCE).until(() -> failures.get() == 1 && copyStatus(b, C).resyncRemainingBytes() == 0);
+        assertThat(copyStatus(b, C).state()).as("c, whose copy failed on b's side").isEqualTo(AgentMessage.CopyState.inSync);
+        assertThat(sequence(b)).as("the in-sync set never changed").isEqualTo(1);
+        assertThat(onCopy(c, 0, (int) (2 * MiB))).isEqualTo(data);
+    }
+
     @Test
     void aCopyThatFailsLeavesTheInSyncSetOnlyOnceAConfigEchoesItAndResyncsWhenItReturns() throws Exception {
         TwoNodes n = twoNodesInSync();
