@@ -18,6 +18,8 @@ final class LinuxFiles {
         Native.register(NativeLibrary.getInstance(Platform.C_LIBRARY_NAME));
     }
 
+    /** {@code O_RDONLY}. */
+    static final int O_RDONLY = 0;
     /** {@code O_RDWR}. */
     static final int O_RDWR = 2;
     /** {@code O_CLOEXEC} (x86-64 and aarch64). */

@@ -577,32 +577,45 @@ final class VolumeStore implements AutoCloseable {
 
     /**
      * Bytes allocated in the volume's file within its size: the sum of its data extents, found
-     * with {@code SEEK_DATA}/{@code SEEK_HOLE} as {@link #blockStatus} finds them.
+     * with {@code SEEK_DATA}/{@code SEEK_HOLE} as {@link #blockStatus} finds them. A volume nobody
+     * has opened is read through a descriptor of this call's own and stays closed: the node
+     * reports this every second, and opening would keep every volume's files and checksum mapping
+     * open and give each to the background tasks.
      */
     long allocatedBytes() throws IOException {
+        if (!isOpen()) {
+            int f = LinuxFiles.open(data.toString(), LinuxFiles.O_RDONLY | LinuxFiles.O_CLOEXEC);
+            try {
+                return allocatedBytes(f, size);
+            } finally {
+                LinuxFiles.close(f);
+            }
+        }
         pin();
         try {
-            int f = fd();
-            long end = size;
-            long pos = 0;
-            long used = 0;
-            while (pos < end) {
-                long d = LinuxFiles.nextData(f, pos);
-                if (d < 0 || d >= end) {
-                    break;
-                }
-                long h = Math.min(LinuxFiles.nextHole(f, d), end);
-                if (h <= d) {
-                    used += end - d; // file shorter than the volume: counted as blockStatus reports it
-                    break;
-                }
-                used += h - d;
-                pos = h;
-            }
-            return used;
+            return allocatedBytes(fd(), size);
         } finally {
             unpin();
         }
+    }
+
+    private static long allocatedBytes(int f, long end) {
+        long pos = 0;
+        long used = 0;
+        while (pos < end) {
+            long d = LinuxFiles.nextData(f, pos);
+            if (d < 0 || d >= end) {
+                break;
+            }
+            long h = Math.min(LinuxFiles.nextHole(f, d), end);
+            if (h <= d) {
+                used += end - d; // file shorter than the volume: counted as blockStatus reports it
+                break;
+            }
+            used += h - d;
+            pos = h;
+        }
+        return used;
     }
 
     // --- background work ------------------------------------------------------------------------

@@ -147,6 +147,23 @@ class NbdServerTest {
         }
     }
 
+    /**
+     * The node reports each export's allocated bytes about once a second: that must not open a
+     * volume no client or task has opened (and keep its descriptors and checksum mapping open, and
+     * give it to the background tasks) on a node of thousands of configured volumes.
+     */
+    @Test
+    void theAllocatedBytesOfAVolumeNobodyOpenedAreReadWithoutOpeningIt() throws IOException {
+        try (NbdTestClient c = client().open("acme/db1")) {
+            c.write(MiB, bytes(8192, 3));
+            c.flush();
+        }
+        java.util.Map<java.util.UUID, Long> used = node.allocatedBytes();
+        assertThat(used.get(TestConfigs.volumeId("acme", "db1"))).isGreaterThanOrEqualTo(8192L);
+        assertThat(used.get(TestConfigs.volumeId("acme", "db2"))).as("a sparse file never written").isZero();
+        assertThat(node.volume("acme/db2").isOpen()).isFalse();
+    }
+
     @Test
     void aGoWhoseExportCannotBeOpenedGetsAnErrorAndNoInfoReplies() throws IOException {
         // the protocol: a server that will fail a GO should not send NBD_REP_INFO replies first
