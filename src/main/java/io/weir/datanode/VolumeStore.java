@@ -350,10 +350,16 @@ final class VolumeStore implements AutoCloseable {
                 }
                 int start = src.position();
                 long p = offset;
-                while (src.hasRemaining()) {
-                    p += c.write(src, p);
+                try {
+                    while (src.hasRemaining()) {
+                        p += c.write(src, p);
+                    }
+                    updateChecksums(offset, src, start, len);
+                } catch (IOException | RuntimeException e) {
+                    // some of it may be in the file: its blocks are unverified, not held to what they were
+                    clearChecksums(offset, offset + len);
+                    throw e;
                 }
-                updateChecksums(offset, src, start, len);
             } finally {
                 unlock(first, last);
             }

@@ -52,6 +52,33 @@ class ScrubTest {
         }
     }
 
+    /**
+     * A write that fails after some of it reached the file (a disk that filled, a read of a
+     * partial block's rest that failed) leaves the blocks it touched unverified, not with the
+     * checksums of what they held before: scrub would report them as corrupt on every pass.
+     */
+    @Test
+    void aWriteThatFailsHalfwayLeavesNoStaleChecksumBehind() throws IOException {
+        VolumeStore v = VolumeStore.create(dir, "v", "acme/v", MiB);
+        try {
+            v.write(VolumeStore.BLOCK, ByteBuffer.wrap(bytes(VolumeStore.BLOCK, 1)), false);
+            AtomicLong transfers = new AtomicLong();
+            v.serviceTime = bytes -> {
+                if (transfers.incrementAndGet() == 2) { // the write's own data went in; the re-read of its block's rest fails
+                    throw new java.io.UncheckedIOException(new IOException("injected read error"));
+                }
+            };
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                    () -> v.write(VolumeStore.BLOCK + 100, ByteBuffer.wrap(bytes(200, 2)), false))
+                    .hasMessageContaining("injected");
+            v.serviceTime = null;
+            v.scrub(0, v.blocks());
+            assertThat(v.checksumMismatches.get()).isZero();
+        } finally {
+            v.close();
+        }
+    }
+
     @Test
     void aNodeWithAShortScrubPeriodFindsTheCorruptedBlock() throws IOException {
         try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
