@@ -137,4 +137,21 @@ final class Nbd {
         }
         return java.util.Arrays.copyOf(m, end);
     }
+
+    /**
+     * The NBD error for a failed store operation: {@link #ENOSPC} for a full disk or quota, or a
+     * file grown past its limit, as the protocol asks (a client such as qemu pauses its guest on
+     * ENOSPC rather than fail its IO); {@link #EIO} for anything else. The JDK reports errno only
+     * in the message ({@code strerror}'s words), so that is what is matched.
+     */
+    static int errorOf(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (t instanceof java.io.IOException && m != null && (m.contains("No space left on device")
+                    || m.contains("Disk quota exceeded") || m.contains("File too large"))) {
+                return ENOSPC;
+            }
+        }
+        return EIO;
+    }
 }

@@ -211,7 +211,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         } catch (VolumeClosedException e) {
             replyError(Nbd.ESHUTDOWN, REMOVED);
         } catch (IOException | RuntimeException e) {
-            replyError(Nbd.EIO, "IO error: " + e.getMessage());
+            replyError(Nbd.errorOf(e), "IO error: " + e.getMessage());
         } catch (OutOfMemoryError e) {
             // no direct memory for the reply buffer: answer anyway, the client must not wait forever
             OutOfMemory.checkFatal(e); // unless it was the heap's

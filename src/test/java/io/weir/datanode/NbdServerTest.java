@@ -164,6 +164,30 @@ class NbdServerTest {
         assertThat(node.volume("acme/db2").isOpen()).isFalse();
     }
 
+    /**
+     * The protocol: a server SHOULD answer a full disk (ENOSPC, EDQUOT, EFBIG) with NBD_ENOSPC, so
+     * that a client can tell it from a failing disk: qemu pauses the guest on ENOSPC (its default
+     * {@code werror=enospc}) where EIO reaches the guest's filesystem. Other failures stay EIO.
+     */
+    @Test
+    void aWriteToAFullDiskIsAnsweredEnospcAndAFailingDiskEio() throws IOException {
+        java.util.concurrent.atomic.AtomicReference<String> failure = new java.util.concurrent.atomic.AtomicReference<>(
+                "No space left on device");
+        try (DataNode full = DataNode.builder().dataDir(dir.resolve("full")).listen(new InetSocketAddress("127.0.0.1", 0))
+                .workers(2).serviceTime(bytes -> {
+                    throw new java.io.UncheckedIOException(new IOException(failure.get()));
+                }).build()) {
+            full.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+            try (NbdTestClient c = new NbdTestClient(full.listenAddress()).open("acme/db1")) {
+                assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.ENOSPC);
+                failure.set("Disk quota exceeded");
+                assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.ENOSPC);
+                failure.set("Input/output error");
+                assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.EIO);
+            }
+        }
+    }
+
     @Test
     void aGoWhoseExportCannotBeOpenedGetsAnErrorAndNoInfoReplies() throws IOException {
         // the protocol: a server that will fail a GO should not send NBD_REP_INFO replies first
