@@ -367,7 +367,7 @@ public final class DataNode implements AutoCloseable {
         check(config);
     }
 
-    /** Validates names and sizes; returns tenant names by id. */
+    /** Validates ids, names and sizes; returns tenant names by id. */
     private Map<UUID, String> check(DesiredConfig config) {
         replication.check(config);
         Map<UUID, String> tenants = new HashMap<>();
@@ -376,7 +376,11 @@ public final class DataNode implements AutoCloseable {
         }
         Map<String, VolumeStore> current = byId;
         Map<String, String> names = new HashMap<>();
+        Set<UUID> ids = new java.util.HashSet<>();
         for (VolumeConfig vc : config.volumes()) {
+            if (!ids.add(vc.id())) { // two stores over one file, each with its own locks
+                throw new IllegalArgumentException("two volumes have the id " + vc.id());
+            }
             String tenant = tenants.get(vc.tenantId());
             if (tenant == null) {
                 throw new IllegalArgumentException("volume " + vc.id() + " names unknown tenant " + vc.tenantId());

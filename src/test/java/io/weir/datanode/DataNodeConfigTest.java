@@ -75,6 +75,19 @@ class DataNodeConfigTest {
                 .as("as the agent's translation").isEqualTo(m.cost(IoKind.WRITE, 65536));
     }
 
+    /**
+     * Two volumes of one id (a config file's copied entry) would be two stores over one file, each
+     * with its own locks: the config is refused, as two volumes of one name are.
+     */
+    @Test
+    void aConfigWithTwoVolumesOfOneIdIsRefused() throws IOException {
+        java.util.UUID id = TestConfigs.volumeId("acme", "db1");
+        assertThatThrownBy(() -> start().apply(config().tenant("acme").volume(id, "acme", "db1", 16 * MiB, 100, null, null)
+                .volume(id, "acme", "db2", 16 * MiB, 100, null, null).build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(id.toString());
+        assertThat(node.exports()).isEmpty();
+    }
+
     @Test
     void aConfigThatFailsHalfWayChangesNothingClientsOrTheSchedulerCanSee() throws IOException {
         start().apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1).build());
