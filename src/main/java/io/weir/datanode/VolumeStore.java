@@ -106,6 +106,8 @@ final class VolumeStore implements AutoCloseable {
     final AtomicLong checksumMismatches = new AtomicLong();
     /** Set by {@link #close}: no new pin is granted; the files close with the last pin. */
     private volatile boolean closed;
+    /** {@link #delete} closes it: its files are not forced first. */
+    private volatile boolean deleting;
     /** Connections in the transmission phase on this volume. */
     final Set<NbdConnection> clients = ConcurrentHashMap.newKeySet();
     /** Set once the volume leaves the configuration; no new connection may attach. */
@@ -815,7 +817,7 @@ final class VolumeStore implements AutoCloseable {
         }
     }
 
-    /** Flushes and closes the descriptors once; called with no pin held after {@link #close}. */
+    /** Flushes (unless the files are being deleted) and closes the descriptors once; called with no pin held after {@link #close}. */
     private void closeFiles() {
         synchronized (openLock) {
             if (filesClosed) {
@@ -824,7 +826,9 @@ final class VolumeStore implements AutoCloseable {
             filesClosed = true;
             try {
                 if (channel != null) {
-                    force(channel);
+                    if (!deleting) {
+                        force(channel);
+                    }
                     channel.close();
                 }
             } catch (IOException e) {
@@ -843,6 +847,7 @@ final class VolumeStore implements AutoCloseable {
      * the unlinked files; the descriptors close after it.
      */
     void delete() {
+        deleting = true; // nothing to force: the files go
         close();
         try {
             Files.deleteIfExists(data);

@@ -96,6 +96,24 @@ class VolumeLifecycleTest {
         }
     }
 
+    /**
+     * A removed volume's files are deleted without forcing them to the disk first: the node
+     * waited for the disk to write what it was about to delete, holding the lock config pushes
+     * and the background tasks' scheduling take.
+     */
+    @Test
+    void aRemovedVolumesFilesAreDeletedWithoutForcingThemFirst() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).build());
+        VolumeStore v = node.volume("acme/db");
+        try (NbdTestClient c = client().open("acme/db")) {
+            c.write(0, bytes((int) MiB, 1)); // not flushed
+        }
+        await().atMost(WAIT).until(() -> node.connectionCount() == 0);
+        node.apply(config().tenant("acme").revision(2).build());
+        await().atMost(WAIT).until(() -> !Files.exists(file("db")));
+        assertThat(v.forced()).as("forces of the removed volume").isZero();
+    }
+
     @Test
     void aVolumeReAddedWhileItsConnectionsDrainKeepsItsFilesAndItsData() throws IOException {
         node.apply(config().tenant("acme").volume("acme", "db", 16 * MiB).build());
