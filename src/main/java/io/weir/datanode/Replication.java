@@ -592,8 +592,12 @@ final class Replication implements AutoCloseable {
             b = ByteBuffer.allocate(s.length());
             rv.store.read(s.offset(), b);
             b.flip();
-            for (int i = 0; i + 8 <= b.limit() && zeroes; i += 8) { // lengths are whole 4 KiB blocks
+            int i = 0;
+            for (; i + 8 <= b.limit() && zeroes; i += 8) {
                 zeroes = b.getLong(i) == 0;
+            }
+            for (; i < b.limit() && zeroes; i++) { // the volume's last step may end inside a word
+                zeroes = b.get(i) == 0;
             }
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "volume " + rv.id + ": reading a resync step for the copy on node " + s.copy().node

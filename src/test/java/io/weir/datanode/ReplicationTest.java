@@ -601,6 +601,27 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A volume whose size is not a whole number of 8-byte words (a config file may say so) is
+     * copied whole with its last bytes: a step whose data is zero but for them is sent as data,
+     * not as zeroes.
+     */
+    @Test
+    void aNewCopyGetsTheLastBytesOfAVolumeWhoseSizeIsNotAWholeWord() throws Exception {
+        volumeSize = SIZE + 4;
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        DataNode c = start("c");
+        byte[] tail = {1, 2, 3, 4};
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(SIZE, tail);
+        }
+        push(2, new ReplicationConfig(1, A, 0, List.of(copy(A, a, true), copy(B, n.b(), true), copy(C, c, false))), c, C,
+                n.b(), B, a, A);
+        await().atMost(PATIENCE).until(() -> copyStatus(a, C).state() == AgentMessage.CopyState.inSync);
+        assertThat(onCopy(c, SIZE, 4)).isEqualTo(tail);
+    }
+
+    /**
      * A copy joins the in-sync set only once what the resync sent it is durable there: the data
      * was durable on the primary (its clients may have flushed it), and a copy in sync may be
      * promoted. No client FLUSH or FUA while the copy runs, so the copy is forced by the join alone.
