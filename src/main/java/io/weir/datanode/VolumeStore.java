@@ -198,8 +198,10 @@ final class VolumeStore implements AutoCloseable {
      */
     void commitSize(long newSize) {
         synchronized (openLock) {
+            long old = size;
             size = newSize;
-            if (channel != null && !filesClosed) {
+            boolean open = channel != null && !filesClosed;
+            if (open) {
                 try {
                     mapChecksums();
                 } catch (IOException | RuntimeException e) {
@@ -207,6 +209,29 @@ final class VolumeStore implements AutoCloseable {
                             + " bytes: " + e);
                 }
             }
+            if (old % BLOCK != 0 && newSize > old) {
+                forgetTailChecksum(old / BLOCK, open);
+            }
+        }
+    }
+
+    /**
+     * Caller holds {@code openLock}: the old last block, partial, had its checksum over the bytes
+     * up to the old end; it now runs further, and scrub would find it corrupt. It is unverified
+     * until next written.
+     */
+    private void forgetTailChecksum(long block, boolean open) {
+        ReentrantLock l = stripes[(int) (block % STRIPES)];
+        l.lock();
+        try {
+            ChecksumFile s = open ? sums : ChecksumFile.map(checksums, size);
+            if (s != null && block < s.blocks()) {
+                s.put(block, 0);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "volume " + exportName + ": the checksum of block " + block + " is stale after a resize: " + e);
+        } finally {
+            l.unlock();
         }
     }
 

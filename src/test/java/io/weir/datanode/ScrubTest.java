@@ -79,6 +79,32 @@ class ScrubTest {
         }
     }
 
+    /**
+     * A volume whose size is not a whole number of blocks (a config file may say so) grows: its
+     * old last block's checksum covered the bytes up to the old end only, and scrub, which now
+     * reads the whole block, found it corrupt on every pass. Open or not when it grows.
+     */
+    @Test
+    void aVolumeThatGrowsFromAPartialLastBlockHasNoMismatch() throws IOException {
+        int partial = VolumeStore.BLOCK + VolumeStore.BLOCK / 2;
+        for (boolean openWhenItGrows : new boolean[] {true, false}) {
+            String id = "v" + openWhenItGrows;
+            VolumeStore v = VolumeStore.create(dir, id, "acme/" + id, partial);
+            v.write(VolumeStore.BLOCK, ByteBuffer.wrap(bytes(VolumeStore.BLOCK / 2, 4)), false);
+            if (!openWhenItGrows) {
+                v.close();
+                v = VolumeStore.create(dir, id, "acme/" + id, partial); // adopts the files, not opened yet
+            }
+            try {
+                v.resize(2 * VolumeStore.BLOCK);
+                v.scrub(0, v.blocks());
+                assertThat(v.checksumMismatches.get()).as("open when it grows: %s", openWhenItGrows).isZero();
+            } finally {
+                v.close();
+            }
+        }
+    }
+
     @Test
     void aNodeWithAShortScrubPeriodFindsTheCorruptedBlock() throws IOException {
         try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
