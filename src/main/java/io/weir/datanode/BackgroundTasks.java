@@ -60,8 +60,9 @@ final class BackgroundTasks implements AutoCloseable {
     private final Task flush = new Task("flush", 1);
     private final LongSupplier nanoTime;
 
-    // scrub cursor, guarded by this
-    private int scrubIndex;
+    // scrub cursor, guarded by this: a pass takes the open volumes in the order of their ids, so
+    // that its place (a volume's id and a block) holds whichever volumes open or close meanwhile
+    private String scrubId = "";
     private long scrubBlock;
     private volatile long lastPassEnd;
     private volatile boolean passRunning;
@@ -149,12 +150,12 @@ final class BackgroundTasks implements AutoCloseable {
 
     /**
      * One scrub step: claims the next {@value VolumeStore#SCRUB_STEP_BLOCKS} blocks of the open volumes
-     * in turn (under this object's lock) and verifies them (outside it). False once the pass is
+     * in turn, by id (under this object's lock), and verifies them (outside it). False once the pass is
      * complete and the next one is not due at once, and for a step that finds no pass running and
      * none due: without that check the step in flight beside the one that ended a pass started the
      * next at once, and an idle node scrubbed back to back for good after its first pass.
      */
-    private boolean scrubStep() throws Exception {
+    boolean scrubStep() throws Exception {
         VolumeStore v;
         long from;
         synchronized (this) {
@@ -165,20 +166,35 @@ final class BackgroundTasks implements AutoCloseable {
                 }
                 passRunning = true;
             }
-            List<VolumeStore> vs = volumes.get().stream().filter(VolumeStore::isOpen).toList();
-            while (scrubIndex < vs.size() && scrubBlock >= vs.get(scrubIndex).blocks()) {
-                scrubIndex++;
+            VolumeStore current = null;
+            VolumeStore next = null;
+            boolean anyOpen = false;
+            for (VolumeStore x : volumes.get()) {
+                if (!x.isOpen()) {
+                    continue;
+                }
+                anyOpen = true;
+                int c = x.id.compareTo(scrubId);
+                if (c == 0) {
+                    current = x;
+                } else if (c > 0 && (next == null || x.id.compareTo(next.id) < 0)) {
+                    next = x;
+                }
+            }
+            if (current == null || scrubBlock >= current.blocks()) {
+                current = next;
                 scrubBlock = 0;
             }
-            if (scrubIndex >= vs.size()) {
-                scrubIndex = 0;
+            if (current == null) {
+                scrubId = "";
                 scrubBlock = 0;
                 passRunning = false;
                 lastPassEnd = nanoTime.getAsLong();
                 scrubPasses.incrementAndGet();
-                return scrubPeriodNanos == 0 && !vs.isEmpty();
+                return scrubPeriodNanos == 0 && anyOpen;
             }
-            v = vs.get(scrubIndex);
+            v = current;
+            scrubId = v.id;
             from = scrubBlock;
             scrubBlock += VolumeStore.SCRUB_STEP_BLOCKS;
         }

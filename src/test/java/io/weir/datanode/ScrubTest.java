@@ -105,6 +105,39 @@ class ScrubTest {
         }
     }
 
+    /**
+     * A pass verifies every block of each volume open through it, whichever volumes open or close
+     * meanwhile: its place was an index into the open volumes, so one closed before it moved the
+     * rest down, and the pass ended without the rest of the volume it was in.
+     */
+    @Test
+    void aVolumeClosedDuringAPassDoesNotCutTheRestOfThePassShort() throws Exception {
+        int blocks = 2 * VolumeStore.SCRUB_STEP_BLOCKS;
+        VolumeStore a = VolumeStore.create(dir, "a", "acme/a", (long) blocks * VolumeStore.BLOCK);
+        VolumeStore b = VolumeStore.create(dir, "b", "acme/b", (long) blocks * VolumeStore.BLOCK);
+        List<VolumeStore> open = new java.util.concurrent.CopyOnWriteArrayList<>(List.of(a, b));
+        // no background tasks configured: the driver cannot submit steps, this test runs them
+        try (QosExecutor ex = QosExecutor.builder(SchedulerConfig.builder().build()).workers(1).build();
+                BackgroundTasks tasks = new BackgroundTasks(ex, () -> List.copyOf(open), 0)) {
+            for (VolumeStore v : open) {
+                v.write(0, ByteBuffer.wrap(bytes(blocks * VolumeStore.BLOCK, 5)), false);
+            }
+            int passes = tasks.scrubPasses();
+            while (a.scrubbedBlocks.get() + b.scrubbedBlocks.get() < blocks + VolumeStore.SCRUB_STEP_BLOCKS) {
+                tasks.scrubStep(); // into the second volume of the pass, whichever it is
+            }
+            VolumeStore second = a.scrubbedBlocks.get() == blocks ? b : a;
+            open.remove(second == a ? b : a); // the first one closes
+            while (tasks.scrubPasses() == passes) {
+                tasks.scrubStep();
+            }
+            assertThat(second.scrubbedBlocks.get()).as("blocks of the volume the pass was in").isEqualTo(blocks);
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     @Test
     void aNodeWithAShortScrubPeriodFindsTheCorruptedBlock() throws IOException {
         try (DataNode node = DataNode.builder().dataDir(dir).listen(new InetSocketAddress("127.0.0.1", 0)).workers(2)
