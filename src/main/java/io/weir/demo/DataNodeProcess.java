@@ -162,16 +162,28 @@ final class DataNodeProcess implements AutoCloseable {
      * where the class path may be a manifest-only jar that the JVM follows the same way).
      */
     static List<String> javaCommand(String heap) {
+        return javaCommand(heap, System.getProperty("sun.java.command", ""), System.getProperty("java.class.path"));
+    }
+
+    /**
+     * {@link #javaCommand(String)} for a JVM started as {@code sunJavaCommand} (its main class or
+     * jar, then its arguments, joined by spaces) with class path {@code javaClassPath}. Under
+     * {@code java -jar} the class path is the jar alone, as given: it is read from there, for a
+     * jar whose path has spaces cannot be told from its arguments in the command.
+     */
+    static List<String> javaCommand(String heap, String sunJavaCommand, String javaClassPath) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String started = System.getProperty("sun.java.command", "").split(" ", 2)[0];
+        String started = sunJavaCommand.split(" ", 2)[0];
+        String[] entries = javaClassPath.split(File.pathSeparator);
         // absolute: the node runs in its own directory
-        String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        String classPath = Arrays.stream(entries)
                 .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
         // out of heap, a node exits (and says so) rather than staying up and serving nobody
         List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heap, "-XX:+UseSerialGC",
                 "-XX:+ExitOnOutOfMemoryError"));
-        if (started.endsWith(".jar") && isSpringBootJar(Path.of(started))) {
-            command.addAll(List.of("-jar", Path.of(started).toAbsolutePath().toString()));
+        if (entries.length == 1 && entries[0].endsWith(".jar") && sunJavaCommand.startsWith(entries[0])
+                && isSpringBootJar(Path.of(entries[0]))) {
+            command.addAll(List.of("-jar", classPath));
         } else if (started.startsWith("org.springframework.boot.loader.")) {
             command.addAll(List.of("-cp", classPath, started));
         } else {
