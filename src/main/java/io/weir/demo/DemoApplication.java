@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.SimpleCommandLinePropertySource;
@@ -48,15 +50,30 @@ public final class DemoApplication {
                       --weir.demo.ready-timeout   how long the data nodes may take to start and apply their config""");
             return;
         }
-        ConfigurableApplicationContext context = start(args);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(context), "weir-demo-shutdown"));
+        // Before the start, which takes a while: Ctrl-C or a SIGTERM meanwhile stops what has started
+        // (the embedded PostgreSQL runs detached, the data nodes as child processes) and removes
+        // the directory, which holds the admin token and the tenants' keys.
+        AtomicReference<ConfigurableApplicationContext> started = new AtomicReference<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            ConfigurableApplicationContext context = started.get();
+            if (context != null) {
+                stop(context);
+            }
+        }, "weir-demo-shutdown"));
+        start(started::set, args);
     }
 
     /**
      * Starts the demo and answers its context once the cluster is seeded and both data nodes
-     * serve; {@link #stop} ends it. Tests use this directly.
+     * serve; {@link #stop} ends it. Tests use this directly. A demo that fails to start stops what
+     * it started and removes its directory before it throws.
      */
     public static ConfigurableApplicationContext start(String... args) {
+        return start(context -> { }, args);
+    }
+
+    /** {@link #start(String...)}, telling {@code created} of the context as soon as it exists. */
+    private static ConfigurableApplicationContext start(Consumer<ConfigurableApplicationContext> created, String... args) {
         SimpleCommandLinePropertySource given = new SimpleCommandLinePropertySource(args);
         Path dir = directory(given.getProperty("weir.demo.dir"));
         // As arguments, so they win over application.yml (the control plane's ./data is not the demo's).
@@ -67,18 +84,30 @@ public final class DemoApplication {
         if (!given.containsProperty("weir.data-dir")) {
             all.add("--weir.data-dir=" + dir.resolve("controlplane"));
         }
-        return new SpringApplicationBuilder(ControlPlaneApplication.class, DemoConfiguration.class)
-                .profiles("demo")
-                .registerShutdownHook(false) // stop() orders the shutdown itself
-                .run(all.toArray(String[]::new));
+        try {
+            return new SpringApplicationBuilder(ControlPlaneApplication.class, DemoConfiguration.class)
+                    .profiles("demo")
+                    .registerShutdownHook(false) // stop() orders the shutdown itself
+                    .initializers(created::accept)
+                    .run(all.toArray(String[]::new));
+        } catch (RuntimeException | Error e) {
+            // Spring closed the context (the data nodes, then the embedded PostgreSQL)
+            DemoFiles.deleteTree(dir);
+            throw e;
+        }
     }
 
-    /** Stops the data nodes and the control plane (in that order), then removes the directory. */
+    /**
+     * Stops the data nodes and the control plane (in that order), then removes the directory; also
+     * for a demo still starting, and at most once.
+     */
     public static void stop(ConfigurableApplicationContext context) {
         Path dir = Path.of(context.getEnvironment().getRequiredProperty("weir.demo.dir"));
-        // The nodes first, while the control plane still serves them: closing the context would
-        // first tell their agents that the replica is going away, and they would try to reconnect.
-        context.getBean(DemoCluster.class).stop();
+        if (context.isActive()) {
+            // The nodes first, while the control plane still serves them: closing the context would
+            // first tell their agents that the replica is going away, and they would try to reconnect.
+            context.getBeanProvider(DemoCluster.class).ifAvailable(DemoCluster::stop);
+        }
         context.close();
         DemoFiles.deleteTree(dir);
         System.out.println("weir demo: stopped, " + dir + " removed");

@@ -61,6 +61,8 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
     private final PrintStream out = System.out;
     private final List<DataNodeProcess> nodes = new ArrayList<>();
     private volatile boolean running;
+    /** Set once its nodes were stopped: a node started after that (on the seeding thread) is stopped at once. */
+    private boolean stopped;
     private volatile String dashboardUrl;
     private final Map<String, String> nbdUrls = new LinkedHashMap<>();
     private final Map<String, Path> certificateDirs = new LinkedHashMap<>();
@@ -154,8 +156,12 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
             out.println("weir demo: starting data node " + node + " on " + properties.bindAddress() + ":" + ports.get(node));
             DataNodeProcess started = DataNodeProcess.start(node, base, tokenFiles.get(node), dir.resolve(node),
                     properties.bindAddress(), ports.get(node), properties.nodeHeap(), out);
-            synchronized (this) {
-                nodes.add(started); // stopNodes may run on a shutdown thread
+            synchronized (this) { // stopNodes may run on a shutdown thread
+                if (stopped) {
+                    started.close();
+                    throw new IllegalStateException("stopped while it started");
+                }
+                nodes.add(started);
             }
         }
         for (DataNodeProcess node : List.copyOf(nodes)) {
@@ -221,7 +227,8 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         s.append("\nWeir demo is running. Ctrl-C stops it and removes ").append(dir).append('\n');
         s.append("\n  Dashboard   ").append(dashboardUrl).append("\n              (signed in with a read-only viewer token)\n");
         s.append("  REST API    ").append(dashboardUrl, 0, dashboardUrl.indexOf("/#")).append("/api/v1")
-                .append("   admin token: ").append(adminTokenFile()).append('\n');
+                .append("   admin token: ").append(bootstrapToken() != null ? "as set in WEIR_BOOTSTRAP_TOKEN" : adminTokenFile())
+                .append('\n');
         s.append("  OpenAPI     ").append(dashboardUrl, 0, dashboardUrl.indexOf("/#")).append("/swagger-ui.html\n\n");
         s.append("  NBD exports over TLS (tenant/volume, 1 GiB each):\n");
         for (SeededVolume v : VOLUMES) {
@@ -247,6 +254,7 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
     }
 
     private synchronized void stopNodes() {
+        stopped = true;
         for (int i = nodes.size() - 1; i >= 0; i--) {
             DataNodeProcess node = nodes.get(i);
             out.println("weir demo: stopping data node " + node.name());
@@ -270,7 +278,20 @@ final class DemoCluster implements SmartLifecycle, ApplicationListener<Applicati
         return Path.of(environment.getRequiredProperty("weir.data-dir")).resolve("admin-token");
     }
 
+    /** The operator's {@code weir.security.bootstrap-token} ({@code WEIR_BOOTSTRAP_TOKEN}) if set, else null. */
+    private String bootstrapToken() {
+        String configured = environment.getProperty("weir.security.bootstrap-token");
+        return configured == null || configured.isBlank() ? null : configured.trim();
+    }
+
+    /**
+     * The admin token the control plane bootstrapped: the one the operator set in
+     * {@code WEIR_BOOTSTRAP_TOKEN} (the control plane then writes no file), else its file.
+     */
     private String adminToken() {
+        if (bootstrapToken() != null) {
+            return bootstrapToken();
+        }
         try {
             return Files.readString(adminTokenFile()).strip();
         } catch (IOException e) {
