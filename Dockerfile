@@ -35,7 +35,7 @@ COPY --from=layers /build/extracted/application/ ./
 USER 10001:10001
 # /var/lib/weir/data holds every role's files (WEIR_DATA_DIR: the control plane's weir.data-dir, a
 # data node's --data-dir): the embedded PostgreSQL (used only when no SPRING_DATASOURCE_URL is set)
-# and the generated admin token, or a data node's volumes and cached config.
+# and the generated admin token, a data node's volumes and cached config, or an agent's cached config.
 WORKDIR /var/lib/weir
 ENV WEIR_DATA_DIR=/var/lib/weir/data
 VOLUME /var/lib/weir/data

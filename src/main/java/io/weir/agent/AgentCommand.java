@@ -39,7 +39,9 @@ public final class AgentCommand {
                     "the node token itself (visible in ps; prefer --token-file)"),
             new CommandLine.Option("node-id", "WEIR_NODE_ID", null, "UUID",
                     "optional check: the node the token must belong to (the control plane refuses another)"),
-            new CommandLine.Option("state-dir", "WEIR_STATE_DIR", "./weir-agent-state", "DIR", "last-known-good snapshot directory"),
+            new CommandLine.Option("state-dir", "WEIR_STATE_DIR", null, "DIR",
+                    "last-known-good snapshot directory (none: $WEIR_DATA_DIR/agent-state, as the image sets it, else"
+                            + " ./weir-agent-state)"),
             new CommandLine.Option("heartbeat-interval", "WEIR_HEARTBEAT_INTERVAL", "10s", "DUR", "time between pings"),
             new CommandLine.Option("heartbeat-timeout", "WEIR_HEARTBEAT_TIMEOUT", "30s", "DUR", "silence that drops the connection"),
             new CommandLine.Option("backoff-initial", "WEIR_BACKOFF_INITIAL", "200ms", "DUR", "first reconnect delay's ceiling"),
@@ -157,9 +159,21 @@ public final class AgentCommand {
             return new Options(null, null, null, null, null, null, null, null, null, 0, true, null);
         }
         return new Options(controlPlane(v.get("control-plane")), nodeId(v.get("node-id")), requiredToken(v),
-                Path.of(v.get("state-dir")).normalize(), v.duration("heartbeat-interval", false), v.duration("heartbeat-timeout", false),
+                stateDir(v, env), v.duration("heartbeat-interval", false), v.duration("heartbeat-timeout", false),
                 v.duration("backoff-initial", false), v.duration("backoff-max", false), v.duration("usage-buffer", false),
                 v.integer("workers", 1), false, controlPlaneCa(v));
+    }
+
+    /**
+     * {@code --state-dir}, else {@code agent-state} in the directory {@code WEIR_DATA_DIR} names
+     * (the image's volume, where a data node's agent keeps it too), else {@code ./weir-agent-state}.
+     */
+    private static Path stateDir(CommandLine.Values v, Map<String, String> env) {
+        String given = v.get("state-dir");
+        String dataDir = env.get("WEIR_DATA_DIR");
+        Path dir = given != null ? Path.of(given)
+                : dataDir != null && !dataDir.isBlank() ? Path.of(dataDir).resolve("agent-state") : Path.of("weir-agent-state");
+        return dir.normalize();
     }
 
     /**

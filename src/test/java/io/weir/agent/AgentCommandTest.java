@@ -32,7 +32,7 @@ class AgentCommandTest {
         assertThat(help).contains("--control-plane", "--node-id", "--token-file", "--token", "--state-dir", "--heartbeat-interval",
                 "--heartbeat-timeout", "--backoff-initial", "--backoff-max", "--workers", "--help",
                 "WEIR_CONTROL_PLANE", "WEIR_TOKEN_FILE", "WEIR_TOKEN", "WEIR_NODE_ID", "default: 10s", "default: 30s", "default: 200ms",
-                "default: ./weir-agent-state");
+                "$WEIR_DATA_DIR/agent-state");
     }
 
     /** Every option has its row in the README's table of the standalone agent, with its variable and default. */
@@ -85,6 +85,21 @@ class AgentCommandTest {
         assertThat(o.heartbeatInterval()).isEqualTo(Duration.ofSeconds(4));
         assertThat(o.heartbeatTimeout()).isEqualTo(QosAgent.DEFAULT_HEARTBEAT_TIMEOUT);
         assertThat(o.workers()).isEqualTo(1);
+    }
+
+    /**
+     * In the container image, which sets {@code WEIR_DATA_DIR} to its volume, the agent keeps its
+     * last good config there, as a data node's agent does ({@code <data-dir>/agent-state}): it
+     * kept it beside the working directory, outside the volume, and lost it with the container.
+     */
+    @Test
+    void theStateDirectoryDefaultsToTheDataDirectoryWhereTheEnvironmentNamesOne() throws Exception {
+        AgentCommand.Options o = AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--token", "t"},
+                Map.of("WEIR_DATA_DIR", "/var/lib/weir/data"));
+        assertThat(o.stateDir()).isEqualTo(Path.of("/var/lib/weir/data/agent-state"));
+        AgentCommand.Options given = AgentCommand.parse(new String[] {"--control-plane", "http://h:1", "--token", "t",
+                "--state-dir", "/s"}, Map.of("WEIR_DATA_DIR", "/var/lib/weir/data"));
+        assertThat(given.stateDir()).isEqualTo(Path.of("/s"));
     }
 
     @Test
