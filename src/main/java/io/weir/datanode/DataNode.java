@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import io.weir.protocol.AgentMessage;
 import io.weir.protocol.DesiredConfig;
 import io.weir.protocol.TenantConfig;
 import io.weir.protocol.VolumeConfig;
@@ -385,8 +386,9 @@ public final class DataNode implements AutoCloseable {
             if (tenant == null) {
                 throw new IllegalArgumentException("volume " + vc.id() + " names unknown tenant " + vc.tenantId());
             }
-            if (vc.sizeBytes() < 0) {
-                throw new IllegalArgumentException("volume " + vc.id() + " has a negative size");
+            if (vc.sizeBytes() < 0 || vc.sizeBytes() > AgentMessage.Export.MAX_SIZE_BYTES) {
+                throw new IllegalArgumentException("volume " + vc.id() + " has a size outside 0 to 2^62 bytes: "
+                        + vc.sizeBytes());
             }
             String name = tenant + "/" + vc.name();
             if (names.put(name, vc.id().toString()) != null) {
@@ -476,7 +478,7 @@ public final class DataNode implements AutoCloseable {
     }
 
     /** How the copies of each replicated volume this node is the primary of stand, for its status. */
-    public List<io.weir.protocol.AgentMessage.ReplicationStatus> replicationStatus() {
+    public List<AgentMessage.ReplicationStatus> replicationStatus() {
         return replication.status();
     }
 

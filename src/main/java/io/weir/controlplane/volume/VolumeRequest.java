@@ -4,6 +4,7 @@ import io.swagger.v3.oas.annotations.media.ArraySchema;
 import io.swagger.v3.oas.annotations.media.Schema;
 import io.weir.controlplane.web.ResourceName;
 import jakarta.validation.Valid;
+import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -23,10 +24,10 @@ public record VolumeRequest(
         @Schema(description = "Name, unique within the tenant: 1-63 characters of [a-z0-9-]. It is also the NBD export name.",
                 example = "db-01", requiredMode = Schema.RequiredMode.REQUIRED)
         @ResourceName String name,
-        @Schema(description = "Size in bytes: positive and a multiple of 4096 (NBD clients expect block-aligned exports). "
-                + "It may grow on update but never shrink.", example = "10737418240",
-                requiredMode = Schema.RequiredMode.REQUIRED)
-        @NotNull @Positive @BlockAligned Long sizeBytes,
+        @Schema(description = "Size in bytes: positive, a multiple of 4096 (NBD clients expect block-aligned exports) and "
+                + "at most 2^62, the largest export a data node serves. It may grow on update but never shrink.",
+                example = "10737418240", maximum = "4611686018427387904", requiredMode = Schema.RequiredMode.REQUIRED)
+        @NotNull @Positive @Max(AgentMessage.Export.MAX_SIZE_BYTES) @BlockAligned Long sizeBytes,
         @Schema(description = "The QoS policy; left out, the built-in 'standard' policy. Must name an existing policy.")
         UUID policyId,
         @Schema(description = "Per-volume overrides of the policy; left out, or a null member, inherits from the policy.")

@@ -309,6 +309,23 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(api.get(path).json().get("sizeBytes").asLong()).isEqualTo(1024 * BLOCK);
     }
 
+    /**
+     * No volume is larger than a data node can export (2^62 bytes): a node given one nacked its
+     * whole config, or, on a file system that took it, could report none of its exports again.
+     */
+    @Test
+    void aVolumeLargerThanTheLargestExportIsRefused() {
+        long tooBig = (1L << 62) + BLOCK;
+        Response created = api.post("/api/v1/tenants/" + tenant + "/volumes",
+                "{\"name\":\"" + unique("v") + "\",\"sizeBytes\":" + tooBig + "}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(400);
+        assertThat(errorFields(created)).containsExactly("sizeBytes");
+        String path = fx.volume(tenant, unique("v"), "");
+        Response grown = api.patch(path, "{\"sizeBytes\":" + tooBig + "}", null);
+        assertThat(grown.status()).as(grown.toString()).isEqualTo(400);
+        assertThat(api.patch(path, "{\"sizeBytes\":" + (1L << 62) + "}", null).status()).as("the largest").isEqualTo(200);
+    }
+
     @Test
     void placementChangesAreVersionedAndFilterable() {
         String a = fx.node(unique("a"));
