@@ -23,6 +23,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -92,8 +93,18 @@ public class DesiredConfigService {
      * The snapshots of {@code nodeIds} (existing nodes), each stamped with its node's desired
      * revision, read together: a constant number of queries whatever the number of nodes, so a
      * change that touches every node is pushed to all of them at the cost of one read.
+     *
+     * @throws IllegalStateException if called inside a transaction: its own transactions would
+     *     hold a second pooled connection beside the caller's, and as many such callers as the pool
+     *     has connections would wait on each other until the pool's timeout
      */
     public Map<UUID, DesiredConfig> forNodes(Collection<UUID> nodeIds) {
+        if (TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("desired configs are read outside any transaction of the caller's");
+        }
+        if (nodeIds.isEmpty()) {
+            return Map.of();
+        }
         List<UUID> ids = List.copyOf(new LinkedHashSet<>(nodeIds));
         Map<UUID, DesiredConfig> read = snapshotTx.execute(status -> read(ids));
         Map<UUID, String> fingerprints = new HashMap<>();

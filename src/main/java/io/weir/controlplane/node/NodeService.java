@@ -22,7 +22,9 @@ import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -59,11 +61,15 @@ public class NodeService {
 
     /** Lazily: the desired config reads the volume feature, which needs this service. */
     private final ObjectProvider<DesiredConfigService> desiredConfigs;
+    /** The reads of GET, which ask for desired revisions outside them ({@link #get}). */
+    private final TransactionTemplate readOnly;
 
     NodeService(NodeRepository nodes, ConfigRevisions revisions, JsonMergePatch mergePatch,
             ApplicationEventPublisher events, ObjectProvider<NodeConnections> connections,
             ObjectProvider<NodeCredentials> tokens, AuditLog audit, ObjectProvider<DesiredConfigService> desiredConfigs,
-            JdbcClient jdbc) {
+            JdbcClient jdbc, PlatformTransactionManager transactions) {
+        this.readOnly = new TransactionTemplate(transactions);
+        readOnly.setReadOnly(true);
         this.jdbc = jdbc;
         this.desiredConfigs = desiredConfigs;
         this.tokens = tokens;
@@ -120,20 +126,35 @@ public class NodeService {
         return nodes.findAll(NodeSpecifications.matching(null, List.copyOf(selector.entrySet())), pageable);
     }
 
-    @Transactional(readOnly = true)
+    /**
+     * The node as GET shows it. Its desired revision is read first, in DesiredConfigService's
+     * transactions of its own, then the node in a transaction of this one's: nested, the read
+     * would hold one pooled connection while waiting for a second, and as many concurrent reads as
+     * the pool has connections waited on each other until its timeout.
+     */
     public NodeResponse get(UUID id) {
-        Node node = require(id);
-        return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.getObject().forNode(id).revision())));
+        if (!nodes.existsById(id)) {
+            throw ApiException.notFound("Node", id);
+        }
+        long desired = desiredConfigs.getObject().forNode(id).revision();
+        return readOnly.execute(status -> {
+            Node node = require(id);
+            return NodeResponse.from(node, status(node, Map.of(id, desired)));
+        });
     }
 
     /**
      * Nodes whose name contains {@code nameContains} (if given) and that carry every label
      * (key, value) in {@code labels}, in the stable list order.
      */
-    @Transactional(readOnly = true)
     public PageResponse<NodeResponse> list(String nameContains, List<Map.Entry<String, String>> labels,
             Pageable pageable) {
-        Page<Node> page = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
+        Page<Node> page = readOnly.execute(status -> {
+            Page<Node> read = nodes.findAll(NodeSpecifications.matching(nameContains, labels), pageable);
+            read.forEach(n -> n.getLabels().size()); // loaded here, shown after the transaction
+            return read;
+        });
+        // outside the read's transaction, as in get
         Map<UUID, Long> desired = desiredRevisions(page.getContent().stream().map(Node::getId).toList());
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
         return PageResponse.of(page, node -> NodeResponse.from(node, status(node, desired, presence)));
@@ -314,13 +335,16 @@ public class NodeService {
 
     /**
      * Whether each of these nodes runs its latest desired config (applied revision at least its
-     * desired revision), by id; for the volume feature's "applied on every node" flag.
+     * desired revision), by id; for the volume feature's "applied on every node" flag. Outside
+     * any transaction, as {@link #get} explains: the desired revisions first, then the nodes.
      */
-    @Transactional(readOnly = true)
     public Map<UUID, Boolean> upToDate(Collection<UUID> ids) {
         Map<UUID, Boolean> result = new HashMap<>();
-        List<Node> found = nodes.findAllById(ids);
-        Map<UUID, Long> desired = desiredRevisions(found.stream().map(Node::getId).toList());
+        if (ids.isEmpty()) {
+            return result;
+        }
+        Map<UUID, Long> desired = desiredRevisions(existingIds(ids).stream().toList());
+        List<Node> found = nodes.findAllById(desired.keySet());
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
         for (Node node : found) {
             result.put(node.getId(), status(node, desired, presence).upToDate());

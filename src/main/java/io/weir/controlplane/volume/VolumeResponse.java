@@ -78,6 +78,13 @@ public record VolumeResponse(
                 primary == null ? null : primaryAddress);
     }
 
+    /** This response with {@code policyApplied} set. */
+    VolumeResponse withPolicyApplied(@Nullable Boolean applied) {
+        return new VolumeResponse(id, tenantId, name, sizeBytes, policyId, overrides, nodeIds, effectivePolicy, version,
+                createdAt, updatedAt, applied, placementWarning, usedBytes, replicas, primaryNodeId, epoch, copies, degraded,
+                primaryAddress);
+    }
+
     private static String placementWarning(int nodes) {
         return "placed on " + nodes + " data nodes by an earlier release, which did not replicate: each serves its own, "
                 + "unrelated copy of the volume; keep the copy you need and set nodeIds to its node alone (replicas can "

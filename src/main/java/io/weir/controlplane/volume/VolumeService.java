@@ -34,7 +34,9 @@ import java.util.stream.Collectors;
 import org.springframework.data.domain.Page;
 import org.springframework.data.domain.Pageable;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -104,10 +106,18 @@ public class VolumeService {
     private final AccessScope scope;
     private final TenantReservations reservations;
     private final VolumeCopies copies;
+    /**
+     * The reads of GET: whether a volume's nodes applied their configs is asked after it commits
+     * ({@link #withApplied}), for that reads each node's desired revision in transactions of its
+     * own, and would wait for a second pooled connection while the read holds one.
+     */
+    private final TransactionTemplate readOnly;
 
     VolumeService(VolumeRepository volumes, TenantService tenants, PolicyService policies, NodeService nodes,
             ConfigRevisions revisions, JsonMergePatch mergePatch, AuditLog audit, AccessScope scope,
-            TenantReservations reservations, VolumeCopies copies) {
+            TenantReservations reservations, VolumeCopies copies, PlatformTransactionManager transactions) {
+        this.readOnly = new TransactionTemplate(transactions);
+        readOnly.setReadOnly(true);
         this.copies = copies;
         this.audit = audit;
         this.scope = scope;
@@ -132,37 +142,42 @@ public class VolumeService {
         return volumes.findTenantIdById(id).orElseThrow(() -> ApiException.notFound("Volume", id));
     }
 
-    @Transactional(readOnly = true)
     public VolumeResponse get(UUID id) {
-        Volume volume = require(id);
-        Function<Volume, Boolean> applied = appliedOf(List.of(volume));
-        return responsesOf(List.of(volume)).apply(volume, effectiveOf(List.of(volume)).apply(volume), applied.apply(volume));
+        VolumeResponse read = readOnly.execute(status -> {
+            Volume volume = require(id);
+            return responsesOf(List.of(volume)).apply(volume, effectiveOf(List.of(volume)).apply(volume), null);
+        });
+        return withApplied(List.of(read)).get(0);
     }
 
     /** The volumes of one tenant (404 if there is no such tenant), optionally by name fragment. */
-    @Transactional(readOnly = true)
     public PageResponse<VolumeResponse> listForTenant(UUID tenantId, String nameContains, Pageable pageable) {
-        tenants.require(tenantId);
-        Page<Volume> page = nameContains == null || nameContains.isEmpty()
-                ? volumes.findByTenantId(tenantId, pageable)
-                : volumes.findByTenantIdAndNameContaining(tenantId, nameContains, pageable);
-        return toPage(page);
+        PageResponse<VolumeResponse> read = readOnly.execute(status -> {
+            tenants.require(tenantId);
+            Page<Volume> page = nameContains == null || nameContains.isEmpty()
+                    ? volumes.findByTenantId(tenantId, pageable)
+                    : volumes.findByTenantIdAndNameContaining(tenantId, nameContains, pageable);
+            return toPage(page);
+        });
+        return new PageResponse<>(withApplied(read.items()), read.page(), read.size(), read.totalItems(), read.totalPages());
     }
 
     /** All volumes, optionally only a tenant's and/or only those placed on a node. */
-    @Transactional(readOnly = true)
     public PageResponse<VolumeResponse> list(UUID tenantId, UUID nodeId, Pageable pageable) {
-        Page<Volume> page;
-        if (tenantId != null && nodeId != null) {
-            page = volumes.findByTenantIdAndNodeIdsContaining(tenantId, nodeId, pageable);
-        } else if (tenantId != null) {
-            page = volumes.findByTenantId(tenantId, pageable);
-        } else if (nodeId != null) {
-            page = volumes.findByNodeIdsContaining(nodeId, pageable);
-        } else {
-            page = volumes.findAll(pageable);
-        }
-        return toPage(page);
+        PageResponse<VolumeResponse> read = readOnly.execute(status -> {
+            Page<Volume> page;
+            if (tenantId != null && nodeId != null) {
+                page = volumes.findByTenantIdAndNodeIdsContaining(tenantId, nodeId, pageable);
+            } else if (tenantId != null) {
+                page = volumes.findByTenantId(tenantId, pageable);
+            } else if (nodeId != null) {
+                page = volumes.findByNodeIdsContaining(nodeId, pageable);
+            } else {
+                page = volumes.findAll(pageable);
+            }
+            return toPage(page);
+        });
+        return new PageResponse<>(withApplied(read.items()), read.page(), read.size(), read.totalItems(), read.totalPages());
     }
 
     @Transactional
@@ -271,11 +286,11 @@ public class VolumeService {
         };
     }
 
+    /** The page's responses, without policyApplied ({@link #withApplied} adds it outside the read). */
     private PageResponse<VolumeResponse> toPage(Page<Volume> page) {
         Function<Volume, EffectivePolicy> effective = effectiveOf(page.getContent());
-        Function<Volume, Boolean> applied = appliedOf(page.getContent());
         Responses responses = responsesOf(page.getContent());
-        return PageResponse.of(page, v -> responses.apply(v, effective.apply(v), applied.apply(v)));
+        return PageResponse.of(page, v -> responses.apply(v, effective.apply(v), null));
     }
 
     /** Builds the responses of a batch of volumes: their copies and their primaries' addresses, read once. */
@@ -301,13 +316,14 @@ public class VolumeService {
     }
 
     /**
-     * A function from each of {@code batch} to whether all its nodes run their latest desired
-     * config (null for a volume on no node), asking once per distinct node.
+     * {@code read} with policyApplied: whether all of each volume's nodes run their latest desired
+     * config (null for a volume on no node), asking once per distinct node. Outside any
+     * transaction ({@link #readOnly}).
      */
-    private Function<Volume, Boolean> appliedOf(Collection<Volume> batch) {
-        Map<UUID, Boolean> upToDate = nodes.upToDate(batch.stream().flatMap(v -> v.getNodeIds().stream()).distinct().toList());
-        return v -> v.getNodeIds().isEmpty() ? null
-                : v.getNodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false));
+    private List<VolumeResponse> withApplied(List<VolumeResponse> read) {
+        Map<UUID, Boolean> upToDate = nodes.upToDate(read.stream().flatMap(v -> v.nodeIds().stream()).distinct().toList());
+        return read.stream().map(v -> v.withPolicyApplied(v.nodeIds().isEmpty() ? null
+                : v.nodeIds().stream().allMatch(n -> upToDate.getOrDefault(n, false)))).toList();
     }
 
     private record Resolved(UUID policyId, EffectivePolicy effective, Long reservedIops) {

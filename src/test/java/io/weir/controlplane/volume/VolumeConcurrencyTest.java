@@ -43,6 +43,9 @@ class VolumeConcurrencyTest extends IntegrationTest {
     @Autowired
     JdbcClient jdbc;
 
+    @Autowired
+    javax.sql.DataSource dataSource;
+
     private VolumeFixtures fx;
     private String tenant;
     private ExecutorService pool;
@@ -80,6 +83,35 @@ class VolumeConcurrencyTest extends IntegrationTest {
     @FunctionalInterface
     private interface ThreadBody {
         void run(int thread, HttpApi api) throws Exception;
+    }
+
+    /**
+     * A read of volumes or nodes holds one pooled connection at a time: whether each node applied
+     * its config is read (and its desired revision stamped) in transactions of their own, which
+     * took a second connection while the read's was held, so as many concurrent reads as the pool
+     * has connections waited on each other until the pool's timeout and answered 503. Here the
+     * test holds all connections but one, as busy readers would.
+     */
+    @Test
+    void aReadOfVolumesOrNodesNeedsOneConnectionAtATime() throws Exception {
+        String node = fx.node(unique("n"));
+        String path = fx.volume(tenant, unique("v"), ",\"nodeIds\":[\"" + node + "\"]");
+        com.zaxxer.hikari.HikariDataSource pool = (com.zaxxer.hikari.HikariDataSource) dataSource;
+        List<Connection> held = new ArrayList<>();
+        try { // a read that waits for a second connection fails after the pool's timeout (30 s)
+            while (held.size() < pool.getMaximumPoolSize() - 1) {
+                held.add(pool.getConnection());
+            }
+            for (String read : List.of(path, "/api/v1/volumes", "/api/v1/tenants/" + tenant + "/volumes",
+                    "/api/v1/nodes/" + node, "/api/v1/nodes")) {
+                Response r = api.get(read);
+                assertThat(r.status()).as("GET %s: %s", read, r).isEqualTo(200);
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
     }
 
     @Test
