@@ -16,6 +16,7 @@ import tools.jackson.databind.KeyDeserializer;
 import tools.jackson.databind.MapperFeature;
 import tools.jackson.databind.cfg.CoercionAction;
 import tools.jackson.databind.cfg.CoercionInputShape;
+import tools.jackson.databind.deser.jdk.NumberDeserializers;
 import tools.jackson.databind.deser.jdk.StringDeserializer;
 import tools.jackson.databind.deser.std.StdScalarDeserializer;
 import tools.jackson.databind.exc.InvalidFormatException;
@@ -42,6 +43,8 @@ import tools.jackson.databind.type.LogicalType;
  *       {@code timestamptz} holds with room to spare), never a number.
  *   <li>Text (values and object keys) may not contain NUL or a lone surrogate, see
  *       {@link StrictText}.
+ *   <li>A decimal is finite: a number past what a double holds ({@code 1e309}) would be read as
+ *       Infinity, which {@code @Positive} lets through and no limit can be computed from.
  * </ul>
  *
  * <p>This configures the application's one {@code JsonMapper}, which reads request bodies and,
@@ -71,7 +74,9 @@ class StrictJsonConfiguration {
                 .addDeserializer(Instant.class, new StringFormDeserializer<>(Instant.class, LogicalType.DateTime,
                         StrictJsonConfiguration::parseInstant, INSTANT_DESCRIPTION))
                 .addDeserializer(java.util.UUID.class, new StringFormDeserializer<>(java.util.UUID.class,
-                        LogicalType.OtherScalar, StrictUuids::parse, StrictUuids.DESCRIPTION));
+                        LogicalType.OtherScalar, StrictUuids::parse, StrictUuids.DESCRIPTION))
+                .addDeserializer(Double.class, new FiniteDoubleDeserializer(Double.class, null))
+                .addDeserializer(Double.TYPE, new FiniteDoubleDeserializer(Double.TYPE, 0.0));
         return builder -> builder
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .addModule(strictText)
@@ -161,6 +166,24 @@ class StrictJsonConfiguration {
             String problem = value == null ? null : StrictText.problem(value);
             if (problem != null) {
                 throw InvalidFormatException.from(p, problem, value, String.class);
+            }
+            return value;
+        }
+    }
+
+    /** A double as Jackson reads it, refused when not finite. */
+    static final class FiniteDoubleDeserializer extends NumberDeserializers.DoubleDeserializer {
+
+        FiniteDoubleDeserializer(Class<Double> type, Double nullValue) {
+            super(type, nullValue);
+        }
+
+        @Override
+        public Double deserialize(JsonParser p, DeserializationContext ctxt) {
+            Double value = super.deserialize(p, ctxt);
+            if (value != null && !Double.isFinite(value)) {
+                throw InvalidFormatException.from(p, "a number from -1.7976931348623157e308 to 1.7976931348623157e308",
+                        p.getString(), Double.class);
             }
             return value;
         }

@@ -174,6 +174,24 @@ class PolicyApiTest extends IntegrationTest {
         assertThat(errorFields(wrongType)).containsExactly("maxIops");
     }
 
+    /**
+     * A number past what a double holds ({@code 1e309}) is no number Weir can use: Jackson read it
+     * as Infinity, which passed {@code @Positive}; the policy was stored, and every volume given
+     * it answered 500. Refused at the boundary, naming the field, in every body.
+     */
+    @Test
+    void aNumberPastWhatADoubleHoldsIsRefusedByName() {
+        Response r = create(unique("inf"), ",\"maxIopsPerGiB\":1e309");
+        assertThat(r.status()).as(r.toString()).isEqualTo(400);
+        assertThat(errorFields(r)).containsExactly("maxIopsPerGiB");
+        Response negative = create(unique("inf"), ",\"burstIopsPerGiB\":-1e309");
+        assertThat(negative.status()).as(negative.toString()).isEqualTo(400);
+        assertThat(errorFields(negative)).containsExactly("burstIopsPerGiB");
+        Response tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("t") + "\",\"maxIopsPerGiB\":1e309}");
+        assertThat(tenant.status()).as(tenant.toString()).isEqualTo(400);
+        assertThat(errorFields(tenant)).containsExactly("maxIopsPerGiB");
+    }
+
     @Test
     void unknownPolicyAnswers404() {
         String missing = POLICIES + "/" + java.util.UUID.randomUUID();
