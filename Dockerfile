@@ -42,8 +42,10 @@ VOLUME /var/lib/weir/data
 # 8080: control plane HTTP (REST, Actuator); 10809: a data node's NBD (the demo's second: 10810).
 EXPOSE 8080 10809 10810
 # The heap follows the container's memory limit: 75% of it (the rest is for metaspace, thread
-# stacks, direct buffers). Add JVM options with JAVA_TOOL_OPTIONS; an -Xmx there replaces the 75%.
-ENTRYPOINT ["java", "-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-cp", "/opt/weir", \
+# stacks, direct buffers). In JAVA_TOOL_OPTIONS, not on the command line, which would win over
+# anything set there: a JAVA_TOOL_OPTIONS of your own replaces it (-XX:MaxRAMPercentage=60, or -Xmx).
+ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
+ENTRYPOINT ["java", "-XX:+ExitOnOutOfMemoryError", "-cp", "/opt/weir", \
             "org.springframework.boot.loader.launch.JarLauncher"]
 CMD ["controlplane"]
 # Readiness, without curl: a JDK-only class of the jar. It finds the role in the main process's

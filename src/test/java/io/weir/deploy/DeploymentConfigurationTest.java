@@ -51,6 +51,20 @@ class DeploymentConfigurationTest {
         services = (Map<String, Map<String, Object>>) compose.get("services");
     }
 
+    /**
+     * JVM options set in JAVA_TOOL_OPTIONS (Helm's javaToolOptions, a compose override) take
+     * effect: the image's heap default is set there, not on java's command line, where a flag wins
+     * over the same flag in JAVA_TOOL_OPTIONS and -XX:MaxRAMPercentage=60 was silently ignored.
+     */
+    @Test
+    void theImagesHeapDefaultIsOneJavaToolOptionsCanReplace() throws IOException {
+        String dockerfile = Files.readString(Path.of("Dockerfile"), StandardCharsets.UTF_8);
+        String entrypoint = dockerfile.substring(dockerfile.indexOf("ENTRYPOINT"));
+        entrypoint = entrypoint.substring(0, entrypoint.indexOf(']'));
+        assertThat(entrypoint).doesNotContain("MaxRAMPercentage").doesNotContain("-Xmx");
+        assertThat(dockerfile).contains("ENV JAVA_TOOL_OPTIONS=\"-XX:MaxRAMPercentage=75\"");
+    }
+
     @Test
     void theComposeFileIsAComposeSpecificationFileWithoutAVersionKey() {
         assertThat(compose).doesNotContainKey("version").containsKeys("services", "volumes");

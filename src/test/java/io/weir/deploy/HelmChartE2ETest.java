@@ -236,6 +236,57 @@ class HelmChartE2ETest {
                 .doesNotContainKey("SERVER_SSL_BUNDLE");
     }
 
+    /**
+     * With TLS (the default) the control plane serves HTTPS only, so what reaches it through the
+     * chart speaks HTTPS: the Ingress (ingress-nginx's backend-protocol annotation, the Service
+     * port's appProtocol) and the ServiceMonitor (the cluster CA, and the Service's name, which the
+     * certificate names). Each sent plain HTTP and got Tomcat's 400. The example Ingress serves a
+     * certificate of its own, never the Secret that holds the CA key.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void whatReachesTheControlPlaneSpeaksHttpsAndTheIngressNeverServesTheCaSecret() throws Exception {
+        List<Map<String, Object>> production = render(List.of("-f", PRODUCTION.toString()));
+        Map<String, Object> ingress = kind(production, "Ingress").get(0);
+        assertThat(map(map(ingress, "metadata"), "annotations"))
+                .containsEntry("nginx.ingress.kubernetes.io/backend-protocol", "HTTPS")
+                .containsEntry("nginx.ingress.kubernetes.io/proxy-body-size", "2m");
+        Map<String, Object> service = kind(production, "Service").stream()
+                .filter(m -> map(m, "metadata").get("name").equals("r-weir-controlplane")).findFirst().orElseThrow();
+        assertThat(list(map(service, "spec"), "ports").get(0)).containsEntry("appProtocol", "https");
+        Map<String, Object> endpoint = list(map(kind(production, "ServiceMonitor").get(0), "spec"), "endpoints").get(0);
+        assertThat(endpoint).containsEntry("scheme", "https");
+        Map<String, Object> tlsConfig = map(endpoint, "tlsConfig");
+        assertThat(map(map(tlsConfig, "ca"), "secret")).containsEntry("name", "weir-tls").containsEntry("key", "ca.crt");
+        assertThat(tlsConfig).containsEntry("serverName", "r-weir-controlplane.storage.svc");
+        assertThat(list(map(ingress, "spec"), "tls")).extracting(t -> t.get("secretName"))
+                .as("the Ingress's certificate Secret").doesNotContain("weir-tls");
+
+        List<Map<String, Object>> generated = render(List.of("--set", "metrics.serviceMonitor.enabled=true",
+                "--set", "metrics.serviceMonitor.tokenSecret.name=prometheus"));
+        Map<String, Object> secret = kind(generated, "Secret").stream()
+                .filter(m -> map(m, "metadata").get("name").equals("r-weir-tls")).findFirst().orElseThrow();
+        var certificate = (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+                .generateCertificate(new java.io.ByteArrayInputStream(java.util.Base64.getDecoder()
+                        .decode(map(secret, "data").get("tls.crt").toString())));
+        Object serverName = map(list(map(kind(generated, "ServiceMonitor").get(0), "spec"), "endpoints").get(0), "tlsConfig")
+                .get("serverName");
+        List<Object> names = certificate.getSubjectAlternativeNames().stream().map(n -> (Object) n.get(1)).toList();
+        assertThat(names).as("names of the certificate").contains(serverName);
+    }
+
+    /**
+     * The heap follows the container's limit (the image's -XX:MaxRAMPercentage=75) unless the
+     * values say otherwise: their JVM options come after it, where the same flag wins. The image
+     * had the default on java's command line, where it won over anything in JAVA_TOOL_OPTIONS.
+     */
+    @Test
+    void theValuesJvmOptionsComeAfterTheImagesHeapDefault() {
+        Map<String, Object> controlPlane = list(map(map(map(kind(render(List.of("-f", PRODUCTION.toString())), "Deployment")
+                .get(0), "spec"), "template"), "spec"), "containers").get(0);
+        assertThat(env(controlPlane).get("JAVA_TOOL_OPTIONS")).isEqualTo("-XX:MaxRAMPercentage=75 -XX:MaxRAMPercentage=70");
+    }
+
     private static Map<String, String> env(Map<String, Object> container) {
         Map<String, String> env = new java.util.LinkedHashMap<>();
         for (Map<String, Object> e : list(container, "env")) {
