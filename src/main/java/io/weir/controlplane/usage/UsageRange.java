@@ -101,7 +101,9 @@ record UsageRange(Instant from, Instant to, Duration step, UsageLevel level) {
         UsageLevel level = w % UsageLevel.HOUR.width.toMillis() == 0 ? UsageLevel.HOUR
                 : w % UsageLevel.MINUTE.width.toMillis() == 0 ? UsageLevel.MINUTE : UsageLevel.RAW;
         Duration retention = properties.retention().of(level);
-        if (alignedFrom.isBefore(now.minus(retention))) {
+        // the from asked for, not its step's start: that may lie before the horizon (by up to a
+        // step, 1970 for a step of a century), and the first point then holds what is still kept
+        if (from.isBefore(now.minus(retention))) {
             String hint = switch (level) {
                 case RAW -> "; a step that is a multiple of 1 minute reads the 1-minute rollups, kept "
                         + properties.retention().minute();

@@ -415,6 +415,27 @@ class UsageQueryTest extends IntegrationTest {
         assertThat(api.get("/api/v1/usage/top?limit=0").status()).isEqualTo(400);
     }
 
+    /**
+     * The retention check is on the from asked for, not on the start of the step it falls in:
+     * steps of 400 days or more were refused whatever the range (their first step starts in
+     * 1970), and a from just inside a level's retention was refused for a step that starts
+     * before it, saying that from must be after a time it was after.
+     */
+    @Test
+    void aFromWithinRetentionIsServedWhereverItsFirstStepStarts() {
+        HttpApi.Response century = api.get("/api/v1/usage/volumes/" + volumeA + "?step=36600d");
+        assertThat(century.status()).as(century.toString()).isEqualTo(200);
+        assertThat(century.json().get("points")).hasSize(1);
+
+        Instant now = clock.instant();
+        long intoQuarter = Math.floorMod(now.toEpochMilli(), Duration.ofMinutes(15).toMillis());
+        clock.advance(Duration.ofMinutes(22).minusMillis(intoQuarter)); // 7 minutes into a quarter hour
+        now = clock.instant();
+        Instant from = now.minus(Duration.ofDays(14)).plus(Duration.ofMinutes(1)); // the 1-minute level's retention: 14 days
+        HttpApi.Response edge = api.get("/api/v1/usage/volumes/" + volumeA + "?from=" + from + "&to=" + now + "&step=15m");
+        assertThat(edge.status()).as(edge.toString()).isEqualTo(200);
+    }
+
     @Test
     void aTimestampBeyondWhatTheApiCountsInIsA400NamingTheParameter() {
         // Instant.MAX parses as RFC 3339 but overflows milliseconds: it answered 500 (found by ApiFuzzTest).
