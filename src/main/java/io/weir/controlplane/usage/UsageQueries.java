@@ -182,8 +182,10 @@ class UsageQueries {
         String time = range.level().timeColumn;
         String p99 = raw ? "sum(latency_p99_us::float8 * (read_ops::float8 + write_ops))" : "sum(latency_p99_wsum::float8)";
         String order = by == TopMeasure.LATENCY ? p99 + " / NULLIF(sum(read_ops::float8 + write_ops), 0)" : by.rollupOrder;
+        // the tenant stored with a volume's rows: a volume deleted since keeps it
         String sql = "SELECT volume_id, " + sum("read_ops") + ", " + sum("write_ops") + ", " + sum("read_bytes") + ", "
-                + sum("write_bytes") + ", " + p99 + ", " + sum("throttled_ns") + " FROM " + table + " WHERE " + time
+                + sum("write_bytes") + ", " + p99 + ", " + sum("throttled_ns")
+                + ", (array_agg(tenant_id) FILTER (WHERE tenant_id IS NOT NULL))[1] FROM " + table + " WHERE " + time
                 + " >= ? AND " + time + " < ?"
                 + (tenantId != null ? " AND tenant_id = ?" : "") + " GROUP BY volume_id"
                 + (by == TopMeasure.LATENCY ? " HAVING sum(read_ops::numeric + write_ops) > 0" : "")
@@ -195,7 +197,8 @@ class UsageQueries {
         args.add(limit);
         double seconds = (range.to().toEpochMilli() - range.from().toEpochMilli()) / 1000.0;
         List<Object[]> rows = jdbc.query(sql, (rs, i) -> new Object[] {rs.getObject(1, UUID.class), rs.getLong(2),
-                rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getDouble(6), rs.getLong(7)}, args.toArray());
+                rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getDouble(6), rs.getLong(7), rs.getObject(8, UUID.class)},
+                args.toArray());
         Map<UUID, UsageVolumes.VolumeInfo> info = directory.volumes(rows.stream().map(r -> (UUID) r[0]).toList());
         List<TopVolumes.Entry> entries = new ArrayList<>();
         for (Object[] r : rows) {
@@ -203,7 +206,8 @@ class UsageQueries {
             long readOps = (long) r[1], writeOps = (long) r[2], readBytes = (long) r[3], writeBytes = (long) r[4];
             long ops = add(readOps, writeOps);
             UsageVolumes.VolumeInfo v = info.get(id);
-            entries.add(new TopVolumes.Entry(id, v == null ? tenantId : v.tenantId(), v == null ? null : v.name(),
+            entries.add(new TopVolumes.Entry(id, v != null ? v.tenantId() : r[7] != null ? (UUID) r[7] : tenantId,
+                    v == null ? null : v.name(),
                     readOps, writeOps, readBytes, writeBytes, ops / seconds, ((double) readBytes + writeBytes) / seconds,
                     ops == 0 ? null : Math.round((double) r[5] / ops), (long) r[6] / 1e6));
         }

@@ -361,6 +361,26 @@ class UsageQueryTest extends IntegrationTest {
                 .isGreaterThanOrEqualTo(byThrottle.get("volumes").get(1).get("throttledMs").asDouble());
     }
 
+    /**
+     * A volume deleted since its usage was reported keeps its tenant in the top list (its rows
+     * store it): the tenant was taken from the volume, gone, or from the filter, none for an
+     * administrator's list, and the dashboard showed no tenant.
+     */
+    @Test
+    void aDeletedVolumeKeepsItsTenantInTheTopList() {
+        assertThat(api.delete("/api/v1/volumes/" + volumeB, null).status()).isEqualTo(204);
+        JsonNode top = api.get("/api/v1/usage/top?by=iops&limit=100&from=" + base.minus(Duration.ofMinutes(30)) + "&to="
+                + base.plus(Duration.ofHours(4)) + "&step=1m").json();
+        JsonNode b = null;
+        for (JsonNode v : top.get("volumes")) {
+            if (v.get("volumeId").asString().equals(volumeB.toString())) {
+                b = v;
+            }
+        }
+        assertThat(b).as("the deleted volume's usage").isNotNull();
+        assertThat(b.get("tenantId").asString()).isEqualTo(tenant.toString());
+    }
+
     @Test
     void callersBoundToATenantSeeOnlyItsUsage() {
         UUID other = UsageFixtures.tenant(api, unique("usage-other"));
