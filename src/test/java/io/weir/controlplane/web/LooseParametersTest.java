@@ -96,4 +96,27 @@ class LooseParametersTest extends IntegrationTest {
     void anEmptyFilterIsA400NamingItNotNoFilter(String path, String parameter) {
         assertNamesField(api.get(path.replace("{t}", tenant)), parameter);
     }
+
+    /**
+     * A query parameter the endpoint does not take is a mistake too, most often a misspelt filter:
+     * {@code ?nodeid=} (for nodeId) listed every volume, as if no filter had been given.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"/api/v1/volumes?nodeid=" + "00000001-0001-0001-0001-000000000001, nodeid",
+            "/api/v1/tenants?nmae=x, nmae", "/api/v1/nodes?labels=zone%3Da, labels",
+            "/api/v1/usage/top?tenant=x, tenant", "/api/v1/tenants/{t}/volumes?page=0&sise=5, sise",
+            "/api/v1/tenants/{t}?verbose=1, verbose"})
+    void aParameterTheEndpointDoesNotTakeIsA400NamingIt(String path, String parameter) {
+        Response r = api.get(path.replace("{t}", tenant));
+        assertNamesField(r, parameter);
+        assertThat(r.json().toString()).contains("does not take");
+    }
+
+    @Test
+    void everyParameterAnEndpointTakesIsAccepted() {
+        assertThat(api.get("/api/v1/volumes?tenantId=" + tenant + "&nodeId=00000001-0001-0001-0001-000000000001&page=0&size=5")
+                .status()).isEqualTo(200);
+        assertThat(api.get("/api/v1/nodes?name=x&label=zone%3Da&label=rack%3D1&page=0&size=5").status()).isEqualTo(200);
+        assertThat(api.get("/api/v1/usage/tenants/" + tenant + "?step=1m").status()).isEqualTo(200);
+    }
 }
