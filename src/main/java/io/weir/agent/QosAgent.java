@@ -204,6 +204,10 @@ public final class QosAgent implements AutoCloseable {
                 // the node's identity first: acting on the cached config may need it (a primary's links to its copies)
                 renewal.startUp();
                 applier.loadCached();
+                if (closed) { // a listener closed the agent while the cached config was applied
+                    done.complete(null);
+                    return;
+                }
                 startUsage();
                 long millis = heartbeatInterval.toMillis();
                 heartbeat = scheduler.scheduleWithFixedDelay(() -> events.execute(this::heartbeat), millis, millis,
@@ -527,29 +531,25 @@ public final class QosAgent implements AutoCloseable {
     /**
      * Closes the connection (a normal close frame), stops heartbeats and reconnects, and stops the
      * agent's own thread. Does not close the executor, which keeps the config in force. Idempotent.
+     * From the agent's event thread (a listener), it closes there and then, rather than queue
+     * behind the listener and wait for itself; its own thread stops after the listener's task
+     * (stopped now, it would interrupt the listener and what the agent does after it, such as
+     * saving the config just applied).
      */
     @Override
     public void close() {
+        if (events.inTask()) {
+            closeOnEventThread();
+            if (ownsScheduler) {
+                events.execute(scheduler::shutdownNow);
+            }
+            return;
+        }
         CountDownLatch done = new CountDownLatch(1);
         try {
             events.execute(() -> {
                 try {
-                    if (closed) {
-                        return;
-                    }
-                    closed = true;
-                    connected = false;
-                    if (heartbeat != null) {
-                        heartbeat.cancel(false);
-                    }
-                    if (usageTicks != null) {
-                        usageTicks.cancel(false);
-                    }
-                    AgentConnection c = current;
-                    current = null;
-                    if (c != null) {
-                        c.closeAndWait();
-                    }
+                    closeOnEventThread();
                 } finally {
                     done.countDown();
                 }
@@ -562,6 +562,26 @@ public final class QosAgent implements AutoCloseable {
         }
         if (ownsScheduler) {
             scheduler.shutdownNow();
+        }
+    }
+
+    /** On the event thread: the connection closed, heartbeats and usage ticks stopped; once. */
+    private void closeOnEventThread() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        connected = false;
+        if (heartbeat != null) {
+            heartbeat.cancel(false);
+        }
+        if (usageTicks != null) {
+            usageTicks.cancel(false);
+        }
+        AgentConnection c = current;
+        current = null;
+        if (c != null) {
+            c.closeAndWait();
         }
     }
 

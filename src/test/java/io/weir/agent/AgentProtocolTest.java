@@ -130,6 +130,54 @@ class AgentProtocolTest {
         }
     }
 
+    /**
+     * A listener may close its own agent (a node shutting down on a config it cannot serve): the
+     * close runs on the agent's event thread, where it queued its work behind the listener's and
+     * waited twice {@link QosAgent#CLOSE_WAIT} for itself, holding the caller of start that long.
+     * Closed while start applies the cached config, the agent starts no timers afterwards, and
+     * start returns normally.
+     */
+    @Test
+    void aListenerThatClosesItsAgentDoesNotWaitForItself(@TempDir Path otherDir) throws Exception {
+        new StateStore(otherDir, java.time.Clock.systemUTC()).save(snapshot(nodeId, 5, 500));
+        AtomicReference<QosAgent> self = new AtomicReference<>();
+        java.util.concurrent.CountDownLatch closeReturned = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ScheduledThreadPoolExecutor pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+        pool.setRemoveOnCancelPolicy(true);
+        QosAgent closing = QosAgent.builder()
+                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
+                .nodeId(nodeId)
+                .token("weir_node-token-of-the-test")
+                .stateDir(otherDir)
+                .executor(executor)
+                .scheduler(pool)
+                .listener(new AgentListener() {
+                    @Override
+                    public void applied(DesiredConfig config) {
+                        self.get().close();
+                        closeReturned.countDown();
+                    }
+                })
+                .build();
+        self.set(closing);
+        try {
+            CompletableFuture<Void> started = CompletableFuture.runAsync(() -> {
+                try {
+                    closing.start(); // applies the cached config: the listener closes the agent
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            assertThat(closeReturned.await(QosAgent.CLOSE_WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .as("close returned before the wait it would spend on itself").isTrue();
+            started.get(WAIT, TimeUnit.SECONDS);
+            assertThat(pool.getQueue()).as("timers of the closed agent (heartbeat, usage ticks)").isEmpty();
+        } finally {
+            closing.close();
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void helloCarriesTheNodeTheAppliedRevisionAndTheVersionAndTheTokenGoesInTheUpgrade() throws Exception {
         Peer peer = controlPlane.nextPeer(WAIT);
