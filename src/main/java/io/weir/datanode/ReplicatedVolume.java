@@ -139,6 +139,11 @@ final class ReplicatedVolume {
     /** The last sequence whose state could not be kept, so that a failure that lasts is logged once. */
     private long unkeptLogged = -1;
     final Map<UUID, ReplicaCopy> copies = new LinkedHashMap<>();
+    /**
+     * The other nodes the last config applied names for the volume (its primary and copies): the
+     * only ones whose requests it takes ({@link #admit}).
+     */
+    private Set<UUID> members = Set.of();
     /** Copies told of this epoch with a PING that was answered OK. */
     final Set<UUID> announced = new HashSet<>();
     /**
@@ -284,6 +289,7 @@ final class ReplicatedVolume {
             if (rc.epoch() < epoch) {
                 return answers; // older than an epoch a peer has shown us
             }
+            members = namedIn(rc);
             boolean firstHere = epoch == 0;
             boolean nowPrimary = rc.primaryNodeId().equals(self);
             boolean reset = resets(rc);
@@ -430,12 +436,16 @@ final class ReplicatedVolume {
     }
 
     /**
-     * A peer's request for this volume arrived with {@code peerEpoch}: the status to answer. A
-     * higher epoch than this node has seen is learned, and fences this node if it was the primary.
+     * A request of node {@code sender} for this volume arrived with {@code peerEpoch}: the status to
+     * answer. A node the config does not name for the volume is refused ({@link ReplicationWire#NOT_A_COPY}).
+     * A higher epoch than this node has seen is learned, and fences this node if it was the primary.
      */
-    int admit(long peerEpoch) {
+    int admit(UUID sender, long peerEpoch) {
         boolean newer;
         synchronized (this) {
+            if (!members.contains(sender)) {
+                return ReplicationWire.NOT_A_COPY; // neither its primary nor a copy: it may not write, nor fence this node
+            }
             if (stale(peerEpoch)) {
                 return ReplicationWire.STALE_EPOCH;
             }

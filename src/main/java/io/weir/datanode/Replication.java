@@ -230,14 +230,18 @@ final class Replication implements AutoCloseable {
         return server == null ? 0 : server.connectionsEnded();
     }
 
-    /** A primary's request arrived ({@link ReplicationServer}'s thread). */
-    void receive(ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
+    /**
+     * A primary's request arrived from node {@code sender} (its certificate's, over TLS), on
+     * {@link ReplicationServer}'s thread. A node this node's config does not name for the volume
+     * gets {@link ReplicationWire#NOT_A_COPY}, as for a volume this node does not hold.
+     */
+    void receive(UUID sender, ReplicationWire.Request q, ByteBuffer data, ReplicationServer.Replier r) {
         ReplicatedVolume rv = volumes.get(q.volume());
         if (rv == null) {
             answer(q, r, ReplicationWire.NOT_A_COPY, 0);
             return;
         }
-        int verdict = rv.admit(q.epoch());
+        int verdict = rv.admit(sender, q.epoch());
         if (verdict != ReplicationWire.OK || q.type() == ReplicationWire.PING) {
             answer(q, r, verdict, rv.epoch());
             return;

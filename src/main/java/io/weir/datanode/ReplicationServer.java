@@ -247,7 +247,7 @@ final class ReplicationServer implements AutoCloseable {
                     return; // superseded by a newer connection of its node
                 }
                 holding = null; // given back by receive, once applied or refused
-                replication.receive(q, data, replier);
+                replication.receive(sender, q, data, replier);
             }
         } catch (IOException | RuntimeException e) {
             if (!closed) {

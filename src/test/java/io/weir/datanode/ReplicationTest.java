@@ -858,6 +858,39 @@ class ReplicationTest extends ReplicationFixture {
     }
 
     /**
+     * A copy takes requests for a volume only from the nodes its config names for that volume:
+     * node c, with a certificate of the cluster CA but neither primary nor copy of the volume,
+     * wrote to b's copy and, with a higher epoch, fenced it (a node deleted from the cluster keeps
+     * a valid certificate until it expires). Its PING and its WRITE are refused and nothing lands;
+     * b's epoch stays.
+     */
+    @Test
+    void aNodeThatIsNeitherPrimaryNorCopyOfTheVolumeIsRefused() throws Exception {
+        pki = TestPki.create("weir test CA");
+        DataNode b = start("b");
+        certify(b, B, 0x42);
+        b.apply(configFor(B, 1, new ReplicationConfig(1, A, 0, List.of(new ReplicationConfig.Copy(A, null, true),
+                copy(B, b, true)))));
+        TestPki.Issued ofC = pki.issueNode(C, 0x43);
+        NbdTls tls = new NbdTls(false);
+        tls.serverCertificate(new ServerCertificate(ofC.keys().getPrivate(), ofC.certificate(), List.of(pki.certificate())));
+        try (ReplicaLink link = new ReplicaLink(C, B, b.replicationAddress(), new ReplicationTls(tls))) {
+            link.connect();
+            CompletableFuture<Integer> ping = new CompletableFuture<>();
+            link.send(ReplicationWire.PING, (byte) 0, VOLUME, Long.MAX_VALUE, 0, 0, null, (status, epoch) -> ping.complete(status));
+            assertThat(ping.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).as("c's PING")
+                    .isEqualTo(ReplicationWire.NOT_A_COPY);
+            CompletableFuture<Integer> write = new CompletableFuture<>();
+            link.send(ReplicationWire.WRITE, (byte) 0, VOLUME, Long.MAX_VALUE, 0, 4096,
+                    ByteBuffer.wrap(NbdServerTest.bytes(4096, 9)), (status, epoch) -> write.complete(status));
+            assertThat(write.get(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)).as("c's WRITE")
+                    .isEqualTo(ReplicationWire.NOT_A_COPY);
+        }
+        assertThat(onCopy(b, 0, 4096)).as("b's copy").isEqualTo(new byte[4096]);
+        assertThat(b.replication().volume(VOLUME).epoch).isEqualTo(1);
+    }
+
+    /**
      * A peer that connects to the replication listener and never finishes its greeting (half a
      * hello in clear, nothing at all where the node speaks TLS) held a thread of the copy's node
      * for ever: it is closed once the greeting timeout has passed.
@@ -1249,7 +1282,7 @@ class ReplicationTest extends ReplicationFixture {
         stop(n.b());
         try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             writeWaitingForTheEcho(a, client, 30); // b failed it and left the in-sync set
-            assertThat(a.replication().volume(VOLUME).admit(2)).as("a peer's request at epoch 2").isEqualTo(ReplicationWire.OK);
+            assertThat(a.replication().volume(VOLUME).admit(B, 2)).as("b's request at epoch 2").isEqualTo(ReplicationWire.OK);
             assertThat(client.readReply().error()).as("the write, answered without a config").isEqualTo(Nbd.ESHUTDOWN);
             assertThat(a.replication().volume(VOLUME).forwarded.waitingWrites()).isZero();
         }
