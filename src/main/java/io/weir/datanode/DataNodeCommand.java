@@ -320,9 +320,10 @@ public final class DataNodeCommand {
     /**
      * The one orderly stop of a data node and its agent (null without one), in this order: new
      * clients are refused and open connections answer what they have in flight and close (up to
-     * {@code drainTimeout}; the rest are cut); then the agent closes its connection to the control
-     * plane (no config is applied to a node being stopped); then the node stops its threads and
-     * flushes and closes its files.
+     * {@code drainTimeout}; the rest are cut); then the agent reports the usage since its last
+     * report (the drain's included; it goes out ahead of the close) and closes its connection to
+     * the control plane (no config is applied to a node being stopped); then the node stops its
+     * threads and flushes and closes its files.
      */
     static void stop(DataNode node, QosAgent agent, Duration drainTimeout, PrintStream err) {
         try {
@@ -334,6 +335,11 @@ public final class DataNodeCommand {
             Thread.currentThread().interrupt();
         }
         if (agent != null) {
+            try {
+                agent.reportUsageNow();
+            } catch (RuntimeException e) { // not started: nothing counted to report
+                LOG.log(System.Logger.Level.DEBUG, "no last usage report: " + e);
+            }
             agent.close();
         }
         node.close();

@@ -148,6 +148,34 @@ class DataNodeAgentTest {
         assertThat(v.filesClosed()).as("and last the files").isTrue();
     }
 
+    /**
+     * A planned stop reports the usage since the last report before the agent closes: with a
+     * reporting interval of an hour, the writes clients made before the stop (and while the node
+     * drained) were never reported, and no gap said so.
+     */
+    @Test
+    void aPlannedStopReportsTheUsageSinceTheLastReport() throws Exception {
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).usageReportIntervalSeconds(3600).revision(1).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).open("acme/db1")) {
+            for (int i = 0; i < 5; i++) {
+                c.write(i * 4096L, NbdServerTest.bytes(4096, i));
+            }
+        }
+        DataNodeCommand.stop(node, agent, java.time.Duration.ofSeconds(WAIT), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).as("the agent's close").isNotNull();
+        long writes = 0;
+        for (String frame; (frame = peer.next(0)) != null;) { // what the agent sent before its close
+            if (AgentMessages.decode(frame) instanceof io.weir.protocol.UsageReport r) {
+                writes += r.volumes().stream().filter(v -> v.volumeId().equals(TestConfigs.volumeId("acme", "db1")))
+                        .mapToLong(io.weir.protocol.UsageReport.VolumeUsage::writeOps).sum();
+            }
+        }
+        assertThat(writes).as("writes reported").isEqualTo(5);
+    }
+
     @Test
     void aNodeRestartedWhileTheControlPlaneIsUnreachableServesTheVolumesOfItsCachedConfig() throws Exception {
         Peer peer = controlPlane.nextPeer(WAIT);

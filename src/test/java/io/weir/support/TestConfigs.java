@@ -21,6 +21,7 @@ public final class TestConfigs {
     private final List<VolumeConfig> volumes = new ArrayList<>();
     private final List<TaskShareConfig> tasks = new ArrayList<>();
     private long revision = 1;
+    private int usageReportIntervalSeconds;
     private UUID node = id("node");
     private io.weir.protocol.TlsConfig tls;
 
@@ -92,11 +93,17 @@ public final class TestConfigs {
         return this;
     }
 
+    /** The node's usage reporting interval (0: the default). */
+    public TestConfigs usageReportIntervalSeconds(int seconds) {
+        this.usageReportIntervalSeconds = seconds;
+        return this;
+    }
+
     public static UUID volumeId(String tenant, String name) {
         return id("volume:" + tenant + "/" + name);
     }
 
     public DesiredConfig build() {
-        return new DesiredConfig(node, revision, tasks, tenants, volumes, 0, tls);
+        return new DesiredConfig(node, revision, tasks, tenants, volumes, usageReportIntervalSeconds, tls);
     }
 }
