@@ -66,7 +66,11 @@ final class UsageSequences implements UsageReporter.Sequences {
             LOG.log(Level.WARNING, "{0} is unreadable; numbering usage reports from the clock", dir.resolve(FILE_NAME));
         }
         UsageSequences s = new UsageSequences(dir, Math.max(Math.max(stored, 1), clock.millis()));
-        s.reserve();
+        try {
+            s.reserve();
+        } catch (IOException e) { // as in next(): a full disk must not stop the node, only this guarantee's margin
+            LOG.log(Level.ERROR, "cannot write " + dir.resolve(FILE_NAME) + "; usage report numbers rely on the clock", e);
+        }
         return s;
     }
 

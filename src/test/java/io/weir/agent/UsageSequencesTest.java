@@ -60,4 +60,21 @@ class UsageSequencesTest {
         assertThat(Long.parseLong(Files.readString(dir.resolve(UsageSequences.FILE_NAME)).strip()))
                 .isGreaterThan(s.peek());
     }
+
+    /**
+     * A reservation that cannot be written at start (a full or read-only disk) is logged and the
+     * numbering goes on above the stored number and the clock, as it does later: it stopped the
+     * agent's start, and the data node, which then restarted in a loop and served nothing.
+     */
+    @Test
+    void aReservationThatCannotBeWrittenAtStartDoesNotStopTheAgent() throws Exception {
+        Files.writeString(dir.resolve(UsageSequences.FILE_NAME), (T.toEpochMilli() + 5000) + "\n");
+        Files.createDirectories(dir.resolve(UsageSequences.FILE_NAME + ".tmp")); // the new reservation cannot be written
+        Clock clock = Clock.fixed(T, ZoneOffset.UTC);
+
+        UsageSequences s = UsageSequences.open(dir, clock);
+
+        assertThat(s.next()).isEqualTo(T.toEpochMilli() + 5000);
+        assertThat(s.next()).isEqualTo(T.toEpochMilli() + 5001);
+    }
 }
