@@ -96,7 +96,12 @@ public final class PkiCommand {
         Path caCert = dir.resolve(CA_CERT);
         Path caKey = dir.resolve(CA_KEY);
         CertificateAuthority ca;
-        boolean newCa = !(Files.exists(caCert) && Files.exists(caKey));
+        if (Files.exists(caCert) != Files.exists(caKey)) {
+            // a CA whose key was moved away (to a vault) must not be replaced: every certificate chains to it
+            throw new IllegalStateException("only one of " + caCert + " and " + caKey + " exists: give both to keep the"
+                    + " cluster CA, or neither to make a new one (its certificates would then no longer be trusted)");
+        }
+        boolean newCa = !Files.exists(caCert);
         if (newCa) {
             ca = CertificateAuthority.generate(now);
             write(caKey, Pem.privateKey(ca.privateKey(), null), true);
