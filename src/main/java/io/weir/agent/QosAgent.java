@@ -421,10 +421,13 @@ public final class QosAgent implements AutoCloseable {
             lastContactMillis = clock.millis();
         } else if (message instanceof AgentMessage.UsageAck ack) {
             if (ack.refused() != null) {
-                // Refused for good (its figures broke the protocol's bounds, or it could not be stored): forgotten, not resent.
+                // Refused for good (its figures broke the protocol's bounds, or it could not be stored): not resent,
+                // and reported as a gap with the gaps it carried
                 LOG.log(Level.WARNING, "the control plane refused usage report {0}: {1}", ack.sequence(), ack.refused());
+                usage.refused(ack.sequence());
+            } else {
+                usage.acknowledge(ack.sequence());
             }
-            usage.acknowledge(ack.sequence());
         } else if (message instanceof AgentMessage.CertificateIssued issued) {
             renewal.issued(c, issued);
         } else if (message instanceof AgentMessage.ErrorMessage error) {

@@ -381,6 +381,24 @@ public final class UsageReporter {
         return true;
     }
 
+    /**
+     * Forgets report {@code sequence}, which the control plane refused for good and stored nothing
+     * of: its usage is lost, so it becomes a gap, and the gaps it carried stay pending for the next
+     * report. Unknown or repeated sequences are ignored.
+     *
+     * @return whether the report was still unacknowledged
+     */
+    public synchronized boolean refused(long sequence) {
+        UsageReport r = unacknowledged.remove(sequence);
+        if (r == null) {
+            return false;
+        }
+        droppedReports++;
+        addGap(r);
+        pendingGaps.sort(java.util.Comparator.comparingLong(Gap::firstSequence)); // it may be older than a gap kept
+        return true;
+    }
+
     /** The reports not yet acknowledged, oldest first: what to send again after a reconnect. */
     public synchronized List<UsageReport> unacknowledged() {
         evict(clock.instant(), 0);

@@ -101,8 +101,9 @@ public sealed interface AgentMessage permits AgentMessage.Hello, AgentMessage.Co
      * before (a resend), or refused it as older than its deduplication window (resending cannot
      * help), or refused it for good ({@code refused} says why: its figures break
      * {@link UsageReport}'s bounds, or it could not be stored). The agent forgets the report
-     * either way; an agent that does not know {@code refused} (added within version 1) takes it
-     * for an ack, which is what it should do. JSON type {@code usageAck}.
+     * either way; one refused for good it reports as a gap, with the gaps it carried. An agent
+     * that does not know {@code refused} (added within version 1) takes it for an ack. JSON type
+     * {@code usageAck}.
      *
      * @param sequence the report's sequence number
      * @param refused why the report was refused and not stored, or null (left out) when it was

@@ -370,4 +370,28 @@ class UsageReporterTest {
             assertThat(reporter.pendingGaps()).containsExactly(new Gap(3, 3, T0.plusSeconds(20), T0.plusSeconds(30)));
         }
     }
+
+    /**
+     * A report the control plane refused for good (it stored nothing of it, gaps included) is a
+     * loss too: the gaps it carried stay pending, and it becomes one. Taken as an acknowledgement,
+     * the gaps it carried were forgotten, and the losses were never recorded.
+     */
+    @Test
+    void aRefusedReportKeepsTheGapsItCarriedAndIsAGapItself() {
+        ManualClock clock = new ManualClock(T0);
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(ex).clock(clock).maxReports(2).build();
+            for (int i = 0; i < 3; i++) { // report 3 drops report 1 and carries its gap
+                clock.advance(Duration.ofSeconds(10));
+                reporter.tick();
+            }
+            Gap first = new Gap(1, 1, T0, T0.plusSeconds(10));
+            assertThat(reporter.pendingGaps()).containsExactly(first);
+            assertThat(reporter.refused(3)).isTrue();
+            assertThat(reporter.pendingGaps()).containsExactly(first, new Gap(3, 3, T0.plusSeconds(20), T0.plusSeconds(30)));
+            assertThat(reporter.unacknowledged()).extracting(UsageReport::sequence).containsExactly(2L);
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(reporter.tick().orElseThrow().gaps()).as("the next report carries both").hasSize(2);
+        }
+    }
 }
