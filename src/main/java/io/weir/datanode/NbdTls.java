@@ -66,6 +66,14 @@ final class NbdTls {
         this.required = required;
     }
 
+    /** What {@link #tenantOf} holds a certificate's end against. */
+    private volatile java.time.Clock clock = java.time.Clock.systemUTC();
+
+    /** Tests: the clock a certificate's end is held against. */
+    void clock(java.time.Clock clock) {
+        this.clock = clock;
+    }
+
     /** Whether clients must use TLS ({@link #NbdTls(boolean)}). */
     boolean required() {
         return required;
@@ -125,9 +133,14 @@ final class NbdTls {
     /**
      * The name of the tenant whose exports a client with {@code certificate} (its chain verified
      * by the handshake) may see, or null if the control plane did not issue it to a tenant with a
-     * volume here, or revoked it.
+     * volume here, or revoked it, or it is past its end: a full handshake checks that, but a TLS
+     * 1.3 session resumed after the certificate's end does not (the JDK checks no dates again),
+     * nor does a connection revalidated then.
      */
     String tenantOf(X509Certificate certificate) {
+        if (clock.instant().isAfter(certificate.getNotAfter().toInstant())) {
+            return null;
+        }
         String serial = certificate.getSerialNumber().toString(16);
         Clients c = clients;
         return c.revoked().contains(serial) ? null : c.tenantNameBySerial().get(serial);

@@ -394,6 +394,24 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * The node holds a client certificate to its end itself, not only through the handshake's
+     * check: a TLS 1.3 client resuming its session after the end (the JDK checks no dates on
+     * resumption) and a connection revalidated then saw the tenant's exports. Here the node's
+     * clock passes the end of a certificate the handshake still takes.
+     */
+    @Test
+    void aCertificatePastItsEndByTheNodesClockSeesNothing() throws IOException {
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).containsExactly("acme/db");
+        }
+        node.server().tls.clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofDays(2)));
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).isEmpty();
+            assertThat(c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db")).get(0).type()).isEqualTo(Nbd.REP_ERR_UNKNOWN);
+        }
+    }
+
     @Test
     void aCertificateOfAnotherCaFailsTheHandshakeAndTheNodeServesTheOthers() throws IOException {
         TestPki stranger = TestPki.create("another CA");
