@@ -95,18 +95,23 @@ class AgentProtocolTest {
      * where a question queued behind the running task would wait for itself. The cached config
      * is applied inside {@code start()}, so a hang there would hold the caller of start for good.
      */
+    /** An agent of this test's node, control plane and executor, its state in {@code stateDir}. */
+    private QosAgent.Builder agentOn(Path stateDir) {
+        return QosAgent.builder()
+                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
+                .nodeId(nodeId)
+                .token("weir_node-token-of-the-test")
+                .stateDir(stateDir)
+                .executor(executor);
+    }
+
     @Test
     void aListenerAskingForTheAppliedConfigGetsItWithoutHangingTheAgent(@TempDir Path otherDir) throws Exception {
         DesiredConfig cached = snapshot(nodeId, 5, 500);
         new StateStore(otherDir, java.time.Clock.systemUTC()).save(cached);
         AtomicReference<DesiredConfig> seen = new AtomicReference<>();
         AtomicReference<QosAgent> self = new AtomicReference<>();
-        QosAgent asking = QosAgent.builder()
-                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
-                .nodeId(nodeId)
-                .token("weir_node-token-of-the-test")
-                .stateDir(otherDir)
-                .executor(executor)
+        QosAgent asking = agentOn(otherDir)
                 .listener(new AgentListener() {
                     @Override
                     public void applied(DesiredConfig config) {
@@ -144,12 +149,7 @@ class AgentProtocolTest {
         java.util.concurrent.CountDownLatch closeReturned = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.ScheduledThreadPoolExecutor pool = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
         pool.setRemoveOnCancelPolicy(true);
-        QosAgent closing = QosAgent.builder()
-                .controlPlane(URI.create("http://127.0.0.1:" + controlPlane.port()))
-                .nodeId(nodeId)
-                .token("weir_node-token-of-the-test")
-                .stateDir(otherDir)
-                .executor(executor)
+        QosAgent closing = agentOn(otherDir)
                 .scheduler(pool)
                 .listener(new AgentListener() {
                     @Override
