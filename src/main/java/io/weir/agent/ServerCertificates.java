@@ -74,6 +74,7 @@ public final class ServerCertificates {
     public static final String RENEW_AT = RENEW_AT_NUMERATOR + "/" + RENEW_AT_DENOMINATOR;
 
     private static final System.Logger LOG = System.getLogger(ServerCertificates.class.getName());
+    private static final String TEMPORARY = ".tmp";
 
     private final Path dir;
     private final Clock clock;
@@ -143,14 +144,16 @@ public final class ServerCertificates {
 
     /**
      * Takes the certificate the control plane signed for the pending request: checks that it is
-     * for the pending key and signed by {@code caPem}, writes key, certificate and CA, and puts it
-     * in force.
+     * for the pending key and signed by {@code caPem}, puts it in force, and stores key,
+     * certificate and CA. The three are written to temporary files first and renamed only once
+     * all are written, so the files keep a matching pair; if they cannot be written (a full disk)
+     * that is logged and the new certificate is in force all the same (a restart finds the old
+     * pair, and renews it if due): thrown away, the node would ask again and again while its
+     * certificate ran out.
      *
      * @return the new certificate
      * @throws IllegalArgumentException if there is no pending request or the certificate does not
      *     fit it; the pending key is dropped either way
-     * @throws UncheckedIOException if the files cannot be written; the new certificate is then
-     *     not in force (the old one stays)
      */
     public ServerCertificate accept(String certificatePem, String caPem) {
         PrivateKey key = pending;
@@ -159,15 +162,27 @@ public final class ServerCertificates {
             throw new IllegalArgumentException("no certificate request is pending");
         }
         ServerCertificate next = check(key, certificates(certificatePem).get(0), certificates(caPem));
+        current = next;
+        List<Path> written = new java.util.ArrayList<>();
         try {
             Files.createDirectories(dir);
-            write(dir.resolve(KEY_FILE), pem(new JcaPKCS8Generator(key, null)), true);
-            write(dir.resolve(CA_FILE), caPem, false);
-            write(dir.resolve(CERTIFICATE_FILE), certificatePem, false);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot store the server certificate in " + dir + ": " + e.getMessage(), e);
+            written.add(writeTemporary(dir.resolve(KEY_FILE), pem(new JcaPKCS8Generator(key, null)), true));
+            written.add(writeTemporary(dir.resolve(CA_FILE), caPem, false));
+            written.add(writeTemporary(dir.resolve(CERTIFICATE_FILE), certificatePem, false));
+            for (Path tmp : written) {
+                install(tmp);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.log(System.Logger.Level.WARNING, "the renewed server certificate is in force but cannot be stored in {0}"
+                    + " ({1}); a restart uses the one stored before", dir, e.getMessage());
+            for (Path tmp : written) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // left for the next write, which replaces it
+                }
+            }
         }
-        current = next;
         return next;
     }
 
@@ -239,8 +254,9 @@ public final class ServerCertificates {
     }
 
     /** Writes {@code text} to a temporary file, forces it, renames it over {@code file}, forces the directory. */
-    private static void write(Path file, String text, boolean secret) throws IOException {
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+    /** Writes {@code text} to {@code file}'s temporary sibling, forced, and returns it ({@link #install} renames it). */
+    private static Path writeTemporary(Path file, String text, boolean secret) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + TEMPORARY);
         Files.deleteIfExists(tmp);
         try {
             if (secret) {
@@ -254,6 +270,13 @@ public final class ServerCertificates {
             ch.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII)));
             ch.force(true);
         }
+        return tmp;
+    }
+
+    /** Renames a temporary file of {@link #writeTemporary} over its file, and forces the directory. */
+    private static void install(Path tmp) throws IOException {
+        String name = tmp.getFileName().toString();
+        Path file = tmp.resolveSibling(name.substring(0, name.length() - TEMPORARY.length()));
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         try (FileChannel d = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
             d.force(true);

@@ -122,6 +122,33 @@ class ServerCertificatesTest {
         assertThat(ServerCertificates.open(dir, clock).current().certificate()).isEqualTo(second.certificate());
     }
 
+    /**
+     * A renewed certificate that cannot be stored (a full disk) is put in force all the same, and
+     * the files keep the old, matching key and certificate: it was thrown away, a new one asked
+     * for every ten minutes, and the old one expired while the control plane kept signing; a key
+     * written before a certificate that was not left a pair that did not match.
+     */
+    @Test
+    void aRenewedCertificateThatCannotBeStoredIsInForceAndTheFilesKeepTheOldPair() throws Exception {
+        ManualClock clock = new ManualClock(T0);
+        TestCa ca = TestCa.create();
+        ServerCertificates certs = ServerCertificates.open(dir, clock);
+        ServerCertificate first = certs.accept(ca.sign(certs.newRequest(), T0, Duration.ofDays(30), 2), ca.certificatePem());
+        clock.set(T0.plus(Duration.ofDays(20)));
+        String csr = certs.newRequest();
+        // the certificate's file cannot be written: a directory that is not empty is in the way of its temporary file
+        java.nio.file.Path inTheWay = dir.resolve(ServerCertificates.CERTIFICATE_FILE + ".tmp");
+        java.nio.file.Files.createDirectories(inTheWay);
+        java.nio.file.Files.writeString(inTheWay.resolve("x"), "x");
+
+        ServerCertificate second = certs.accept(ca.sign(csr, clock.instant(), Duration.ofDays(30), 3), ca.certificatePem());
+
+        assertThat(certs.current()).as("in force").isSameAs(second);
+        ServerCertificate stored = ServerCertificates.open(dir, clock).current();
+        assertThat(stored.certificate()).as("what a restart finds").isEqualTo(first.certificate());
+        assertThat(stored.privateKey()).isEqualTo(first.privateKey());
+    }
+
     @Test
     void aCertificateForAnotherKeyOrFromAnotherCaIsRefusedAndTheCurrentOneStays() throws Exception {
         ManualClock clock = new ManualClock(T0);
