@@ -220,7 +220,8 @@
  * takes a primary's new connection as superseding its older ones (it waits for what they were
  * applying, and drops what they left queued), so no request of a failed connection lands after
  * the resync; a connection's first frame, a hello, names the sending node, which over TLS must be
- * the node of its certificate. A write of more than 1 MiB is applied on a copy in pieces, as the
+ * the node of its certificate, and a copy takes a volume's requests only from the nodes its config
+ * names for that volume ({@code NOT_A_COPY} to any other, whatever certificate it holds). A write of more than 1 MiB is applied on a copy in pieces, as the
  * primary ran it, so a promotion or a superseding connection waits for a piece. A promoted primary copies itself again to the copies in sync, as a restarted one
  * does (below). The task's utilization grows with
  * how long a volume has been under-replicated (to 1 after five minutes), which a dynamic share
