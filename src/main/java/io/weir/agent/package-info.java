@@ -15,8 +15,8 @@
  * ({@code java -jar weir.jar agent}); {@link io.weir.agent.CommandLine} is the option parser of
  * the node commands ({@code agent} and {@code datanode}: one precedence rule, one duration
  * syntax). {@link io.weir.agent.UsageReporter} makes the numbered usage reports from the
- * scheduler's statistics and buffers them until acknowledged (bounded; what overflows becomes a
- * gap the next reports announce); {@code UsageSequences} numbers them so that a restarted agent
+ * scheduler's statistics and buffers them until acknowledged (bounded; what overflows, and a
+ * report the control plane refuses for good, becomes a gap the next reports announce); {@code UsageSequences} numbers them so that a restarted agent
  * never reuses a number. {@link io.weir.agent.ConfigTranslator} is
  * the one translation from the wire's {@code DesiredConfig} to the scheduler's
  * {@link io.weir.scheduler.SchedulerConfig}.
