@@ -4,6 +4,7 @@ import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.enums.ParameterIn;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -27,8 +28,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @Configuration(proxyBeanMethods = false)
 class KnownParametersInterceptor implements HandlerInterceptor, WebMvcConfigurer {
 
-    /** The parameters each endpoint takes; null for one that takes any (a {@code @RequestParam Map}). */
-    private final Map<java.lang.reflect.Method, Set<String>> taken = new ConcurrentHashMap<>();
+    /** The parameters each endpoint takes, by its method; holding {@code *} for one that takes any (a {@code @RequestParam Map}). */
+    private final Map<Method, Set<String>> taken = new ConcurrentHashMap<>();
 
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
