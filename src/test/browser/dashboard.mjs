@@ -65,6 +65,7 @@ try {
       iopsSeries: [...document.querySelectorAll('#chart-iops .u-legend .u-label')].map((e) => e.textContent.trim()),
       latencySeries: [...document.querySelectorAll('#chart-lat .u-legend .u-label')].map((e) => e.textContent.trim()),
       token: { session: sessionStorage.getItem('weir.token') != null, local: localStorage.length, cookies: document.cookie },
+      gaps: document.getElementById('gaps').hidden ? null : document.getElementById('gaps').textContent,
     };
   });
   if (blocked.length > 0) fail('the Content-Security-Policy blocked: ' + blocked.join('; '));

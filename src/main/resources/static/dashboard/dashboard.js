@@ -219,7 +219,12 @@
     $('kpi-iops').textContent = num(iops);
     $('kpi-bps').textContent = bytesPerSec(bps);
     $('kpi-throttled').textContent = millis(throttled);
-    const gaps = rows.flatMap((r) => (r.series ? r.series.gaps : []));
+    // a node's gap is in the series of every tenant with a volume there: counted once
+    const seenGaps = new Set();
+    const gaps = rows.flatMap((r) => (r.series ? r.series.gaps : [])).filter((g) => {
+      const key = g.nodeId + ':' + g.firstSequence + '-' + g.lastSequence;
+      return !seenGaps.has(key) && seenGaps.add(key);
+    });
     const banner = $('gaps');
     if (gaps.length) {
       const dropped = gaps.reduce((a, g) => a + (g.lastSequence - g.firstSequence + 1), 0);
