@@ -127,20 +127,18 @@ public class NodeService {
     }
 
     /**
-     * The node as GET shows it. Its desired revision is read first, in DesiredConfigService's
-     * transactions of its own, then the node in a transaction of this one's: nested, the read
-     * would hold one pooled connection while waiting for a second, and as many concurrent reads as
-     * the pool has connections waited on each other until its timeout.
+     * The node as GET shows it: the node in a transaction of its own, then its desired revision,
+     * in DesiredConfigService's transactions, after it. Nested, the read would hold one pooled
+     * connection while waiting for a second, and as many concurrent reads as the pool has
+     * connections waited on each other until its timeout.
      */
     public NodeResponse get(UUID id) {
-        if (!nodes.existsById(id)) {
-            throw ApiException.notFound("Node", id);
-        }
-        long desired = desiredConfigs.getObject().forNode(id).revision();
-        return readOnly.execute(status -> {
-            Node node = require(id);
-            return NodeResponse.from(node, status(node, Map.of(id, desired)));
+        Node node = readOnly.execute(status -> {
+            Node read = require(id);
+            read.getLabels().size(); // loaded here, shown after the transaction
+            return read;
         });
+        return NodeResponse.from(node, status(node, Map.of(id, desiredConfigs.getObject().forNode(id).revision())));
     }
 
     /**
@@ -336,15 +334,12 @@ public class NodeService {
     /**
      * Whether each of these nodes runs its latest desired config (applied revision at least its
      * desired revision), by id; for the volume feature's "applied on every node" flag. Outside
-     * any transaction, as {@link #get} explains: the desired revisions first, then the nodes.
+     * any transaction, as {@link #get} explains: the nodes first, then their desired revisions.
      */
     public Map<UUID, Boolean> upToDate(Collection<UUID> ids) {
         Map<UUID, Boolean> result = new HashMap<>();
-        if (ids.isEmpty()) {
-            return result;
-        }
-        Map<UUID, Long> desired = desiredRevisions(existingIds(ids).stream().toList());
-        List<Node> found = nodes.findAllById(desired.keySet());
+        List<Node> found = nodes.findAllById(ids);
+        Map<UUID, Long> desired = desiredRevisions(found.stream().map(Node::getId).toList());
         Map<UUID, NodeConnections.AgentPresence> presence = presence(desired.keySet());
         for (Node node : found) {
             result.put(node.getId(), status(node, desired, presence).upToDate());

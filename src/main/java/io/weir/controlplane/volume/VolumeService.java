@@ -159,7 +159,7 @@ public class VolumeService {
                     : volumes.findByTenantIdAndNameContaining(tenantId, nameContains, pageable);
             return toPage(page);
         });
-        return new PageResponse<>(withApplied(read.items()), read.page(), read.size(), read.totalItems(), read.totalPages());
+        return withApplied(read);
     }
 
     /** All volumes, optionally only a tenant's and/or only those placed on a node. */
@@ -177,7 +177,7 @@ public class VolumeService {
             }
             return toPage(page);
         });
-        return new PageResponse<>(withApplied(read.items()), read.page(), read.size(), read.totalItems(), read.totalPages());
+        return withApplied(read);
     }
 
     @Transactional
@@ -320,6 +320,11 @@ public class VolumeService {
      * config (null for a volume on no node), asking once per distinct node. Outside any
      * transaction ({@link #readOnly}).
      */
+    private PageResponse<VolumeResponse> withApplied(PageResponse<VolumeResponse> read) {
+        return new PageResponse<>(withApplied(read.items()), read.page(), read.size(), read.totalItems(), read.totalPages());
+    }
+
+    /** {@link #withApplied(PageResponse)} of a list of responses. */
     private List<VolumeResponse> withApplied(List<VolumeResponse> read) {
         Map<UUID, Boolean> upToDate = nodes.upToDate(read.stream().flatMap(v -> v.nodeIds().stream()).distinct().toList());
         return read.stream().map(v -> v.withPolicyApplied(v.nodeIds().isEmpty() ? null
