@@ -59,6 +59,7 @@ try {
     const coloured = pixels(0x4f, 0xb3, 0xff);
     return {
       tenants: text('kpi-tenants'), volumes: text('kpi-volumes'), nodes: text('kpi-nodes'), iops: text('kpi-iops'),
+      kpi: { ts: document.getElementById('kpi-iops').dataset.ts, value: document.getElementById('kpi-iops').dataset.value },
       tenantRows: rows('tenants-table'), nodeRows: document.getElementById('nodes-table').hidden ? null : rows('nodes-table'),
       topRows: rows('top-table'), qosRows: rows('qos-table'), tasksVisible: !document.getElementById('tasks-card').hidden,
       charts: document.querySelectorAll('.uplot canvas').length, iopsPixels: coloured, replicaPixels: pixels(0xb4, 0x8c, 0xff),

@@ -210,21 +210,17 @@
         + num(p.iops) + '</td><td class="num">' + bytesPerSec(p.bytesPerSec) + '</td><td class="num">' + micros(p.latencyP99Us)
         + '</td><td class="num">' + millis(throttled) + '</td></tr>';
     }).join('');
-    let iops = 0, bps = 0, throttled = 0;
-    rows.forEach((r) => {
-      const p = lastComplete(r.series && r.series.points);
-      if (p) { iops += p.iops; bps += p.bytesPerSec; }
-      if (r.series) throttled += r.series.points.reduce((a, q) => a + q.throttledMs, 0);
-    });
-    $('kpi-iops').textContent = num(iops);
-    $('kpi-bps').textContent = bytesPerSec(bps);
-    $('kpi-throttled').textContent = millis(throttled);
-    // a node's gap is in the series of every tenant with a volume there: counted once
-    const seenGaps = new Set();
-    const gaps = rows.flatMap((r) => (r.series ? r.series.gaps : [])).filter((g) => {
-      const key = g.nodeId + ':' + g.firstSequence + '-' + g.lastSequence;
-      return !seenGaps.has(key) && seenGaps.add(key);
-    });
+  }
+  function renderTotal(total) {
+    // everything the caller sees, not only the tenants in the table
+    const p = total && lastComplete(total.points);
+    const iops = $('kpi-iops');
+    iops.textContent = p ? num(p.iops) : '–';
+    iops.dataset.ts = p ? p.ts : '';
+    iops.dataset.value = p ? p.iops : '';
+    $('kpi-bps').textContent = p ? bytesPerSec(p.bytesPerSec) : '–';
+    $('kpi-throttled').textContent = total ? millis(total.points.reduce((a, q) => a + q.throttledMs, 0)) : '–';
+    const gaps = total ? total.gaps : [];
     const banner = $('gaps');
     if (gaps.length) {
       const dropped = gaps.reduce((a, g) => a + (g.lastSequence - g.firstSequence + 1), 0);
@@ -309,10 +305,12 @@
         const v = volumes.items.find((x) => x.id === busy[0].volumeId);
         if (nodes && !state.nodeChosen && v.nodeIds && v.nodeIds.length) $('node-select').value = v.nodeIds[0];
       }
-      const tenantSeries = await Promise.all(perTenant.map((t) => optional('/api/v1/usage/tenants/' + t.id + '?' + q)));
+      const [total, ...tenantSeries] = await Promise.all([optional('/api/v1/usage/total?' + q)]
+        .concat(perTenant.map((t) => optional('/api/v1/usage/tenants/' + t.id + '?' + q))));
       const volumeCounts = {};
       volumes.items.forEach((v) => { volumeCounts[v.tenantId] = (volumeCounts[v.tenantId] || 0) + 1; });
       renderTenants(perTenant.map((t, i) => ({ tenant: t, series: tenantSeries[i], volumes: volumeCounts[t.id] || 0 })));
+      renderTotal(total);
 
       const volumeId = $('volume-select').value;
       const nodeId = nodes && $('node-select').value;

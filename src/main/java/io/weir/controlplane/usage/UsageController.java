@@ -92,6 +92,22 @@ class UsageController {
                 queries.gaps(directory.nodesOfTenant(tenantId), range));
     }
 
+    @GetMapping("/total")
+    @Operation(summary = "Usage of everything the caller sees", description = "Summed over every volume of every tenant "
+            + "(a caller bound to a tenant: over its tenant's volumes, as the tenant's series); what the dashboard's "
+            + "cluster figures show. One point per step, each covering [ts, ts + step). Latencies are ops-weighted "
+            + "means over the volumes; gaps are those of every node (a bound caller: of its tenant's nodes).")
+    UsageSeries totalUsage(
+            @Parameter(description = FROM) @RequestParam(required = false) String from,
+            @Parameter(description = TO) @RequestParam(required = false) String to,
+            @Parameter(description = STEP) @RequestParam(required = false) String step) {
+        UsageRange range = range(from, to, step);
+        UUID tenantId = scope.boundTenant().orElse(null);
+        return new UsageSeries(null, tenantId, range.from(), range.to(), range.step().toString(),
+                range.level().wireName(), tenantId == null ? queries.total(range) : queries.tenant(tenantId, range),
+                queries.gaps(tenantId == null ? null : directory.nodesOfTenant(tenantId), range));
+    }
+
     @GetMapping("/nodes/{nodeId}/tasks")
     @Operation(summary = "CPU and worker time split of a node by scheduler task",
             description = "Per task: ops, CPU time and worker time (CPU time plus time blocked holding a worker), "

@@ -76,11 +76,24 @@ class UsageQueries {
         return series(table, "tenant_id", tenantId, range);
     }
 
+    /** Points summed over every volume of every tenant. */
+    List<UsagePoint> total(UsageRange range) {
+        String table = range.level() == UsageLevel.RAW ? "usage_volume_raw" : "usage_tenant_" + range.level().wireName();
+        return series(table, null, null, range);
+    }
+
+    /** Points of the rows whose {@code keyColumn} is {@code key}; of all rows if {@code keyColumn} is null. */
     private List<UsagePoint> series(String table, String keyColumn, UUID key, UsageRange range) {
         String time = range.level().timeColumn;
         String sums = range.level() == UsageLevel.RAW ? RAW_SUMS : ROLLUP_SUMS;
         String sql = "SELECT date_bin(make_interval(secs => ?), " + time + ", ?) AS p, " + sums + " FROM " + table
-                + " WHERE " + keyColumn + " = ? AND " + time + " >= ? AND " + time + " < ? GROUP BY p ORDER BY p";
+                + " WHERE " + (keyColumn == null ? "" : keyColumn + " = ? AND ") + time + " >= ? AND " + time
+                + " < ? GROUP BY p ORDER BY p";
+        List<Object> args = new ArrayList<>(List.of(range.step().toSeconds(), at(range.from())));
+        if (keyColumn != null) {
+            args.add(key);
+        }
+        args.addAll(List.of(at(range.from()), at(range.to())));
         UsagePoint[] points = new UsagePoint[range.points()];
         double stepSec = range.step().toMillis() / 1000.0;
         jdbc.query(sql, rs -> {
@@ -89,7 +102,7 @@ class UsageQueries {
             if (i >= 0 && i < points.length) {
                 points[i] = point(ts, rs, 2, stepSec, range.step().toMillis());
             }
-        }, range.step().toSeconds(), at(range.from()), key, at(range.from()), at(range.to()));
+        }, args.toArray());
         for (int i = 0; i < points.length; i++) {
             if (points[i] == null) {
                 points[i] = new UsagePoint(ts(range, i), 0, 0, 0, 0, 0, 0, null, null, null, 0, 0, 0, 0, null, null, 0, 0);

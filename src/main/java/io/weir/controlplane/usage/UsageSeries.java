@@ -20,8 +20,9 @@ import org.jspecify.annotations.Nullable;
  */
 @Schema(name = "UsageSeries", description = "Usage of a volume or a tenant: one point per step over [from, to).")
 record UsageSeries(
-        @Schema(description = "The volume, for a volume series; null for a tenant series.") @Nullable UUID volumeId,
-        @Schema(description = "The tenant (of the volume, for a volume series).") UUID tenantId,
+        @Schema(description = "The volume, for a volume series; null for a tenant series or a total.") @Nullable UUID volumeId,
+        @Schema(description = "The tenant (of the volume, for a volume series); for a total, the caller's tenant, null "
+                + "for a caller bound to no tenant.") @Nullable UUID tenantId,
         @Schema(description = "Start of the first point (the requested from, rounded down to the step).") Instant from,
         @Schema(description = "End of the last point (the requested to, rounded up to the step).") Instant to,
         @Schema(description = "Width of each point, ISO-8601.", example = "PT1M") String step,

@@ -15,7 +15,9 @@
  *       rollups, monthly for 1-hour rollups, created ahead and dropped whole past each level's
  *       retention ({@code weir.usage.retention.*}).</li>
  *   <li>{@code UsageQueries} and {@code UsageController} serve {@code /api/v1/usage/...}: series
- *       per volume, tenant (summed over its volumes) and node task, and a top-N; each series is
+ *       per volume, tenant (summed over its volumes), the total of what the caller sees (every
+ *       volume, or a bound caller's tenant: the dashboard's cluster figures) and node task, and a
+ *       top-N; each series is
  *       read from the coarsest level whose bucket divides the step. A volume's point sums its
  *       nodes' rows: a replicated volume's primary reports its clients' reads and writes, and its
  *       copies report what they applied for it as {@code replicaOps} and {@code replicaBytes}, so

@@ -10,6 +10,7 @@ import io.weir.protocol.UsageReport;
 import io.weir.support.DashboardBrowser;
 import io.weir.protocol.UsageReport.TaskUsage;
 import io.weir.protocol.UsageReport.VolumeUsage;
+import tools.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,8 +48,11 @@ class DashboardE2ETest extends IntegrationTest {
     private UUID acme;
     private UUID n1;
     private UUID n2;
+    private UUID n3;
     private final List<UUID> onN1 = new ArrayList<>();
     private final List<UUID> onN2 = new ArrayList<>();
+    private final List<UUID> onN3 = new ArrayList<>();
+    private final List<UUID> busyTenants = new ArrayList<>();
     private long sequence;
     private Instant reportedUntil;
 
@@ -82,6 +86,16 @@ class DashboardE2ETest extends IntegrationTest {
         }
         onN2.add(UUID.fromString(id(api.post("/api/v1/tenants/" + globex + "/volumes",
                 "{\"name\":\"web\",\"sizeBytes\":1073741824,\"policyId\":\"" + gp + "\",\"nodeIds\":[\"" + n2 + "\"]}"))));
+        busyTenants.addAll(List.of(acme, globex));
+        // more busy tenants than the tenant table shows (12), each a little busy: the cluster's
+        // figures count them all
+        n3 = UUID.fromString(id(api.post("/api/v1/nodes", "{\"name\":\"" + unique("store-c") + "\",\"address\":\"10.0.0.13:10809\"}")));
+        for (int i = 0; i < 13; i++) {
+            UUID small = UUID.fromString(id(api.post("/api/v1/tenants", "{\"name\":\"" + unique("small") + "\"}")));
+            busyTenants.add(small);
+            onN3.add(UUID.fromString(id(api.post("/api/v1/tenants/" + small + "/volumes",
+                    "{\"name\":\"app\",\"sizeBytes\":1073741824,\"nodeIds\":[\"" + n3 + "\"]}"))));
+        }
         // push status as an agent would leave it: store-a applied the current revision, store-b is behind
         jdbc.update("UPDATE data_node SET applied_revision = (SELECT revision FROM config_revision), last_ack_at = now() WHERE id = ?", n1);
         jdbc.update("UPDATE data_node SET applied_revision = GREATEST((SELECT revision FROM config_revision) - 2, 0) WHERE id = ?", n2);
@@ -91,6 +105,7 @@ class DashboardE2ETest extends IntegrationTest {
         for (int i = 0; i < 372; i++) {
             Instant from = start.plusSeconds(10L * i);
             deliveries.add(new Delivery(n1, report(i + 1, from, onN1, i, 0)));
+            deliveries.add(new Delivery(n3, report(i + 1, from, onN3, i, 1, 0.05)));
             if (i < 200 || i > 202) { // store-b's agent dropped reports 201 to 203, and its next one says so
                 UsageReport r = report(i + 1, from, onN2, i, 3);
                 deliveries.add(new Delivery(n2, i != 203 ? r : new UsageReport(r.sequence(), r.from(), r.to(), r.volumes(),
@@ -110,19 +125,24 @@ class DashboardE2ETest extends IntegrationTest {
         while (!reportedUntil.plusSeconds(10).isAfter(now)) {
             int i = (int) ++sequence;
             ingest.ingestAll(List.of(new Delivery(n1, report(i, reportedUntil, onN1, i, 0)),
-                    new Delivery(n2, report(i, reportedUntil, onN2, i, 3))));
+                    new Delivery(n2, report(i, reportedUntil, onN2, i, 3)), new Delivery(n3, report(i, reportedUntil, onN3, i, 1, 0.05))));
             reportedUntil = reportedUntil.plusSeconds(10);
         }
     }
 
     /** Ten seconds of a node whose volumes follow slow waves of load, with a throttled burst now and then. */
     private static UsageReport report(long seq, Instant from, List<UUID> volumes, int i, int phase) {
+        return report(seq, from, volumes, i, phase, 1);
+    }
+
+    /** As {@link #report(long, Instant, List, int, int)}, its IO scaled by {@code load}. */
+    private static UsageReport report(long seq, Instant from, List<UUID> volumes, int i, int phase, double load) {
         List<VolumeUsage> vs = new ArrayList<>();
         long cpuTotal = 0;
         for (int k = 0; k < volumes.size(); k++) {
             double wave = 1 + 0.6 * Math.sin((i + 17 * (k + phase)) / 18.0) + 0.25 * Math.sin((i + 5 * k) / 4.0);
-            long reads = Math.round(10 * (2200 + 900 * k) * wave);
-            long writes = Math.round(10 * (900 + 400 * phase) * wave);
+            long reads = Math.round(10 * (2200 + 900 * k) * wave * load);
+            long writes = Math.round(10 * (900 + 400 * phase) * wave * load);
             boolean throttled = (i / 30 + k + phase) % 4 == 0;
             long p50 = Math.round(180 + 60 * wave + (throttled ? 400 : 0));
             long cpu = (reads + writes) * 9_000;
@@ -157,19 +177,54 @@ class DashboardE2ETest extends IntegrationTest {
     void anAdminSignsInAndSeesTheClusterWithLiveCharts() throws Exception {
         String out = browse(ADMIN_TOKEN, "dashboard-admin.png", "admin");
         assertThat(out).contains("\"nodeRows\":[[").contains("Acme Corp");
-        // store-b's three dropped reports, once, though both of its tenants' series carry them (the
-        // shared database may hold another test's store-b, with a gap of its own at another time)
-        String banner = JSON.readTree(out).get("gaps").asString();
+        JsonNode seen = JSON.readTree(out);
+        assertThat(seen.get("tenantRows")).hasSize(12);
+        assertCountsEveryTenant(seen.get("kpi"), api, busyTenants);
+        // the reports the nodes dropped in the range, each once, though store-b's are in the series
+        // of both of its tenants: store-b's three, and any another test left in the shared database
+        String banner = seen.get("gaps").asString();
         List<String> ranges = List.of(banner.substring(banner.indexOf('(') + 1, banner.lastIndexOf(')')).split(", "));
-        assertThat(ranges).as(banner).doesNotHaveDuplicates();
-        assertThat(banner).contains("dropped " + 3 * ranges.size() + " unacknowledged report(s)");
+        JsonNode gaps = api.get("/api/v1/usage/total?from=" + clock.instant().minus(Duration.ofHours(1))).json().get("gaps");
+        long dropped = 0;
+        for (JsonNode g : gaps) {
+            dropped += g.get("lastSequence").asLong() - g.get("firstSequence").asLong() + 1;
+        }
+        assertThat(ranges).as(banner).hasSize(gaps.size()).doesNotHaveDuplicates();
+        assertThat(banner).contains("dropped " + dropped + " unacknowledged report(s)");
+        assertThat(dropped).isGreaterThanOrEqualTo(3);
         // the chosen volume's numbers in force, with the term that produced each
         assertThat(out).contains("[\"IOPS limit\",\"3000\",\"per GiB\"]").contains("[\"Reservation\",\"none\",\"–\"]");
     }
 
     @Test
     void aTenantAdminSeesOnlyItsTenant() throws Exception {
-        String out = browse(mintToken("tenant-admin", acme, null), "dashboard-tenant-admin.png", "tenant");
+        String token = mintToken("tenant-admin", acme, null);
+        String out = browse(token, "dashboard-tenant-admin.png", "tenant");
         assertThat(out).contains("\"tenants\":\"1\"").contains("\"volumes\":\"3\"").contains("\"nodeRows\":null");
+        assertCountsEveryTenant(JSON.readTree(out).get("kpi"), apiAs(token), List.of(acme));
+    }
+
+    /**
+     * The "IOPS now" figure is the caller's total at the point it shows ({@code /usage/total},
+     * whose sums {@code UsageQueryTest} checks against the reports), and it counts each of
+     * {@code tenants}: not only the tenants the table has room for.
+     */
+    private void assertCountsEveryTenant(JsonNode kpi, HttpApi as, List<UUID> tenants) {
+        assertThat(kpi.get("ts").asString()).as("the point the IOPS figure shows").isNotEmpty();
+        Instant ts = Instant.parse(kpi.get("ts").asString());
+        String point = "?from=" + ts + "&to=" + ts.plusSeconds(10) + "&step=10s";
+        JsonNode total = as.get("/api/v1/usage/total" + point).json().get("points").get(0);
+        assertThat(Double.parseDouble(kpi.get("value").asString())).isEqualTo(total.get("iops").asDouble());
+        long ofTenants = 0;
+        for (UUID t : tenants) {
+            long ops = ops(as.get("/api/v1/usage/tenants/" + t + point).json().get("points").get(0));
+            assertThat(ops).as("tenant " + t + " at " + ts).isPositive();
+            ofTenants += ops;
+        }
+        assertThat(ops(total)).isGreaterThanOrEqualTo(ofTenants);
+    }
+
+    private static long ops(JsonNode point) {
+        return point.get("readOps").asLong() + point.get("writeOps").asLong();
     }
 }

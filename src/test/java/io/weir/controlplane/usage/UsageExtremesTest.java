@@ -87,6 +87,7 @@ class UsageExtremesTest extends IntegrationTest {
         }
         assertServes(api.get("/api/v1/usage/volumes/" + volume + "?step=10s&" + range));
         assertServes(api.get("/api/v1/usage/tenants/" + tenant + "?step=10s&" + range));
+        assertServes(api.get("/api/v1/usage/total?step=10s&" + range));
         HttpApi.Response top = api.get("/api/v1/usage/top?by=iops&step=10s&tenantId=" + tenant + "&" + range);
         assertServes(top);
         assertThat(top.json().get("volumes").get(0).get("readOps").asLong()).as("clamped, not wrapped").isEqualTo(MAX);

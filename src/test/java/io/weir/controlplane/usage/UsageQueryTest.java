@@ -402,6 +402,67 @@ class UsageQueryTest extends IntegrationTest {
         assertThat(apiAs("viewer", null, null).get("/api/v1/usage/nodes/" + node1 + "/tasks").status()).isEqualTo(200);
     }
 
+    /**
+     * The total sums every volume the caller sees, of every tenant: what the dashboard's cluster
+     * figures show. Its reports go to a window of their own (17 hours before the others'), where
+     * no other test of the shared database reports, so the admin's total there is exactly them.
+     */
+    @Test
+    void theTotalSumsEveryVolumeTheCallerSees() {
+        UUID node3 = UsageFixtures.node(api, unique("usage-n3"));
+        UUID node4 = UsageFixtures.node(api, unique("usage-n4"));
+        UUID other = UsageFixtures.tenant(api, unique("usage-total"));
+        UUID mine = UsageFixtures.volume(api, tenant, unique("c"), node3);
+        UUID theirs = UsageFixtures.volume(api, other, unique("d"), node3);
+        UUID theirsElsewhere = UsageFixtures.volume(api, other, unique("e"), node4);
+        Instant window = base.minus(Duration.ofHours(17));
+        List<Delivery> reports = new ArrayList<>();
+        for (int i = 0; i < 90; i++) {
+            Instant at = window.plusSeconds(10L * i);
+            reports.add(new Delivery(node3, report(i + 1, at, Duration.ofSeconds(10),
+                    List.of(vary(mine, 5000 + i), vary(theirs, 7000 + i)))));
+            if (i != 40) { // node4's agent dropped its report 41, and its next report says so
+                UsageReport r = report(i + 1, at, Duration.ofSeconds(10), List.of(vary(theirsElsewhere, 9000 + i)));
+                reports.add(new Delivery(node4, i != 41 ? r
+                        : UsageFixtures.withGaps(r, new UsageReport.Gap(41, 41, at.minusSeconds(10), at))));
+            }
+        }
+        ingest.ingestAll(reports);
+        stored.addAll(reports);
+
+        Duration step = Duration.ofSeconds(30);
+        Instant from = floor(window, step);
+        Instant to = ceil(window.plusSeconds(900), step);
+        String range = "?from=" + from + "&to=" + to + "&step=" + step.toSeconds();
+        JsonNode total = api.get("/api/v1/usage/total" + range).json();
+        assertThat(total.get("tenantId").isNull()).isTrue();
+        assertThat(total.get("volumeId").isNull()).isTrue();
+        assertThat(total.get("resolution").asString()).isEqualTo("raw");
+        assertSeries(total, expected(List.of(mine, theirs, theirsElsewhere), from, to, step), step);
+        assertThat(total.get("gaps")).hasSize(1);
+        assertThat(total.get("gaps").get(0).get("nodeId").asString()).isEqualTo(node4.toString());
+
+        // the minute and hour rollups carry the same sums
+        for (Duration rollup : List.of(Duration.ofMinutes(1), Duration.ofHours(1))) {
+            Instant f = floor(window, rollup);
+            Instant t = ceil(window.plusSeconds(900), rollup);
+            assertSeries(api.get("/api/v1/usage/total?from=" + f + "&to=" + t + "&step=" + rollup.toSeconds()).json(),
+                    expected(List.of(mine, theirs, theirsElsewhere), f, t, rollup), rollup);
+        }
+
+        // a caller bound to a tenant: its own volumes, and the gaps of the nodes they are on
+        for (String role : List.of("tenant-admin", "viewer")) {
+            JsonNode own = apiAs(role, tenant, null).get("/api/v1/usage/total" + range).json();
+            assertThat(own.get("tenantId").asString()).isEqualTo(tenant.toString());
+            assertSeries(own, expected(List.of(mine), from, to, step), step);
+            assertThat(own.get("gaps")).isEmpty();
+            JsonNode theirsOnly = apiAs(role, other, null).get("/api/v1/usage/total" + range).json();
+            assertSeries(theirsOnly, expected(List.of(theirs, theirsElsewhere), from, to, step), step);
+            assertThat(theirsOnly.get("gaps")).hasSize(1);
+        }
+        assertThat(api.get("/api/v1/usage/total?from=yesterday").status()).isEqualTo(400);
+    }
+
     @Test
     void unknownIdsBadRangesAndTooManyPointsAreClearProblems() {
         HttpApi.Response unknown = api.get("/api/v1/usage/volumes/" + UUID.randomUUID());
