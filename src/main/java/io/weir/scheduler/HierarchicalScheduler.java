@@ -410,10 +410,12 @@ public final class HierarchicalScheduler<R> {
      */
     public Ticket<R> next(long now) {
         levels.clearHold();
+        // before the early return: a throttled node whose time has passed must leave the timers
+        // even with nothing queued, or nextEligibleTime would keep naming that past time
+        levels.processTimers(now);
         if (queued == 0) {
             return null;
         }
-        levels.processTimers(now);
         TaskNode best = null;
         boolean fgAwaited = false;
         for (TaskNode k : tasks) {

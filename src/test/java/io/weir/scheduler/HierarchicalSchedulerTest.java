@@ -47,6 +47,34 @@ class HierarchicalSchedulerTest {
         return served;
     }
 
+    /**
+     * A tenant throttled while its reserved volume's queue was drained by the reservation phase
+     * (which tenant limits do not hold) stays on the timer heap with nothing queued. Once its
+     * time has passed, an idle scheduler must say that nothing is due: a past deadline had the
+     * executor's workers poll in a loop, at full CPU, on an idle node.
+     */
+    @Test
+    void anIdleSchedulerHasNoDeadlineOnceATenantsThrottleHasPassed() {
+        long second = 1_000_000_000L;
+        HierarchicalScheduler<String> s = new HierarchicalScheduler<>(SchedulerConfig.builder()
+                .tenant(TenantSpec.of("t").withMaxBytesPerSec(4096)).volume(VolumeSpec.of("v", "t").withMinIops(10))
+                .build(), 0);
+        s.enqueue("v", IoKind.WRITE, 4096, "a", 0);
+        s.enqueue("v", IoKind.WRITE, 4096, "b", 0);
+        long now = 0;
+        for (int served = 0; served < 2; ) {
+            Ticket<String> t = s.next(now);
+            if (t == null) {
+                now = s.nextEligibleTime();
+                continue;
+            }
+            s.complete(t, 1000, now);
+            served++;
+        }
+        assertThat(s.next(now + 3 * second / 2)).isNull();
+        assertThat(s.nextEligibleTime()).as("nothing queued: nothing due").isEqualTo(HierarchicalScheduler.NO_DEADLINE);
+    }
+
     @Test
     void backloggedVolumesAreServedInProportionToWeight() {
         HierarchicalScheduler<String> s = new HierarchicalScheduler<>(twoVolumes(100, 300), 0);
