@@ -422,7 +422,8 @@ public final class HierarchicalScheduler<R> {
             boolean ready = k.foreground ? levels.ready(now) : k.size > 0;
             if (k.foreground) {
                 boolean busy = ready || levels.held();
-                if (busy || !levels.anticipation()) {
+                if (busy || !levels.anticipation() || queued > backgroundQueued()) {
+                    // running, or not ready with requests queued: waiting for its limits, not dry
                     k.awaited = false;
                 } else if (k.busy && k.deepUntil - now > 0) {
                     k.awaited = true; // the deep foreground just ran dry: wait a moment for it

@@ -189,7 +189,8 @@
  *       background task (scrub, gc, ...) whose counter is further ahead waits up to 1 ms
  *       for it. Scrub beside one fio client (4 KiB, QD32, no limits) took more CPU than the
  *       foreground without it (0.63:1 for shares 75:25) and 2.05:1 with it
- *       ({@code DataNodeQosE2ETest});</li>
+ *       ({@code DataNodeQosE2ETest}). A foreground whose requests wait for its limits has not run
+ *       dry and is not waited for: the background task runs through the throttle;</li>
  *   <li>an anticipated node whose request arrives within its credit (20 ms) rejoins at its own
  *       counter, not at the level's virtual time: it was never idle in the sense of the rejoin
  *       rule, and it catches up what its siblings ran meanwhile (at most the slack while it was

@@ -145,6 +145,47 @@ class AnticipationTest {
         assertThat(s.next(100 * US + WAIT).request()).as("after the wait").isEqualTo("scrub");
     }
 
+    /**
+     * A foreground whose deep volume is throttled by its own limit has not run dry: its requests
+     * wait for the limit, not on the way. The root does not hold scrub for it, which would leave
+     * the worker idle through every throttle period (a limit of 1,000 IOPS or more: all of them).
+     */
+    @Test
+    void aBackgroundTaskIsNotHeldForAForegroundThrottledByItsLimit() {
+        HierarchicalScheduler<String> s = scheduler(SchedulerConfig.builder()
+                .task(TaskSpec.of(SchedulerConfig.FOREGROUND, 75)).task(TaskSpec.of("scrub", 25))
+                .tenant(TenantSpec.of("t")).volume(VolumeSpec.of("v", "t").withMaxIops(2000L)).build(), true);
+        for (int i = 0; i < 4; i++) {
+            s.enqueueBackground("scrub", "scrub", 0);
+        }
+        s.complete(s.next(0), 1_000_000, 0); // scrub ran 1 ms of CPU: ahead of the foreground
+        long now = 0;
+        int foreground = 0;
+        int scrub = 0;
+        for (int i = 0; i < 8; i++) {
+            s.enqueue("v", IoKind.READ, 4096, "v", now);
+        }
+        for (int round = 0; round < 200 && scrub == 0; round++) {
+            Ticket<String> t = s.next(now);
+            if (t == null) {
+                long wake = s.nextEligibleTime();
+                assertThat(wake).as("something is eligible later").isNotEqualTo(HierarchicalScheduler.NO_DEADLINE);
+                now = Math.max(now + 1, wake);
+                continue;
+            }
+            String request = t.request();
+            s.complete(t, 10_000, now);
+            if (request.equals("scrub")) {
+                scrub++;
+            } else {
+                foreground++;
+                s.enqueue("v", IoKind.READ, 4096, "v", now); // backlogged
+            }
+        }
+        assertThat(scrub).as("scrub ran while v waited for its limit (foreground ran " + foreground + ")").isPositive();
+        assertThat(now).as("by the first throttle period's end").isLessThan(2 * WAIT);
+    }
+
     @Test
     void withAnticipationOffTheSchedulerIsWorkConserving() {
         HierarchicalScheduler<String> s = heavyRanDry(false);
