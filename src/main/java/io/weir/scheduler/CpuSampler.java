@@ -60,7 +60,8 @@ final class CpuSampler {
         if (interval == 0 || end - windowWall >= interval) {
             long cpu = clock.currentThreadCpuNanos();
             long windowTotal = cpu - windowCpu;
-            long charge = cpuSplit.close(windowTotal, end - windowWall);
+            // the ratio per wall time of requests: the interval's wall counts the time the worker parked
+            long charge = cpuSplit.close(windowTotal, windowRunWall);
             if (runDelay != null) {
                 long delay = runDelay.nanos();
                 long windowWork = windowTotal;

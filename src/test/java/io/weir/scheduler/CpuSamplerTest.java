@@ -50,6 +50,34 @@ class CpuSamplerTest {
         assertThat(s.charge(1_000, 1_100)).as("the next interval at the measured ratio, 0.6").isEqualTo(60);
     }
 
+    /**
+     * A worker that parks between requests: the ratio that estimates the next interval's
+     * requests is CPU time per wall time of requests, not of the interval (which counts the parked
+     * time). With the interval's wall, a busy request B (0.5 ms of CPU) closing each interval after
+     * a 10 ms park set a ratio of about 0.05, at which B was charged a twentieth of its CPU and
+     * the light request A, closing the next interval, took the rest.
+     */
+    @Test
+    void theRatioBetweenSamplesIsTakenOverRequestsNotTheTimeTheWorkerParked() {
+        CpuSampler s = new CpuSampler(clock, null, 1_000_000, 0);
+        long now = 0;
+        long burned = 0;
+        long chargedB = 0;
+        long chargedA = 0;
+        for (int cycle = 0; cycle < 1000; cycle++) {
+            burned += 500_000; // B: 0.5 ms wall, all of it on the CPU
+            cpu.set(burned);
+            chargedB += s.charge(now, now + 500_000);
+            now += 500_000 + 10_000_000; // then the worker parks for 10 ms
+            burned += 10_000; // A: 10 µs, all of it on the CPU
+            cpu.set(burned);
+            chargedA += s.charge(now, now + 10_000);
+            now += 10_000;
+        }
+        assertThat((double) chargedB).as("B burned 500 ms").isCloseTo(500e6, org.assertj.core.data.Percentage.withPercentage(5));
+        assertThat((double) chargedA).as("A burned 10 ms").isCloseTo(10e6, org.assertj.core.data.Percentage.withPercentage(5));
+    }
+
     @Test
     void anIntervalOfZeroReadsTheClockForEveryRequest() {
         CpuSampler s = new CpuSampler(clock, null, 0, 0);
