@@ -60,7 +60,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * directory is touched. They are never deleted by the node: if a later config names the volume
  * again, its files come back with their data; an operator deletes what is not wanted. Before the
  * first config nothing is swept, since a volume not yet known may simply be in a config that has
- * not arrived. A data dir belongs to one node: two nodes sharing one would set aside each other's
+ * not arrived. A data dir belongs to one node: a node locks it ({@code .lock}) from its start to
+ * its close, and a second node over it is refused at start, since it would set aside the first's
  * files.
  *
  * <h2>Example</h2>
@@ -83,6 +84,8 @@ public final class DataNode implements AutoCloseable {
     public static final String QUARANTINE_DIR = "orphans";
 
     private final Path dataDir;
+    /** This node's claim on the data dir, released by {@link #close}. */
+    private final DataDirLock dataDirLock;
     private final QosExecutor executor;
     private final boolean ownsExecutor;
     private final BufferPool pool;
@@ -110,9 +113,9 @@ public final class DataNode implements AutoCloseable {
     /** Whether the data dir was swept for files of unknown volumes (after the first applied config); guarded by this. */
     private boolean swept;
 
-    private DataNode(Builder b) throws IOException {
-        this.dataDir = Objects.requireNonNull(b.dataDir, "dataDir");
-        Files.createDirectories(dataDir);
+    private DataNode(Builder b, DataDirLock dataDirLock) throws IOException {
+        this.dataDir = b.dataDir;
+        this.dataDirLock = dataDirLock;
         this.pool = b.pool != null ? b.pool : new BufferPool(b.bufferBudget);
         this.serviceTime = b.serviceTime;
         this.ownsExecutor = b.executor == null;
@@ -139,6 +142,7 @@ public final class DataNode implements AutoCloseable {
         try {
             this.server = new NbdServer(b.listen, exports, executor, bypass, pool, limits, tls);
         } catch (IOException e) {
+            e = e instanceof java.net.BindException ? new ListenException(ListenException.Listener.NBD, b.listen, e) : e;
             if (ownsExecutor) {
                 executor.close();
             }
@@ -150,6 +154,8 @@ public final class DataNode implements AutoCloseable {
         try {
             this.replication = new Replication(executor, tls, b.replicationListen, b.configFileOnly, b.replicationReceiveBudget);
         } catch (IOException e) {
+            e = e instanceof java.net.BindException
+                    ? new ListenException(ListenException.Listener.REPLICATION, b.replicationListen, e) : e;
             server.close();
             if (ownsExecutor) {
                 executor.close();
@@ -591,6 +597,29 @@ public final class DataNode implements AutoCloseable {
         for (VolumeStore v : removing) {
             v.close();
         }
+        dataDirLock.close();
+    }
+
+    /** A listener of the node could not take its address (in use, not local). */
+    public static final class ListenException extends java.net.BindException {
+        private static final long serialVersionUID = 1L;
+
+        /** Which listener. */
+        public enum Listener { NBD, REPLICATION }
+
+        private final Listener listener;
+
+        ListenException(Listener listener, InetSocketAddress address, IOException cause) {
+            super("cannot listen for " + (listener == Listener.NBD ? "NBD" : "replication") + " on "
+                    + address.getHostString() + ":" + address.getPort() + ": " + cause.getMessage());
+            this.listener = listener;
+            initCause(cause);
+        }
+
+        /** Which listener failed. */
+        public Listener listener() {
+            return listener;
+        }
     }
 
     /** Settings of a {@link DataNode}. */
@@ -850,7 +879,13 @@ public final class DataNode implements AutoCloseable {
 
         /** Starts the node: binds the listener and starts the threads. No exports until a config is applied. */
         public DataNode build() throws IOException {
-            return new DataNode(this);
+            DataDirLock lock = DataDirLock.acquire(Objects.requireNonNull(dataDir, "dataDir"));
+            try {
+                return new DataNode(this, lock);
+            } catch (IOException | RuntimeException | Error e) {
+                lock.close();
+                throw e;
+            }
         }
     }
 }

@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -48,7 +50,7 @@ public final class DataNodeCommand {
                 "optional check: the node the token must belong to (the token alone decides the node)"),
         new Option("state-dir", "WEIR_STATE_DIR", null, "DIR",
                 "where the agent keeps the last applied config (none: <data-dir>/agent-state)"),
-        new Option("data-dir", "WEIR_DATA_DIR", "./weir-data", "DIR", "directory of the volume files"),
+        new Option("data-dir", "WEIR_DATA_DIR", "./weir-data", "DIR", "directory of the volume files; one node's (locked while it runs)"),
         new Option("listen", "WEIR_LISTEN", "127.0.0.1:10809", "HOST:PORT", "NBD listen address (port 0: any free port)"),
         new Option("replication-listen", "WEIR_REPLICATION_LISTEN", null, "HOST:PORT",
                 "where primaries of replicated volumes reach this node's copies (default: the --listen host, port "
@@ -166,6 +168,10 @@ public final class DataNodeCommand {
         } catch (IOException e) {
             err.println("weir datanode: " + e.getMessage());
             return 1;
+        } catch (RuntimeException e) { // a bug: one line, not a trace on the console (the log has it)
+            LOG.log(System.Logger.Level.ERROR, "the node did not start", e);
+            err.println("weir datanode: the node did not start: " + e);
+            return 1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return 1;
@@ -209,7 +215,14 @@ public final class DataNodeCommand {
         }
         builder.replicationListen(replicationListen(v.get("replication-listen"), address(v.get("listen"))));
         String token = v.token();
-        DataNode node = builder.build();
+        DataNode node;
+        try {
+            node = builder.build();
+        } catch (DataNode.ListenException e) {
+            throw new IOException(e.getMessage() + (e.listener() == DataNode.ListenException.Listener.NBD ? " (--listen)"
+                    : v.get("replication-listen") != null ? " (--replication-listen)"
+                    : " (--replication-listen, by default port " + DEFAULT_REPLICATION_PORT + " on --listen's host)"), e);
+        }
         List<Thread> helpers = new ArrayList<>();
         QosAgent agent = null;
         try {
@@ -353,9 +366,20 @@ public final class DataNodeCommand {
                 .toList(), node.replicationAddress(), node.replicationStatus());
     }
 
+    /**
+     * Reads a config file strictly: a member the config does not have (a misspelt {@code maxIOPS})
+     * or one given twice is an error naming it, not a setting silently left at its default.
+     */
+    static final JsonMapper CONFIG_FILE_JSON = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
     /** Applies the config file now and again whenever its modification time changes. */
     private static Thread watch(DataNode node, Path file, PrintStream err) throws IOException {
-        JsonMapper json = JsonMapper.builder().build();
+        JsonMapper json = CONFIG_FILE_JSON;
         node.apply(json.readValue(file.toFile(), DesiredConfig.class));
         FileTime[] seen = {Files.getLastModifiedTime(file)};
         Thread t = new Thread(() -> {
@@ -432,11 +456,16 @@ public final class DataNodeCommand {
     }
 
     private static InetSocketAddress address(String hostPort, String option) {
+        InetSocketAddress a;
         try {
-            return HostPort.parse(hostPort);
+            a = HostPort.parse(hostPort);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(option + " must be host:port: " + hostPort);
         }
+        if (a.isUnresolved()) {
+            throw new IllegalArgumentException(option + ": unknown host '" + a.getHostString() + "'");
+        }
+        return a;
     }
 
 }

@@ -4,6 +4,7 @@ import org.jspecify.annotations.Nullable;
 
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import java.util.Objects;
 import java.util.UUID;
 
 /**
@@ -22,6 +23,11 @@ public record TenantConfig(
         @JsonPropertyDescription("Proportional share among tenants, 1-10000.") int weight,
         @JsonPropertyDescription("Aggregate IOPS limit over the tenant's volumes; null for unlimited.") @Nullable Long maxIops,
         @JsonPropertyDescription("Aggregate bytes/s limit; null for unlimited.") @Nullable Long maxBytesPerSec) {
+
+    public TenantConfig {
+        Objects.requireNonNull(id, "a tenant has no id");
+        Objects.requireNonNull(name, () -> "tenant " + id + " has no name");
+    }
 
     /** The tenant's QoS fields (it has no reservation and no burst), for the rules of {@link QosSettings}. */
     public QosSettings qosSettings() {

@@ -3,6 +3,7 @@ package io.weir.protocol;
 import com.fasterxml.jackson.annotation.JsonClassDescription;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import java.util.Objects;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
@@ -28,6 +29,13 @@ public record VolumeConfig(
         @JsonPropertyDescription("The effective QoS policy: the volume's policy combined with its overrides, as in the REST volume.") EffectivePolicy effectivePolicy,
         @JsonPropertyDescription("Its copies, primary and epoch when it has more than one copy; absent for a volume of one copy.")
         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable ReplicationConfig replication) {
+
+    public VolumeConfig {
+        Objects.requireNonNull(id, "a volume has no id");
+        Objects.requireNonNull(tenantId, () -> "volume " + id + " has no tenantId");
+        Objects.requireNonNull(name, () -> "volume " + id + " has no name");
+        Objects.requireNonNull(effectivePolicy, () -> "volume " + id + " has no effectivePolicy");
+    }
 
     /** A volume of one copy. */
     public VolumeConfig(UUID id, UUID tenantId, String name, long sizeBytes, EffectivePolicy effectivePolicy) {

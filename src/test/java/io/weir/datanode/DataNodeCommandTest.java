@@ -2,6 +2,7 @@ package io.weir.datanode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -9,8 +10,14 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import io.weir.agent.CommandLine;
+import io.weir.support.TestConfigs;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import tools.jackson.databind.json.JsonMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,6 +77,82 @@ class DataNodeCommandTest {
         assertThat(code).isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("weir datanode: ").contains(config.toString())
                 .doesNotContain("\tat ");
+    }
+
+    /** A config file of one tenant with one 1 MiB volume, as JSON. */
+    private static String configJson() {
+        return JsonMapper.builder().build().writeValueAsString(
+                TestConfigs.config().tenant("acme").volume("acme", "db", 1 << 20).build());
+    }
+
+    /** Runs the command to its failure (a node that starts instead fails the test); what it printed on stderr. */
+    private static String failure(int expectedCode, String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = assertTimeoutPreemptively(Duration.ofMinutes(1),
+                () -> DataNodeCommand.run(args, System.out, new PrintStream(err, true, StandardCharsets.UTF_8), Map.of()),
+                () -> "the node started: " + err.toString(StandardCharsets.UTF_8));
+        String printed = err.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(printed).isEqualTo(expectedCode);
+        assertThat(printed).startsWith("weir datanode: ").doesNotContain("\tat ");
+        return printed;
+    }
+
+    /**
+     * A data dir belongs to one node: a second one over it would set aside the first's volume
+     * files at its first config (and, with a control plane, read the first's cached config).
+     */
+    @Test
+    void aSecondNodeOnADataDirInUseIsRefused(@TempDir Path dir) throws IOException {
+        Path config = Files.writeString(dir.resolve("desired.json"), configJson());
+        Path data = dir.resolve("data");
+        try (DataNode first = DataNode.builder().dataDir(data).listen(new InetSocketAddress("127.0.0.1", 0)).build()) {
+            assertThatThrownBy(() -> DataNode.builder().dataDir(data).listen(new InetSocketAddress("127.0.0.1", 0)).build())
+                    .isInstanceOf(IOException.class).hasMessageContaining(data.toString()).hasMessageContaining("in use");
+            assertThat(failure(1, "--config-file", config.toString(), "--data-dir", data.toString(), "--listen",
+                    "127.0.0.1:0")).contains(data.toString()).contains("in use by another data node");
+        }
+        DataNode.builder().dataDir(data).listen(new InetSocketAddress("127.0.0.1", 0)).build().close();
+    }
+
+    @Test
+    void aConfigFileWithAMisspeltOrRepeatedKeyIsAUsageErrorNamingIt(@TempDir Path dir) throws IOException {
+        String json = configJson();
+        assertThat(json).contains("\"maxIops\"");
+        Path misspelt = Files.writeString(dir.resolve("misspelt.json"), json.replaceFirst("\"maxIops\"", "\"maxIOPS\""));
+        assertThat(failure(2, "--config-file", misspelt.toString(), "--data-dir", dir.resolve("data").toString(),
+                "--listen", "127.0.0.1:0")).contains("maxIOPS");
+        Path twice = Files.writeString(dir.resolve("twice.json"), json.replaceFirst("\"revision\"", "\"revision\":7,\"revision\""));
+        assertThat(failure(2, "--config-file", twice.toString(), "--data-dir", dir.resolve("data").toString(),
+                "--listen", "127.0.0.1:0")).contains("revision");
+    }
+
+    @Test
+    void aConfigFileWithAVolumeOrTenantWithoutAnIdIsAUsageErrorThatSaysWhy(@TempDir Path dir) throws IOException {
+        String json = configJson();
+        String volumeId = TestConfigs.volumeId("acme", "db").toString();
+        Path noVolumeId = Files.writeString(dir.resolve("v.json"), json.replace("\"id\":\"" + volumeId + "\"", "\"id\":null"));
+        assertThat(noVolumeId).content().isNotEqualTo(json);
+        assertThat(failure(2, "--config-file", noVolumeId.toString(), "--data-dir", dir.resolve("data").toString(),
+                "--listen", "127.0.0.1:0")).contains("id");
+        String tenantId = TestConfigs.id("tenant:acme").toString();
+        Path noTenantId = Files.writeString(dir.resolve("t.json"), json.replace("\"id\":\"" + tenantId + "\"", "\"id\":null"));
+        assertThat(noTenantId).content().isNotEqualTo(json);
+        assertThat(failure(2, "--config-file", noTenantId.toString(), "--data-dir", dir.resolve("data").toString(),
+                "--listen", "127.0.0.1:0")).contains("id");
+    }
+
+    @Test
+    void aListenAddressThatCannotBeUsedIsAnErrorNamingItAndItsOption(@TempDir Path dir) throws IOException {
+        Path config = Files.writeString(dir.resolve("desired.json"), configJson());
+        assertThat(failure(2, "--config-file", config.toString(), "--data-dir", dir.resolve("data").toString(),
+                "--listen", "no-such-host.invalid:10809")).contains("no-such-host.invalid").contains("--listen");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String at = "127.0.0.1:" + taken.getLocalPort();
+            assertThat(failure(1, "--config-file", config.toString(), "--data-dir", dir.resolve("data").toString(),
+                    "--listen", at)).contains(at).contains("--listen");
+            assertThat(failure(1, "--config-file", config.toString(), "--data-dir", dir.resolve("data").toString(),
+                    "--listen", "127.0.0.1:0", "--replication-listen", at)).contains(at).contains("--replication-listen");
+        }
     }
 
     @Test
