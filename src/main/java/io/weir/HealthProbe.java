@@ -32,7 +32,8 @@ import java.util.Map;
  *       {@code SERVER_PORT} or 8080; over HTTPS when {@code --server.ssl.bundle} or
  *       {@code SERVER_SSL_BUNDLE} is set, verified against the CA file {@code WEIR_PKI_CA_CERTIFICATE}
  *       (the cluster CA, whose certificate for the control plane must name 127.0.0.1);</li>
- *   <li>a data node: the NBD greeting on the port of {@code --listen}, {@code WEIR_LISTEN}, or 10809;</li>
+ *   <li>a data node: the NBD greeting at the address of {@code --listen}, {@code WEIR_LISTEN}, or
+ *       port 10809 (on 127.0.0.1 when it listens on every address);</li>
  *   <li>anything else (the agent): ready while it runs.</li>
  * </ul>
  * It reports what it checked, and why it failed, on standard output, which Docker keeps with
@@ -80,6 +81,9 @@ public final class HealthProbe {
      * @param env its environment
      * @return an {@code http://}, {@code nbd://} or {@code none} target
      */
+    /** Hosts of a listen address that mean every address of the machine (or none given). */
+    private static final java.util.Set<String> WILDCARDS = java.util.Set.of("", "0.0.0.0", "[::]", "::", "*");
+
     static String target(List<String> commandLine, Map<String, String> env) {
         List<String> args = roleArguments(commandLine);
         String role = args.isEmpty() || args.get(0).startsWith("-") ? "controlplane" : args.get(0);
@@ -95,7 +99,9 @@ public final class HealthProbe {
                 String listen = option(args, "--listen", env.getOrDefault("WEIR_LISTEN", ""));
                 int colon = listen.lastIndexOf(':');
                 String port = colon < 0 ? String.valueOf(DEFAULT_NBD_PORT) : listen.substring(colon + 1);
-                yield "nbd://127.0.0.1:" + port;
+                String host = colon < 0 ? "" : listen.substring(0, colon);
+                // a node bound to one address answers there only; one bound to all, on 127.0.0.1
+                yield "nbd://" + (WILDCARDS.contains(host) ? "127.0.0.1" : host) + ":" + port;
             }
             default -> "none";
         };

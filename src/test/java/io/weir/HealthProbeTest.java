@@ -45,6 +45,19 @@ class HealthProbeTest {
                 .isEqualTo("nbd://127.0.0.1:10901");
     }
 
+    /** A node listening on one address only is not reachable on 127.0.0.1: the probe goes where it listens. */
+    @Test
+    void aDataNodeListeningOnOneAddressIsCheckedThere() {
+        assertThat(HealthProbe.target(concat(LAUNCHER, "datanode", "--listen", "172.17.0.2:10809"), Map.of()))
+                .isEqualTo("nbd://172.17.0.2:10809");
+        assertThat(HealthProbe.target(concat(LAUNCHER, "datanode"), Map.of("WEIR_LISTEN", "[::1]:10900")))
+                .isEqualTo("nbd://[::1]:10900");
+        assertThat(HealthProbe.target(concat(LAUNCHER, "datanode", "--listen=dn1.internal:10809"), Map.of()))
+                .isEqualTo("nbd://dn1.internal:10809");
+        assertThat(HealthProbe.target(concat(LAUNCHER, "datanode", "--listen", ":10902"), Map.of()))
+                .isEqualTo("nbd://127.0.0.1:10902");
+    }
+
     @Test
     void theAgentIsReadyWhileItRuns() {
         assertThat(HealthProbe.target(concat(LAUNCHER, "agent"), Map.of())).isEqualTo("none");
