@@ -91,6 +91,11 @@ final class NbdHandshake {
                         conn.abort("export name too long");
                         return false;
                     }
+                    if (option == Nbd.OPT_ABORT) { // acknowledged whatever its data (which it should not have)
+                        reply(option, Nbd.REP_ACK, null);
+                        conn.drain();
+                        return false;
+                    }
                     skipRemaining = len;
                     framing = Framing.SKIP;
                     return true;
@@ -203,9 +208,14 @@ final class NbdHandshake {
     /**
      * Answers an option whose data was too large to read, and was skipped: before TLS on a node
      * that requires it, as every option then ({@code NBD_REP_ERR_TLS_REQD}); else
-     * {@code NBD_REP_ERR_TOO_BIG}. Selector thread.
+     * {@code NBD_REP_ERR_TOO_BIG}; a SET_META_CONTEXT so refused leaves no context selected.
+     * Selector thread.
      */
     private void tooBig(int opt) throws IOException {
+        if (opt == Nbd.OPT_SET_META_CONTEXT) { // it replaces the contexts set before, also when it fails
+            metaContext = false;
+            metaContextExport = null;
+        }
         if (needsTlsFirst(opt)) {
             reply(opt, Nbd.REP_ERR_TLS_REQD, TLS_FIRST);
         } else {

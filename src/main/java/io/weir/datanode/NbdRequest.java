@@ -69,7 +69,8 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     /**
      * The error this request must be refused with on an export of {@code exportSize} bytes, or 0
      * if it may run: EINVAL for flags its command does not take, a length of 0, a range outside
-     * the export (ENOSPC for writes), a READ above {@link NbdConnection#MAX_PAYLOAD}, DF without
+     * the export (ENOSPC for writes), a READ above {@link NbdConnection#MAX_PAYLOAD} (EOVERFLOW with
+     * structured replies), DF without
      * structured replies, BLOCK_STATUS without a metadata context, or an unknown command.
      */
     int validate(long exportSize, boolean structured, boolean metaContext) {
@@ -78,7 +79,8 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         return switch (type) {
             case Nbd.CMD_READ -> (flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_DF)) != 0 || length == 0 || !inRange
                     || (flags & Nbd.CMD_FLAG_DF) != 0 && !structured ? Nbd.EINVAL
-                    : length > NbdConnection.MAX_PAYLOAD ? Nbd.EINVAL : 0;
+                    // with structured replies the protocol allows EOVERFLOW: the client may retry smaller
+                    : length > NbdConnection.MAX_PAYLOAD ? (structured ? Nbd.EOVERFLOW : Nbd.EINVAL) : 0;
             case Nbd.CMD_WRITE -> (flags & ~Nbd.CMD_FLAG_FUA) != 0 || length == 0 ? Nbd.EINVAL
                     : !inRange ? Nbd.ENOSPC : 0;
             case Nbd.CMD_WRITE_ZEROES -> (flags & ~(Nbd.CMD_FLAG_FUA | Nbd.CMD_FLAG_NO_HOLE)) != 0 || length == 0

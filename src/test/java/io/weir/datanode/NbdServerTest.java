@@ -220,6 +220,54 @@ class NbdServerTest {
         }
     }
 
+    /** Also when it fails for being larger than the server reads (TOO_BIG), which skips it unread. */
+    @Test
+    void aSetMetaContextTooBigToReadLeavesNoContextSelected() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(Nbd.OPT_STRUCTURED_REPLY, new byte[0]).get(0).type()).isEqualTo(Nbd.REP_ACK);
+            c.structured = true;
+            List<OptionReply> set = c.option(Nbd.OPT_SET_META_CONTEXT, NbdTestClient.metaData("acme/db1", Nbd.BASE_ALLOCATION));
+            assertThat(set.get(set.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+            String query = "x-big:" + "a".repeat(4000);
+            byte[] big = NbdTestClient.metaData("acme/db1", query, query, query, query, query);
+            assertThat(big.length).isGreaterThan(NbdHandshake.MAX_OPTION_BYTES);
+            assertThat(c.option(Nbd.OPT_SET_META_CONTEXT, big).get(0).type()).isEqualTo(Nbd.REP_ERR_TOO_BIG);
+            List<OptionReply> go = c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1"));
+            assertThat(go.get(go.size() - 1).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.call(Nbd.CMD_BLOCK_STATUS, 0, 0, MiB, null).error()).isEqualTo(Nbd.EINVAL);
+        }
+    }
+
+    /**
+     * The protocol: the server MUST reply to NBD_OPT_ABORT with an ACK, and SHOULD ignore data
+     * sent with it rather than refuse it; with more than the server reads it was refused TOO_BIG
+     * and the session went on.
+     */
+    @Test
+    void anAbortWithMoreDataThanTheServerReadsIsAcknowledgedAndCloses() throws IOException {
+        try (NbdTestClient c = client().handshake()) {
+            assertThat(c.option(Nbd.OPT_ABORT, new byte[NbdHandshake.MAX_OPTION_BYTES + 1]).get(0).type())
+                    .isEqualTo(Nbd.REP_ACK);
+            assertThat(c.closedByServer()).isTrue();
+        }
+    }
+
+    /**
+     * With structured replies the protocol lets a server refuse a READ above its maximum payload
+     * with EOVERFLOW, which tells the client to retry in smaller pieces; EINVAL says the request
+     * was wrong. Without structured replies such a READ breaks the client's promise: EINVAL.
+     */
+    @Test
+    void aReadAboveTheMaximumPayloadIsEoverflowWithStructuredRepliesAndEinvalWithout() throws IOException {
+        node.apply(config().tenant("acme").volume("acme", "db1", 80 * MiB).revision(2).build());
+        try (NbdTestClient c = client().open("acme/db1")) {
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, NbdConnection.MAX_PAYLOAD + 1, null).error()).isEqualTo(Nbd.EOVERFLOW);
+        }
+        try (NbdTestClient c = client().openSimple("acme/db1")) {
+            assertThat(c.call(Nbd.CMD_READ, 0, 0, NbdConnection.MAX_PAYLOAD + 1, null).error()).isEqualTo(Nbd.EINVAL);
+        }
+    }
+
     @Test
     void dataWrittenReadsBackWithStructuredAndWithSimpleReplies() throws IOException {
         byte[] data = bytes(3 * 4096 + 100, 42);
