@@ -382,7 +382,10 @@ class AgentChannel extends TextWebSocketHandler {
     /** Reads the node's snapshot and queues it if it is newer than what the agent has. */
     private void offer(AgentSession agent) {
         DesiredConfig config = desiredConfigs.forNode(agent.nodeId());
-        agent.offer(config);
+        if (!agent.offer(config) && agent.runs(config)) {
+            // nothing to push, so no ack will come: the hello is the proof (its ack may have been lost)
+            answers.applied(agent.nodeId(), config.revision());
+        }
     }
 
     /**

@@ -173,6 +173,16 @@ final class AgentSession implements UsageIntake.Reporter {
     }
 
     /**
+     * Whether the agent's hello proved that it runs {@code config}: the same revision, and the
+     * same digest when it sent one. Revision 0 in a hello means nothing applied: even a snapshot of
+     * revision 0 is news.
+     */
+    synchronized boolean runs(DesiredConfig config) {
+        return greeted && applied != 0 && config.revision() == applied
+                && (helloDigest == null || helloDigest.equals(ConfigDigest.of(config)));
+    }
+
+    /**
      * Queues {@code config}, replacing an unsent older snapshot, if the agent needs it. The first
      * offer after hello (from the hello itself or from a refresh that came first) is sent unless
      * the agent has exactly this snapshot: the same revision (not 0, which means nothing applied)
@@ -189,9 +199,7 @@ final class AgentSession implements UsageIntake.Reporter {
             }
             if (offered == NONE_OFFERED) {
                 offered = config.revision();
-                // Revision 0 in a hello means nothing applied: even a snapshot of revision 0 is news.
-                if (applied != 0 && config.revision() == applied
-                        && (helloDigest == null || helloDigest.equals(ConfigDigest.of(config)))) {
+                if (runs(config)) {
                     return false;
                 }
             } else if (config.revision() <= offered) {

@@ -410,6 +410,26 @@ class AgentChannelTest extends IntegrationTest {
         }
     }
 
+    /**
+     * An agent's ack can be lost (the connection closes before it arrives, the agent restarts
+     * after saving the snapshot and before acking): its next hello, with the revision and digest of
+     * what the control plane would push, proves it applied it, and is recorded as the ack would
+     * have been. Before, nothing was pushed, so nothing was acked, and the node and its volumes
+     * showed the config as not applied until the node's next change.
+     */
+    @Test
+    void aHelloProvingTheDesiredConfigIsAppliedIsRecordedAsItsAck() {
+        Node node = node();
+        volumeOn(tenant(), node);
+        DesiredConfig desired = desiredConfig(node);
+        assertThat(status(node).get("appliedRevision").isNull()).isTrue();
+        try (AgentClient agent = AgentClient.open(port, node.token())) {
+            agent.send(new AgentMessage.Hello(node.id(), desired.revision(), "test", ConfigDigest.of(desired)));
+            await().atMost(AgentClient.WAIT).until(() -> status(node).get("appliedRevision").asLong() == desired.revision());
+            assertThat(status(node).get("desiredRevision").asLong()).isEqualTo(desired.revision());
+        }
+    }
+
     @Test
     void anAckOrNackForARevisionNeverOfferedIsNotRecorded() {
         Node node = node();
