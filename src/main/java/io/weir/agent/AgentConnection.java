@@ -60,13 +60,15 @@ final class AgentConnection implements WebSocket.Listener {
     @Override
     public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
         partial.append(data);
-        if (partial.length() > AgentMessages.MAX_FRAME_BYTES) {
+        // what the control plane sends: config pushes, the largest frames
+        if (partial.length() > AgentMessages.MAX_CONFIG_FRAME_BYTES) {
             partial.setLength(0);
             agent.events.execute(() -> {
                 if (this == agent.current) {
-                    send(new AgentMessage.ErrorMessage("too-large", "message over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+                    send(new AgentMessage.ErrorMessage("too-large", "message over " + AgentMessages.MAX_CONFIG_FRAME_BYTES
+                            + " bytes"));
                     close(1009, "too-large");
-                    agent.lost(this, "the control plane sent a message over " + AgentMessages.MAX_FRAME_BYTES + " bytes");
+                    agent.lost(this, "the control plane sent a message over " + AgentMessages.MAX_CONFIG_FRAME_BYTES + " bytes");
                 }
             });
             return null;

@@ -27,7 +27,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link ProtocolException} whose {@link ProtocolException#code() code} the receiver sends back in
  * an {@code error} message before it closes the connection:
  * <ul>
- *   <li>a frame longer than {@link #MAX_FRAME_BYTES} (UTF-8): {@code too-large};</li>
+ *   <li>a frame longer than {@link #MAX_FRAME_BYTES} (UTF-8), {@link #MAX_CONFIG_FRAME_BYTES} for a
+ *       config push: {@code too-large};</li>
  *   <li>{@code protocolVersion} missing or other than {@link #PROTOCOL_VERSION}:
  *       {@code unsupported-version} (checked before the type, so that a newer agent learns that
  *       its version is the problem);</li>
@@ -51,8 +52,19 @@ public final class AgentMessages {
     /** The protocol version this build speaks; a frame with another version is refused. */
     public static final int PROTOCOL_VERSION = 1;
 
-    /** Largest frame either side accepts, in UTF-8 bytes (1 MiB); a larger one is refused. */
-    public static final int MAX_FRAME_BYTES = 1 << 20;
+    /**
+     * Largest frame of any message but a config push, in UTF-8 bytes (8 MiB): what an agent may
+     * send. The largest usage report the protocol allows ({@link UsageReport#MAX_VOLUMES} volumes,
+     * every report naming every volume of the node) takes about 6 MiB.
+     */
+    public static final int MAX_FRAME_BYTES = 8 << 20;
+
+    /**
+     * Largest frame of a config push, the control plane's snapshot of a node, in UTF-8 bytes (32
+     * MiB): a node of {@link UsageReport#MAX_VOLUMES} volumes with long names and every limit set
+     * takes about 12 MiB, and the cluster's revoked client certificates come with it.
+     */
+    public static final int MAX_CONFIG_FRAME_BYTES = 32 << 20;
 
     /** JSON member that names the message type. */
     public static final String TYPE = "type";
@@ -121,7 +133,7 @@ public final class AgentMessages {
      * Encodes one message as the text of one frame.
      *
      * @throws ProtocolException with code {@code too-large} if the frame would exceed
-     *     {@link #MAX_FRAME_BYTES}
+     *     {@link #MAX_FRAME_BYTES} ({@link #MAX_CONFIG_FRAME_BYTES} for a config push)
      */
     public static String encode(AgentMessage message) {
         ObjectNode node = MAPPER.createObjectNode();
@@ -129,7 +141,7 @@ public final class AgentMessages {
         node.put(VERSION, PROTOCOL_VERSION);
         node.setAll((ObjectNode) MAPPER.valueToTree(message));
         String text = MAPPER.writeValueAsString(node);
-        checkSize(text);
+        checkSize(text, message instanceof AgentMessage.ConfigPush ? MAX_CONFIG_FRAME_BYTES : MAX_FRAME_BYTES);
         return text;
     }
 
@@ -139,7 +151,7 @@ public final class AgentMessages {
      * @throws ProtocolException if the frame is refused; see the class documentation for the codes
      */
     public static AgentMessage decode(String frame) {
-        checkSize(frame);
+        checkSize(frame, MAX_CONFIG_FRAME_BYTES); // the type's own bound once it is known
         JsonNode tree;
         try {
             tree = MAPPER.readTree(frame);
@@ -167,6 +179,9 @@ public final class AgentMessages {
         if (target == null) {
             throw new ProtocolException(ProtocolException.Code.UNKNOWN_TYPE,
                     "unknown message type '" + abbreviate(typeName) + "'");
+        }
+        if (target != AgentMessage.ConfigPush.class) {
+            checkSize(frame, MAX_FRAME_BYTES);
         }
         long usageSequence = target == UsageReport.class ? readableSequence(tree) : 0;
         for (String member : REQUIRED.get(typeName)) {
@@ -231,12 +246,10 @@ public final class AgentMessages {
         return l == null || l.getLineNr() < 1 ? "" : " at line " + l.getLineNr() + ", column " + l.getColumnNr();
     }
 
-    private static void checkSize(String text) {
+    private static void checkSize(String text, int max) {
         // A char takes at most 3 UTF-8 bytes (a surrogate pair, 2 chars, takes 4): count only when it may matter.
-        if ((long) text.length() * 3 > MAX_FRAME_BYTES
-                && text.getBytes(StandardCharsets.UTF_8).length > MAX_FRAME_BYTES) {
-            throw new ProtocolException(ProtocolException.Code.TOO_LARGE,
-                    "frame exceeds " + MAX_FRAME_BYTES + " bytes");
+        if ((long) text.length() * 3 > max && text.getBytes(StandardCharsets.UTF_8).length > max) {
+            throw new ProtocolException(ProtocolException.Code.TOO_LARGE, "frame exceeds " + max + " bytes");
         }
     }
 

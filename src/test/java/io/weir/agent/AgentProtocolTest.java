@@ -337,12 +337,12 @@ class AgentProtocolTest {
     void anOversizedFrameIsRefusedWithTooLarge() throws Exception {
         Peer peer = connectedPeer();
 
-        peer.send("{\"type\":\"config\",\"protocolVersion\":1,\"padding\":\"" + "x".repeat(AgentMessages.MAX_FRAME_BYTES) + "\"}");
+        peer.send("{\"type\":\"config\",\"protocolVersion\":1,\"padding\":\"" + "x".repeat(AgentMessages.MAX_CONFIG_FRAME_BYTES) + "\"}");
 
         JsonNode error = json(peer.next(WAIT));
         assertThat(error.get("code").asString()).isEqualTo("too-large");
         assertThat(peer.closed.poll(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
         await().atMost(Duration.ofSeconds(WAIT)).untilAsserted(() -> assertThat(agent.state().lastError())
-                .contains("over " + AgentMessages.MAX_FRAME_BYTES + " bytes"));
+                .contains("over " + AgentMessages.MAX_CONFIG_FRAME_BYTES + " bytes"));
     }
 }

@@ -22,6 +22,34 @@ class AgentMessagesTest {
 
     private static final UUID NODE = UUID.fromString("00000000-0000-0000-0000-000000000001");
 
+    /**
+     * The largest messages the protocol's own bounds allow fit in a frame: a usage report of
+     * {@link UsageReport#MAX_VOLUMES} volumes with figures of many digits, and the config of a node
+     * holding as many volumes, named at length and with every limit set. With 1 MiB frames a node
+     * of about 2,300 volumes could not be sent its config, and one of about 3,000 could send no
+     * usage report (every report names every volume).
+     */
+    @Test
+    void theLargestReportAndAConfigOfAsManyVolumesFitInAFrame() {
+        Instant from = Instant.parse("2026-12-01T00:00:00Z");
+        List<UsageReport.VolumeUsage> volumes = new java.util.ArrayList<>();
+        long big = 999_999_999_999L;
+        for (int i = 0; i < UsageReport.MAX_VOLUMES; i++) {
+            volumes.add(new UsageReport.VolumeUsage(new UUID(i, ~i), big, big, big * 4096, big * 4096, 9_999_999, 9_999_999,
+                    9_999_999, 12345.678, big * 1000, big, big * 1000, 9_999_999, 9_999_999, big, big * 4096));
+        }
+        UsageReport report = new UsageReport(1, from, from.plusSeconds(10), volumes, List.of(), List.of());
+        String frame = AgentMessages.encode(report);
+        assertThat(AgentMessages.decode(frame)).isEqualTo(report);
+
+        io.weir.support.TestConfigs config = io.weir.support.TestConfigs.config().tenant("a".repeat(63));
+        for (int i = 0; i < UsageReport.MAX_VOLUMES; i++) {
+            config.volume("a".repeat(63), String.format("%063d", i), 1L << 40, 10_000, 1_000_000L, 2_000_000L);
+        }
+        ConfigPush push = new ConfigPush(config.build());
+        assertThat(AgentMessages.decode(AgentMessages.encode(push))).isEqualTo(push);
+    }
+
     @Test
     void everyMessageRoundTripsWithTypeAndVersionFirst() {
         DesiredConfig config = new DesiredConfig(NODE, 7,
@@ -184,19 +212,24 @@ class AgentMessagesTest {
         String padding = "x".repeat(AgentMessages.MAX_FRAME_BYTES);
         assertCode("{\"type\":\"nack\",\"protocolVersion\":1,\"revision\":3,\"reason\":\"" + padding + "\"}",
                 ProtocolException.Code.TOO_LARGE);
-        // A message within every field's bound can still pass the frame's: the most exports of the longest names.
+        // every message within its fields' bounds fits: the most exports of the longest names
         java.util.List<AgentMessage.Export> exports = java.util.stream.IntStream.range(0, AgentMessage.NodeStatus.MAX_EXPORTS)
                 .mapToObj(i -> new AgentMessage.Export(java.util.UUID.randomUUID(), "n".repeat(WireText.MAX_NAME), 1, 0))
                 .toList();
-        assertThatThrownBy(() -> AgentMessages.encode(new AgentMessage.NodeStatus(null, exports)))
-                .isInstanceOfSatisfying(ProtocolException.class,
-                        e -> assertThat(e.code()).isEqualTo(ProtocolException.Code.TOO_LARGE));
+        AgentMessage.NodeStatus status = new AgentMessage.NodeStatus(null, exports);
+        assertThat(AgentMessages.decode(AgentMessages.encode(status))).isEqualTo(status);
+        // a config push may be larger (the control plane's side), any other message not
+        String config = "{\"type\":\"config\",\"protocolVersion\":1,\"padding\":\"" + padding + "\"}";
+        assertThatThrownBy(() -> AgentMessages.decode(config)).isInstanceOfSatisfying(ProtocolException.class,
+                e -> assertThat(e.code()).isEqualTo(ProtocolException.Code.MALFORMED));
+        assertCode("{\"type\":\"config\",\"protocolVersion\":1,\"padding\":\""
+                + "x".repeat(AgentMessages.MAX_CONFIG_FRAME_BYTES) + "\"}", ProtocolException.Code.TOO_LARGE);
     }
 
     @Test
     void multiByteCharactersCountAsTheirUtf8Bytes() {
-        // 400,000 three-byte characters: 1.2 MB of UTF-8 in fewer than MAX_FRAME_BYTES chars.
-        String reason = "€".repeat(400_000);
+        // three-byte characters: more bytes of UTF-8 than MAX_FRAME_BYTES in fewer chars
+        String reason = "€".repeat(AgentMessages.MAX_FRAME_BYTES / 3 + 1);
         assertCode("{\"type\":\"nack\",\"protocolVersion\":1,\"revision\":3,\"reason\":\"" + reason + "\"}",
                 ProtocolException.Code.TOO_LARGE);
     }

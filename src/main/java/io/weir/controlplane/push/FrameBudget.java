@@ -6,9 +6,11 @@ import org.springframework.stereotype.Component;
 /**
  * How many characters of unfinished frames all agent sessions of this replica may hold together:
  * {@value #DEFAULT_BUDGET_CHARS} (16 Mi characters, at most 32 MiB of heap), so that sessions
- * which each start a 1 MiB frame and never finish it cannot exhaust the heap (without it, about
- * 270 node tokens could fill a 1 GiB heap). Sixteen sessions may be in the middle of a frame of the
- * largest size at once; most frames arrive whole and take nothing from it.
+ * which each start a large frame and never finish it cannot exhaust the heap (without it, about
+ * 64 node tokens could fill a 1 GiB heap with 8 MiB frames). Two sessions may be in the middle of
+ * a frame of the largest size an agent sends at once (a usage report of 16,384 volumes; sixteen of
+ * 1 MiB); one refused is closed with 1013 and its agent resends after it reconnects. Frames up to
+ * 16 KiB arrive whole and take nothing from it.
  */
 @Component
 class FrameBudget {
