@@ -4,6 +4,7 @@ import io.weir.protocol.AgentMessage;
 import io.weir.protocol.AgentMessages;
 import io.weir.protocol.ConfigDigest;
 import io.weir.protocol.DesiredConfig;
+import io.weir.protocol.ProtocolException;
 import jakarta.websocket.SendResult;
 import jakarta.websocket.Session;
 import java.io.IOException;
@@ -345,17 +346,28 @@ final class AgentSession implements UsageIntake.Reporter {
             }
             next = control.poll();
             if (next == null && pendingConfig != null) {
-                next = AgentMessages.encode(new AgentMessage.ConfigPush(pendingConfig));
-                if (sent.size() == REMEMBERED_SENDS) {
-                    sent.removeFirst();
-                }
-                sent.addLast(pendingConfig.revision());
+                DesiredConfig config = pendingConfig;
                 pendingConfig = null;
+                try {
+                    next = AgentMessages.encode(new AgentMessage.ConfigPush(config));
+                } catch (ProtocolException e) { // too large for a frame: the agent cannot be given its config
+                    close = new CloseStatus(CloseStatus.SERVER_ERROR.getCode(), "the node's config is too large to send");
+                    log.error("the config of node {} (revision {}, {} volumes) is too large to send: {}; closing its "
+                            + "connection", nodeId, config.revision(), config.volumes().size(), e.getMessage());
+                }
+                if (next != null) {
+                    if (sent.size() == REMEMBERED_SENDS) {
+                        sent.removeFirst();
+                    }
+                    sent.addLast(config.revision());
+                }
             }
-            if (next == null && !usageAcks.isEmpty()) {
+            if (close == null && next == null && !usageAcks.isEmpty()) {
                 next = AgentMessages.encode(usageAcks.poll());
             }
-            if (next == null) {
+            if (close != null) {
+                next = null; // a config that cannot be sent: closed now
+            } else if (next == null) {
                 close = closeAfterDrain;
                 if (close == null) {
                     return;

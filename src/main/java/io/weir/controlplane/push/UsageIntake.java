@@ -462,8 +462,13 @@ class UsageIntake implements SmartLifecycle {
             }
         }
         for (Pending p : batch) {
-            p.reporter().ackUsage(p.report().sequence());
-            metrics.usageAcked();
+            try {
+                p.reporter().ackUsage(p.report().sequence());
+                metrics.usageAcked();
+            } catch (RuntimeException e) { // that session's trouble: the other nodes' reports are acknowledged still
+                log.warn("usage report {} of node {} stored but not acknowledged: {}", p.report().sequence(),
+                        p.reporter().nodeId(), e.toString());
+            }
         }
     }
 

@@ -195,6 +195,27 @@ class AgentSessionTest {
         org.mockito.Mockito.verify(nativeSession).close(any());
     }
 
+    /**
+     * A snapshot larger than a frame cannot be sent: the session is closed as the server's fault
+     * (1011), its usage acks are dropped with it, and whoever queues an ack on it is not hurt. The
+     * snapshot stayed pending before, every later drain threw encoding it again, and the usage
+     * intake's acknowledgements of every node behind this one in a batch stopped there.
+     */
+    @Test
+    void aSnapshotTooLargeForAFrameClosesTheSessionAndNothingElse() throws Exception {
+        AgentSession agent = session();
+        io.weir.support.TestConfigs huge = io.weir.support.TestConfigs.config().tenant("t");
+        for (int i = 0; i < AgentMessages.MAX_CONFIG_FRAME_BYTES / 2000; i++) {
+            huge.volume("t", String.format("%02000d", i), 1 << 20);
+        }
+        agent.offer(huge.revision(9).build());
+        org.mockito.Mockito.verify(nativeSession).close(org.mockito.ArgumentMatchers.argThat(
+                (jakarta.websocket.CloseReason r) -> r.getCloseCode().getCode() == 1011));
+        assertThat(agent.closing()).isTrue();
+        agent.ackUsage(1);
+        assertThat(sent).isEmpty();
+    }
+
     @Test
     void anAgentThatReadsNoAcksPastTheBoundIsClosed() {
         AgentSession agent = session();

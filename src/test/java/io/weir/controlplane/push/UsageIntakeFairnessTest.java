@@ -28,7 +28,7 @@ class UsageIntakeFairnessTest {
     private final List<List<UsageIngest.Delivery>> stored = Collections.synchronizedList(new ArrayList<>());
 
     /** Answers and closes of one node, as its session would get them. */
-    static final class Reporter implements UsageIntake.Reporter {
+    static class Reporter implements UsageIntake.Reporter {
         final UUID node = UUID.randomUUID();
         final List<Long> acked = Collections.synchronizedList(new ArrayList<>());
         final List<Long> refused = Collections.synchronizedList(new ArrayList<>());
@@ -83,6 +83,31 @@ class UsageIntakeFairnessTest {
         for (List<UsageIntake.Pending> batch = intake.nextBatch(0); !batch.isEmpty(); batch = intake.nextBatch(0)) {
             intake.store(batch);
         }
+    }
+
+    /**
+     * A session that throws when told of its ack (one whose config cannot be sent did) costs the
+     * other nodes of the batch nothing: their reports, stored with it, are acknowledged still.
+     */
+    @Test
+    void aReporterThatThrowsOnItsAckLeavesTheOtherAcksOfItsBatchAlone() throws Exception {
+        UsageIntake intake = intake(null, 0);
+        Reporter broken = new Reporter() {
+            @Override
+            public void ackUsage(long sequence) {
+                throw new IllegalStateException("the session broke");
+            }
+        };
+        Reporter first = new Reporter();
+        Reporter last = new Reporter();
+        intake.offer(first, report(1));
+        intake.offer(broken, report(1));
+        intake.offer(last, report(1));
+        List<UsageIntake.Pending> batch = intake.nextBatch(0);
+        assertThat(batch).hasSize(3);
+        intake.store(batch);
+        assertThat(first.acked).containsExactly(1L);
+        assertThat(last.acked).containsExactly(1L);
     }
 
     /**
