@@ -5,6 +5,7 @@ import io.weir.controlplane.node.Node;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A data node as a tenant's callers see it: what they need to place volumes on it and reach its
@@ -14,7 +15,7 @@ import java.util.UUID;
 public record PlaceableNodeResponse(
         UUID id,
         String name,
-        @Schema(description = "host:port where the node serves clients; null if not given.") String address,
+        @Schema(description = "host:port where the node serves clients; null if not given.") @Nullable String address,
         SortedMap<String, String> labels) {
 
     static PlaceableNodeResponse from(Node node) {

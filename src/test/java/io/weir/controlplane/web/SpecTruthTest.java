@@ -49,7 +49,11 @@ class SpecTruthTest extends IntegrationTest {
 
     @BeforeEach
     void fixtures() {
-        tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("st") + "\"}").json().get("id").asString();
+        // a selector and a node it matches, without an address: the tenant's placeable nodes are not empty
+        String rack = unique("rack");
+        tenant = api.post("/api/v1/tenants", "{\"name\":\"" + unique("st") + "\",\"nodeSelector\":{\"rack\":\"" + rack
+                + "\"}}").json().get("id").asString();
+        api.post("/api/v1/nodes", "{\"name\":\"" + unique("sn") + "\",\"labels\":{\"rack\":\"" + rack + "\"}}");
         policy = api.post("/api/v1/policies", "{\"name\":\"" + unique("sp") + "\"}").json().get("id").asString();
         node = newNode();
         node2 = newNode();
