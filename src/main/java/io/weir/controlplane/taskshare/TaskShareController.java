@@ -38,7 +38,7 @@ class TaskShareController {
 
     @PutMapping(path = "/task-shares", consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Replace the cluster-default task shares",
-            description = "Every node without an override enforces them. Bumps the config revision.")
+            description = "Every node without an override enforces them. Bumps the config revision, unless nothing changed.")
     ResponseEntity<TaskSharesResponse> replaceClusterTaskShares(@RequestBody TaskSharesRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         return withETag(service.replaceClusterDefault(request, ifMatch));

@@ -24,8 +24,8 @@ import java.util.UUID;
  * A set of task CPU shares, with the usage reporting interval and the fixed cost of a request
  * ({@link IoCost}) of the nodes that enforce it: the
  * cluster default ({@code nodeId} null, seeded by the schema, always
- * present) or one data node's override (at most one per node, deleted with the node by a
- * foreign-key cascade).
+ * present) or one data node's override (at most one per node, deleted with the node by
+ * {@code TaskShareService.onNodeDeleting}, which audits it).
  *
  * <p>Not a {@code VersionedEntity}: {@code task_share_set} has no creation time. It keeps the
  * same server-generated UUID, {@code @Version} (the ETag) and update time.
