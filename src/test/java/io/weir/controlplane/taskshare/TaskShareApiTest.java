@@ -18,6 +18,12 @@ import tools.jackson.databind.node.ObjectNode;
 
 class TaskShareApiTest extends IntegrationTest {
 
+    @Autowired
+    jakarta.persistence.EntityManagerFactory entityManagerFactory;
+
+    @Autowired
+    io.weir.controlplane.config.DesiredConfigService desiredConfigs;
+
     private static final String CLUSTER = "/api/v1/task-shares";
 
     /** A valid set that differs from the seeded default. */
@@ -132,6 +138,37 @@ class TaskShareApiTest extends IntegrationTest {
             assertThat(api.get(CLUSTER).json().get("tasks").findValuesAsString("name"))
                     .containsExactly("foreground", "flush", "gc");
         });
+    }
+
+    /**
+     * The nodes' snapshots are read in a constant number of queries whatever the number of nodes
+     * (DesiredConfigService), task-share overrides included: each override's tasks were a query of
+     * their own. Counted with Hibernate's statistics as collection fetches, for 4 and 24 nodes
+     * with overrides.
+     */
+    @Test
+    void theSnapshotsOfNodesWithOverridesAreReadInAConstantNumberOfQueries() {
+        org.hibernate.stat.Statistics stats = entityManagerFactory.unwrap(org.hibernate.SessionFactory.class).getStatistics();
+        java.util.List<UUID> nodes = new java.util.ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            String node = newNode();
+            assertThat(api.put(nodePath(node), "{\"tasks\":[{\"name\":\"foreground\",\"share\":" + (50 + i)
+                    + "},{\"name\":\"gc\",\"share\":10}]}", null).status()).isEqualTo(200);
+            nodes.add(UUID.fromString(node));
+        }
+        boolean enabled = stats.isStatisticsEnabled();
+        stats.setStatisticsEnabled(true);
+        try {
+            long before = stats.getCollectionFetchCount();
+            desiredConfigs.forNodes(nodes.subList(0, 4));
+            long few = stats.getCollectionFetchCount() - before;
+            before = stats.getCollectionFetchCount();
+            desiredConfigs.forNodes(nodes);
+            long many = stats.getCollectionFetchCount() - before;
+            assertThat(many).as("collection fetches for 24 nodes, against " + few + " for 4").isEqualTo(few);
+        } finally {
+            stats.setStatisticsEnabled(enabled);
+        }
     }
 
     @Test
