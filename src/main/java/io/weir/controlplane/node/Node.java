@@ -18,7 +18,7 @@ import org.hibernate.annotations.BatchSize;
  * A data node: a storage server that runs an agent and serves the volumes placed on it.
  *
  * <p>Name, address and labels are what an administrator writes; changing them bumps the entity
- * version (the ETag). The status columns ({@code appliedRevision}, {@code lastAckAt},
+ * version (the ETag's, which also digests the representation). The status columns ({@code appliedRevision}, {@code lastAckAt},
  * {@code lastError}) are written by the node's agent through {@link NodeService#recordAnswers}
  * (or {@code recordApplied} and {@code recordRejected}), with bulk updates that leave the version alone, so an
  * agent acknowledging a snapshot never makes an administrator's {@code If-Match} stale.
@@ -37,7 +37,7 @@ public class Node extends VersionedEntity {
      * Free-form key/value labels, for selecting nodes; lazily loaded in batches for lists. A label
      * change increments the version like any other field. (Hibernate also increments it once when
      * it first inserts a non-empty label set, so a node created with labels starts at version 1;
-     * the ETag is always the stored version, so clients see nothing but a different number.)
+     * the ETag always names the stored version, so clients see nothing but a different number.)
      */
     @ElementCollection
     @CollectionTable(name = "data_node_label", joinColumns = @JoinColumn(name = "node_id"))

@@ -80,7 +80,7 @@ class NodeController {
     @GetMapping("/{nodeId}")
     @Operation(summary = "Get a data node")
     ResponseEntity<NodeResponse> getNode(@PathVariable UUID nodeId) {
-        return Responses.ok(service.get(nodeId));
+        return Responses.okDerived(service.get(nodeId));
     }
 
     @PatchMapping(path = "/{nodeId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -88,7 +88,7 @@ class NodeController {
             description = "Labels merge key by key: a null value removes that label.")
     ResponseEntity<NodeResponse> patchNode(@PathVariable UUID nodeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
-        return Responses.ok(service.patch(nodeId, patch, ifMatch));
+        return Responses.okDerived(service.patch(nodeId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.

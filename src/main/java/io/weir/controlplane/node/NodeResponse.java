@@ -21,7 +21,7 @@ public record NodeResponse(
         @Schema(description = "host:port where the node serves clients; null if not given.") @Nullable String address,
         @Schema(description = "Labels for selecting nodes.") SortedMap<String, String> labels,
         NodeStatus status,
-        @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
+        @Schema(description = "Optimistic-lock version; the ETag is it and a digest of the representation (\"3.9f2c41d0\"), and If-Match compares the version.") long version,
         Instant createdAt,
         Instant updatedAt,
         @Schema(description = "The node's bearer token for the agent channel and its desired config. "

@@ -67,7 +67,7 @@ class TenantController {
     @Operation(summary = "Get a tenant")
     ResponseEntity<TenantResponse> getTenant(@PathVariable UUID tenantId) {
         scope.requireTenant(tenantId, "Tenant", tenantId);
-        return Responses.ok(service.get(tenantId));
+        return Responses.okDerived(service.get(tenantId));
     }
 
     @GetMapping("/{tenantId}/nodes")
@@ -87,7 +87,7 @@ class TenantController {
             @Valid @RequestBody TenantRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         requireWritable(tenantId);
-        return Responses.ok(service.replace(tenantId, request, ifMatch));
+        return Responses.okDerived(service.replace(tenantId, request, ifMatch));
     }
 
     @PatchMapping(path = "/{tenantId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -95,7 +95,7 @@ class TenantController {
     ResponseEntity<TenantResponse> patchTenant(@PathVariable UUID tenantId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         requireWritable(tenantId);
-        return Responses.ok(service.patch(tenantId, patch, ifMatch));
+        return Responses.okDerived(service.patch(tenantId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.

@@ -28,7 +28,7 @@ public record TenantResponse(
         CapacityQos.@Nullable CapacityBasis capacityBasis,
         @Schema(description = "The limits the data nodes enforce for the tenant now, after scaling, and the term that "
                 + "produced each.", accessMode = Schema.AccessMode.READ_ONLY) EffectiveLimits effectiveLimits,
-        @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
+        @Schema(description = "Optimistic-lock version; the ETag is it and a digest of the representation (\"3.9f2c41d0\"), and If-Match compares the version.") long version,
         Instant createdAt,
         Instant updatedAt) implements Versioned {
 

@@ -84,7 +84,7 @@ class VolumeController {
         // Visibility first, from the volume's tenant alone: loading the volume and its policy
         // before refusing would make another tenant's ids slower to refuse than unknown ones.
         visible(volumeId);
-        return Responses.ok(service.get(volumeId));
+        return Responses.okDerived(service.get(volumeId));
     }
 
     @PutMapping(path = "/volumes/{volumeId}", consumes = MediaType.APPLICATION_JSON_VALUE)
@@ -95,7 +95,7 @@ class VolumeController {
     ResponseEntity<VolumeResponse> replaceVolume(@PathVariable UUID volumeId, @Valid @RequestBody VolumeRequest request,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
-        return Responses.ok(service.replace(volumeId, request, ifMatch));
+        return Responses.okDerived(service.replace(volumeId, request, ifMatch));
     }
 
     @PatchMapping(path = "/volumes/{volumeId}", consumes = JsonMergePatch.MEDIA_TYPE)
@@ -106,7 +106,7 @@ class VolumeController {
     ResponseEntity<VolumeResponse> patchVolume(@PathVariable UUID volumeId, @RequestBody JsonNode patch,
             @RequestHeader(name = HttpHeaders.IF_MATCH, required = false) String ifMatch) {
         visible(volumeId);
-        return Responses.ok(service.patch(volumeId, patch, ifMatch));
+        return Responses.okDerived(service.patch(volumeId, patch, ifMatch));
     }
 
     // No body on success: any Accept (such as problem+json alone) is fine.

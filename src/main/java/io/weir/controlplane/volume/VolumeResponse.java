@@ -21,7 +21,7 @@ public record VolumeResponse(
                 + "number, per-GiB rate, floor, capacity basis) the override if set, else the policy's; sources names the "
                 + "term that produced each number; costModel is the policy's.", accessMode = Schema.AccessMode.READ_ONLY)
         EffectivePolicy effectivePolicy,
-        @Schema(description = "Optimistic-lock version; also sent as the ETag.") long version,
+        @Schema(description = "Optimistic-lock version; the ETag is it and a digest of the representation (\"3.9f2c41d0\"), and If-Match compares the version.") long version,
         Instant createdAt,
         Instant updatedAt,
         @Schema(description = "Whether every node that serves the volume has applied its latest desired config, and so "

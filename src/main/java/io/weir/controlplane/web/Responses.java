@@ -2,10 +2,14 @@ package io.weir.controlplane.web;
 
 import java.net.URI;
 import org.springframework.http.ResponseEntity;
+import tools.jackson.databind.json.JsonMapper;
 import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
 /** The success responses every resource controller gives: 200 and 201, each with its ETag. */
 public final class Responses {
+
+    /** Writes what a tag digests: any stable serialisation of the representation does. */
+    private static final JsonMapper DIGESTED = JsonMapper.builder().build();
 
     private Responses() {
     }
@@ -13,6 +17,14 @@ public final class Responses {
     /** 200 with {@code body}, tagged with its version. */
     public static <T extends Versioned> ResponseEntity<T> ok(T body) {
         return ResponseEntity.ok().eTag(ETags.of(body.version())).body(body);
+    }
+
+    /**
+     * 200 with {@code body}, tagged with its version and a digest of it
+     * ({@link ETags#of(long, byte[])}): for a representation with parts derived from other rows.
+     */
+    public static <T extends Versioned> ResponseEntity<T> okDerived(T body) {
+        return ResponseEntity.ok().eTag(ETags.of(body.version(), DIGESTED.writeValueAsBytes(body))).body(body);
     }
 
     /** 201 with {@code body}, tagged with its version, {@code Location} set. */

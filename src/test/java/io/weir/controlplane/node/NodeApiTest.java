@@ -43,7 +43,7 @@ class NodeApiTest extends IntegrationTest {
         assertThat(r.status()).isEqualTo(201);
         JsonNode body = r.json();
         assertThat(r.header("Location")).endsWith("/api/v1/nodes/" + body.get("id").asString());
-        assertThat(r.etag()).isEqualTo("\"" + body.get("version").asLong() + "\"");
+        assertThat(r.versionTag()).isEqualTo("\"" + body.get("version").asLong() + "\"");
         assertThat(body.get("name").asString()).isEqualTo(name);
         assertThat(body.get("address").asString()).isEqualTo("10.0.0.11:10809");
         assertThat(body.get("labels").propertyNames()).containsExactly("disk", "zone");
@@ -58,7 +58,7 @@ class NodeApiTest extends IntegrationTest {
 
         Response read = api.get(path(r));
         assertThat(read.status()).isEqualTo(200);
-        assertThat(read.etag()).isEqualTo(r.etag());
+        assertThat(read.versionTag()).isEqualTo(r.versionTag());
         for (String field : new String[] {"id", "name", "address", "labels", "version", "createdAt", "updatedAt"}) {
             assertThat(read.json().get(field)).as(field).isEqualTo(body.get(field));
         }
@@ -220,7 +220,7 @@ class NodeApiTest extends IntegrationTest {
         assertThat(notAnObject.status()).isEqualTo(400);
 
         Response read = api.get(path(created));
-        assertThat(read.etag()).isEqualTo(created.etag());
+        assertThat(read.versionTag()).isEqualTo(created.versionTag());
         assertThat(read.json().get("labels").get("zone").asString()).isEqualTo("a");
     }
 
@@ -229,7 +229,7 @@ class NodeApiTest extends IntegrationTest {
         Response created = create(unique("same"), ",\"labels\":{\"zone\":\"a\"}");
         Response patched = api.patch(path(created), "{\"labels\":{\"zone\":\"a\"}}", null);
         assertThat(patched.status()).isEqualTo(200);
-        assertThat(patched.etag()).isEqualTo(created.etag());
+        assertThat(patched.versionTag()).isEqualTo(created.versionTag());
     }
 
     @Test
@@ -247,7 +247,7 @@ class NodeApiTest extends IntegrationTest {
         String path = path(created);
         Response updated = api.patch(path, "{\"address\":\"h:1\"}", created.etag());
         assertThat(updated.status()).isEqualTo(200);
-        assertThat(updated.etag()).isEqualTo("\"1\"");
+        assertThat(updated.versionTag()).isEqualTo("\"1\"");
 
         Response stale = api.patch(path, "{\"address\":\"h:2\"}", created.etag());
         assertThat(stale.status()).isEqualTo(412);
@@ -361,7 +361,7 @@ class NodeApiTest extends IntegrationTest {
         assertThat(applied.get("appliedRevision").asLong()).isEqualTo(8);
         assertThat(applied.get("lastAckAt").asString()).endsWith("Z");
         assertThat(applied.get("lastError").isNull()).isTrue();
-        assertThat(read.etag()).isEqualTo(created.etag());
+        assertThat(read.versionTag()).isEqualTo(created.versionTag());
         assertThat(api.patch(path(created), "{\"address\":\"h:9\"}", created.etag()).status()).isEqualTo(200);
     }
 
@@ -389,7 +389,7 @@ class NodeApiTest extends IntegrationTest {
         JsonNode second = api.get(path(rejectedAfterAck)).json().get("status");
         assertThat(second.get("appliedRevision").asLong()).isEqualTo(5);
         assertThat(second.get("lastError").asString()).isEqualTo("revision 6: no such task");
-        assertThat(api.get(path(acked)).etag()).isEqualTo(acked.etag());
+        assertThat(api.get(path(acked)).versionTag()).isEqualTo(acked.versionTag());
     }
 
     @Test

@@ -125,6 +125,16 @@ public final class HttpApi {
             return header("ETag");
         }
 
+        /**
+         * The version the ETag names: the tag without the digest of the representation that
+         * tenants, volumes and nodes add ({@code "3.9f2c41d0"} names {@code "3"}).
+         */
+        public String versionTag() {
+            String tag = etag();
+            int dot = tag == null ? -1 : tag.indexOf('.');
+            return dot < 0 ? tag : tag.substring(0, dot) + "\"";
+        }
+
         public String contentType() {
             return header("Content-Type");
         }

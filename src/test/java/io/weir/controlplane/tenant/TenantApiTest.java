@@ -25,7 +25,7 @@ class TenantApiTest extends IntegrationTest {
         assertThat(r.status()).isEqualTo(201);
         JsonNode body = r.json();
         assertThat(r.header("Location")).endsWith("/api/v1/tenants/" + body.get("id").asString());
-        assertThat(r.etag()).isEqualTo("\"0\"");
+        assertThat(r.versionTag()).isEqualTo("\"0\"");
         assertThat(body.get("weight").asInt()).isEqualTo(100);
         assertThat(body.get("maxIops").isNull()).isTrue();
         assertThat(body.get("createdAt").asString()).endsWith("Z");
@@ -72,7 +72,7 @@ class TenantApiTest extends IntegrationTest {
         String path = "/api/v1/tenants/" + created.json().get("id").asString();
         Response updated = api.patch(path, "{\"weight\":300}", created.etag());
         assertThat(updated.status()).isEqualTo(200);
-        assertThat(updated.etag()).isEqualTo("\"1\"");
+        assertThat(updated.versionTag()).isEqualTo("\"1\"");
         assertThat(updated.json().get("weight").asInt()).isEqualTo(300);
 
         Response stale = api.patch(path, "{\"weight\":400}", created.etag());

@@ -46,7 +46,7 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(r.status()).isEqualTo(201);
         JsonNode body = r.json();
         assertThat(r.header("Location")).endsWith("/api/v1/volumes/" + body.get("id").asString());
-        assertThat(r.etag()).isEqualTo("\"0\"");
+        assertThat(r.versionTag()).isEqualTo("\"0\"");
         assertThat(body.get("tenantId").asString()).isEqualTo(tenant);
         assertThat(body.get("name").asString()).isEqualTo(name);
         assertThat(body.get("sizeBytes").asLong()).isEqualTo(256 * BLOCK);
@@ -64,7 +64,7 @@ class VolumeApiTest extends IntegrationTest {
 
         Response read = api.get("/api/v1/volumes/" + body.get("id").asString());
         assertThat(read.status()).isEqualTo(200);
-        assertThat(read.etag()).isEqualTo("\"0\"");
+        assertThat(read.versionTag()).isEqualTo("\"0\"");
         assertThat(read.json()).isEqualTo(body);
     }
 
@@ -226,7 +226,7 @@ class VolumeApiTest extends IntegrationTest {
         String path = "/api/v1/volumes/" + created.json().get("id").asString();
         Response updated = api.patch(path, "{\"overrides\":{\"weight\":300}}", created.etag());
         assertThat(updated.status()).isEqualTo(200);
-        assertThat(updated.etag()).isEqualTo("\"1\"");
+        assertThat(updated.versionTag()).isEqualTo("\"1\"");
 
         assertThat(api.patch(path, "{\"overrides\":{\"weight\":400}}", created.etag()).status()).isEqualTo(412);
         assertThat(api.put(path, "{\"name\":\"x\",\"sizeBytes\":4096000}", created.etag()).status()).isEqualTo(412);
@@ -244,14 +244,14 @@ class VolumeApiTest extends IntegrationTest {
     void aWeakIfMatchNeverMatches() {
         Response created = fx.createVolume(tenant, unique("weak"), "");
         String path = "/api/v1/volumes/" + created.json().get("id").asString();
-        assertThat(created.etag()).isEqualTo("\"0\"");
+        assertThat(created.versionTag()).isEqualTo("\"0\"");
 
         assertThat(api.patch(path, "{\"overrides\":{\"weight\":300}}", "W/\"0\"").status()).isEqualTo(412);
         assertThat(api.delete(path, "W/\"0\"").status()).isEqualTo(412);
         assertThat(api.delete(path, "W/\"0\", W/\"1\"").status()).isEqualTo(412);
         Response now = api.get(path);
         assertThat(now.status()).isEqualTo(200);
-        assertThat(now.etag()).isEqualTo("\"0\"");
+        assertThat(now.versionTag()).isEqualTo("\"0\"");
         // A strong tag in the same list still matches.
         assertThat(api.delete(path, "W/\"0\", \"0\"").status()).isEqualTo(204);
     }
@@ -289,7 +289,7 @@ class VolumeApiTest extends IntegrationTest {
         assertThat(b.get("overrides").get("weight").isNull()).isTrue();
         assertThat(b.get("nodeIds").isEmpty()).isTrue();
         assertThat(b.get("tenantId").asString()).isEqualTo(tenant);
-        assertThat(put.etag()).isEqualTo("\"1\"");
+        assertThat(put.versionTag()).isEqualTo("\"1\"");
     }
 
     @Test
@@ -333,12 +333,12 @@ class VolumeApiTest extends IntegrationTest {
         Response created = fx.createVolume(tenant, unique("v"), ",\"nodeIds\":[\"" + a + "\"]");
         String path = "/api/v1/volumes/" + created.json().get("id").asString();
         assertThat(created.json().get("nodeIds").valueStream().map(JsonNode::asString)).containsExactly(a);
-        assertThat(created.etag()).isEqualTo("\"0\"");
-        assertThat(api.get(path).etag()).isEqualTo("\"0\"");
+        assertThat(created.versionTag()).isEqualTo("\"0\"");
+        assertThat(api.get(path).versionTag()).isEqualTo("\"0\"");
 
         Response moved = api.patch(path, "{\"nodeIds\":[\"" + b + "\"]}", created.etag());
         assertThat(moved.status()).isEqualTo(200);
-        assertThat(moved.etag()).as("placement is part of the volume").isEqualTo("\"1\"");
+        assertThat(moved.versionTag()).as("placement is part of the volume").isEqualTo("\"1\"");
         assertThat(moved.json().get("nodeIds").valueStream().map(JsonNode::asString)).containsExactly(b);
         assertThat(api.get("/api/v1/volumes?nodeId=" + b).json().get("items").findValuesAsString("id"))
                 .containsExactly(created.json().get("id").asString());
@@ -391,7 +391,7 @@ class VolumeApiTest extends IntegrationTest {
         Response convertedByPut = api.put(path, "{\"name\":\"" + grown.json().get("name").asString() + "\",\"sizeBytes\":"
                 + (512 * BLOCK) + ",\"nodeIds\":" + grown.json().get("nodeIds") + ",\"replicas\":2}", grown.etag());
         assertThat(convertedByPut.status()).as(convertedByPut.toString()).isEqualTo(409);
-        assertThat(api.get(path).etag()).as("unchanged").isEqualTo(grown.etag());
+        assertThat(api.get(path).versionTag()).as("unchanged").isEqualTo(grown.versionTag());
         Response asItIs = api.put(path, "{\"name\":\"" + grown.json().get("name").asString() + "\",\"sizeBytes\":"
                 + (512 * BLOCK) + ",\"nodeIds\":" + grown.json().get("nodeIds") + ",\"replicas\":1}", grown.etag());
         assertThat(asItIs.status()).as("replicas 1 over the same nodes says what it is: " + asItIs).isEqualTo(200);
