@@ -33,6 +33,9 @@ class AgentChannelHostileTest extends IntegrationTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     @Autowired
+    FrameBudget partialFrames;
+
+    @Autowired
     MeterRegistry meters;
 
     @Autowired
@@ -237,8 +240,10 @@ class AgentChannelHostileTest extends IntegrationTest {
 
     @Test
     void unfinishedFramesOfAllSessionsStayWithinTheReplicasBudget() throws Exception {
-        // Assumes the default budget, FrameBudget.DEFAULT_BUDGET_CHARS (16 Mi characters): 17
-        // sessions that each start a frame of 1 Mi - 1 characters and never finish it pass it.
+        // Assumes the default budget, FrameBudget.DEFAULT_BUDGET_CHARS (16 Mi characters): 3
+        // sessions that each start a frame of 8 Mi - 100 characters and never finish it pass it.
+        // Each session's part is held by the replica before the next session starts, so that the
+        // last one is the one past the budget.
         int sessions = (int) (FrameBudget.DEFAULT_BUDGET_CHARS / (AgentMessages.MAX_FRAME_BYTES - 1)) + 1;
         List<AgentClient> agents = new java.util.ArrayList<>();
         String piece = "{\"type\":\"hello\",\"protocolVersion\":1,\"agentVersion\":\"" + "x".repeat(AgentMessages.MAX_FRAME_BYTES - 100);
@@ -246,7 +251,12 @@ class AgentChannelHostileTest extends IntegrationTest {
             for (int i = 0; i < sessions; i++) {
                 AgentClient a = AgentClient.open(port, node().token());
                 agents.add(a);
+                long before = partialFrames.held();
                 a.sendPart(piece);
+                if (i < sessions - 1) {
+                    org.awaitility.Awaitility.await().atMost(AgentClient.WAIT)
+                            .until(() -> partialFrames.held() - before == piece.length());
+                }
             }
             assertThat(agents.get(sessions - 1).awaitClose().code()).as("the session past the budget").isEqualTo(1013);
             assertThat(agents.get(0).closedNow(Duration.ofMillis(100))).as("a session within the budget").isNull();

@@ -121,6 +121,7 @@ class AuthorizationMatrixTest extends IntegrationTest {
             api("GET", "/api/v1/usage/volumes/{volumeId}", null,                 401, 403, 200, 200, 200, 200),
             api("GET", "/api/v1/usage/volumes/{volumeId}/used", null,            401, 403, 200, 200, 200, 200),
             api("GET", "/api/v1/usage/tenants/{tenantId}", null,                 401, 403, 200, 200, 200, 200),
+            api("GET", "/api/v1/usage/total", null,                              401, 403, 200, 200, 200, 200),
             api("GET", "/api/v1/usage/nodes/{nodeId}/tasks", null,               401, 403, 403, 200, 403, 200),
             api("GET", "/api/v1/usage/top", null,                                401, 403, 200, 200, 200, 200),
             // tokens

@@ -143,7 +143,7 @@ class VolumeConcurrencyTest extends IntegrationTest {
         assertThat(end.json().get("sizeBytes").asLong())
                 .as("every successful increment is visible, and only those")
                 .isEqualTo(initialSize + BLOCK * succeeded.get());
-        assertThat(end.etag()).isEqualTo("\"" + succeeded.get() + "\"");
+        assertThat(end.versionTag()).isEqualTo("\"" + succeeded.get() + "\"");
     }
 
     @Test
@@ -173,7 +173,7 @@ class VolumeConcurrencyTest extends IntegrationTest {
         assertThat(unexpected).isEmpty();
         assertThat(succeeded.get()).isPositive();
         Response end = api.get(path);
-        assertThat(end.etag()).isEqualTo("\"" + succeeded.get() + "\"");
+        assertThat(end.versionTag()).isEqualTo("\"" + succeeded.get() + "\"");
         assertThat(end.json().get("nodeIds").get(0).asString()).isEqualTo(succeeded.get() % 2 == 0 ? a : b);
     }
 
