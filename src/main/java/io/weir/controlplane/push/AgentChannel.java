@@ -328,7 +328,12 @@ class AgentChannel extends TextWebSocketHandler {
             return;
         }
         agent.greet(hello.appliedRevision(), hello.configDigest());
-        registry.connected(agent.nodeId(), agent.id(), hello.agentVersion());
+        registry.connected(agent.nodeId(), agent.id(), hello.agentVersion(), agent.openedAt());
+        if (agent.closed()) {
+            // closed while the hello was handled: its close found no row to remove, and this one is its
+            registry.disconnected(agent.nodeId(), agent.id());
+            return;
+        }
         offer(agent);
     }
 

@@ -93,15 +93,20 @@ class AgentRegistry implements NodeConnections {
         }
     }
 
-    /** Records that {@code nodeId}'s agent is connected here, in session {@code sessionId}. */
-    void connected(UUID nodeId, String sessionId, String agentVersion) {
+    /**
+     * Records that {@code nodeId}'s agent is connected here, in session {@code sessionId}, opened
+     * at {@code connectedAt}; unless the row already records a connection opened later (the hello
+     * of an older session that arrives after the newer one's must not replace it).
+     */
+    void connected(UUID nodeId, String sessionId, String agentVersion, Instant connectedAt) {
         jdbc.sql("""
                         INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
                         VALUES (?, ?, ?, ?, ?)
                         ON CONFLICT (node_id) DO UPDATE SET replica_id = EXCLUDED.replica_id, session_id = EXCLUDED.session_id,
-                          agent_version = EXCLUDED.agent_version, connected_at = EXCLUDED.connected_at""")
+                          agent_version = EXCLUDED.agent_version, connected_at = EXCLUDED.connected_at
+                        WHERE agent_connection.connected_at <= EXCLUDED.connected_at""")
                 .param(nodeId).param(replicaId).param(sessionId).param(truncate(agentVersion, 64))
-                .param(Timestamp.from(Instant.now())).update();
+                .param(Timestamp.from(connectedAt)).update();
     }
 
     /** Records that session {@code sessionId} of {@code nodeId} ended; a newer connection's row stays. */

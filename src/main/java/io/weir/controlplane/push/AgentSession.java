@@ -90,10 +90,23 @@ final class AgentSession implements UsageIntake.Reporter {
      *     the session ends when that token is revoked or expires
      */
     AgentSession(WebSocketSession session, UUID nodeId, UUID tokenId, PushMetrics metrics) {
+        this.openedAt = java.time.Instant.now();
         this.session = session;
         this.nodeId = nodeId;
         this.tokenId = tokenId;
         this.metrics = metrics;
+    }
+
+    /** When the connection was opened: a node's newest connection is the one its presence row names. */
+    private final java.time.Instant openedAt;
+
+    java.time.Instant openedAt() {
+        return openedAt;
+    }
+
+    /** Whether the connection has closed (not only been asked to close after a send). */
+    synchronized boolean closed() {
+        return closed;
     }
 
     /** Certificate requests received on this session; frames of a session arrive one at a time. */

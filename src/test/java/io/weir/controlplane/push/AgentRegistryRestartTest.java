@@ -43,8 +43,30 @@ class AgentRegistryRestartTest extends IntegrationTest {
 
         assertThat(restarted.presence(List.of(node))).doesNotContainKey(node);
         // a connection of the new process counts
-        restarted.connected(node, "s-2", "test");
+        restarted.connected(node, "s-2", "test", Instant.now());
         restarted.heartbeat();
         assertThat(restarted.presence(List.of(node)).get(node).replica()).isEqualTo(replica);
+    }
+
+    /**
+     * A hello that stalled (its token check waited on the database) while its agent reconnected:
+     * the older session's row, written last, replaced the newer one's, and when the newer
+     * session closed nothing matched it, so the node showed as connected, and its volumes never
+     * failed over, for as long as the replica lived. The row follows the newest connection.
+     */
+    @Test
+    void aLateHelloOfAnOlderConnectionDoesNotReplaceTheNewerOnesRow() {
+        String replica = unique("cp");
+        UUID node = UUID.fromString(api.post("/api/v1/nodes", "{\"name\":\"" + unique("n") + "\"}").json().get("id").asString());
+        AgentRegistry registry = new AgentRegistry(jdbc, properties(replica));
+        registry.heartbeat();
+        Instant first = Instant.now().minusSeconds(2);
+        Instant second = first.plusSeconds(1);
+        registry.connected(node, "s-2", "test", second);
+        registry.connected(node, "s-1", "test", first); // s-1's hello, late; s-1 is closed by now
+        registry.disconnected(node, "s-1");
+        assertThat(registry.presence(List.of(node))).as("s-2 is connected").containsKey(node);
+        registry.disconnected(node, "s-2");
+        assertThat(registry.presence(List.of(node))).as("s-2 closed: nothing is connected").doesNotContainKey(node);
     }
 }
