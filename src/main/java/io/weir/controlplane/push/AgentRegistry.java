@@ -95,8 +95,10 @@ class AgentRegistry implements NodeConnections {
 
     /**
      * Records that {@code nodeId}'s agent is connected here, in session {@code sessionId}, opened
-     * at {@code connectedAt}; unless the row already records a connection opened later (the hello
-     * of an older session that arrives after the newer one's must not replace it).
+     * at {@code connectedAt}; unless the row already records a connection to this replica opened
+     * later (the hello of an older session that arrives after the newer one's must not replace
+     * it). Times are compared only within a replica, which reads one clock; another replica's row
+     * is replaced, as the newest hello's.
      */
     void connected(UUID nodeId, String sessionId, String agentVersion, Instant connectedAt) {
         jdbc.sql("""
@@ -104,7 +106,8 @@ class AgentRegistry implements NodeConnections {
                         VALUES (?, ?, ?, ?, ?)
                         ON CONFLICT (node_id) DO UPDATE SET replica_id = EXCLUDED.replica_id, session_id = EXCLUDED.session_id,
                           agent_version = EXCLUDED.agent_version, connected_at = EXCLUDED.connected_at
-                        WHERE agent_connection.connected_at <= EXCLUDED.connected_at""")
+                        WHERE agent_connection.replica_id <> EXCLUDED.replica_id
+                          OR agent_connection.connected_at <= EXCLUDED.connected_at""")
                 .param(nodeId).param(replicaId).param(sessionId).param(truncate(agentVersion, 64))
                 .param(Timestamp.from(connectedAt)).update();
     }
