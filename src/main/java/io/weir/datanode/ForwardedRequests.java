@@ -32,11 +32,15 @@ final class ForwardedRequests {
         final boolean changesData;
         /** FUA: a copy that answers it has forced it. */
         final boolean forced;
+        /** The epoch it was sent in: answered only by a primary still acting in it. */
+        final long epoch;
         int remaining;
         long requiredSequence;
         boolean stale;
 
-        Pending(IntConsumer done, long offset, long length, boolean changesData, boolean forced, long requiredSequence) {
+        Pending(IntConsumer done, long offset, long length, boolean changesData, boolean forced, long requiredSequence,
+                long epoch) {
+            this.epoch = epoch;
             this.done = done;
             this.offset = offset;
             this.length = length;
@@ -90,7 +94,7 @@ final class ForwardedRequests {
             if (v.primary && !v.fenced) {
                 flushSent = changesData ? null : new long[v.copies.size()];
                 sendEpoch = v.epoch;
-                tracked = new Pending(done, offset, length, changesData, fua, v.lastDropSequence);
+                tracked = new Pending(done, offset, length, changesData, fua, v.lastDropSequence, sendEpoch);
                 int heldBack = 0;
                 for (ReplicaCopy c : v.copies.values()) {
                     if (c.state == State.OUT) {
@@ -314,7 +318,10 @@ final class ForwardedRequests {
     private void settle(Pending p) {
         int answer;
         synchronized (v) {
-            if (p.stale || v.fenced) {
+            // a config of another epoch reset the volume's copies and sequences: what this request's
+            // copies answered says nothing of the volume's copies now (a copy that failed it is
+            // no longer one), and this node may not be the primary any more
+            if (p.stale || !v.acting() || v.epoch != p.epoch) {
                 answer = Nbd.ESHUTDOWN;
             } else if (!v.configFileOnly && Math.max(p.requiredSequence, v.echoFloor) > v.confirmedSequence) {
                 waiting.add(p);

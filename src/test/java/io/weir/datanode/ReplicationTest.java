@@ -712,6 +712,33 @@ class ReplicationTest extends ReplicationFixture {
      * copied that region again and rejoins holding it (it rejoined without it: only the region of
      * the request that failed was dirty).
      */
+    /**
+     * A write forwarded to a copy, its answer not back (the link hung), when the control plane's
+     * config deposes this primary (it promoted the copy, epoch 2): when the link fails, the write
+     * is not acknowledged, since this node cannot know that the new primary has it (a write lost
+     * on the way looks the same). It was answered OK: the config had reset the volume's state, and
+     * the failed copy was no longer one of its copies, so nothing marked the request as lost
+     * (found by review).
+     */
+    @Test
+    void aWriteInFlightWhenAConfigDeposesThePrimaryIsNotAcknowledged() throws Exception {
+        DataNode a = start("a");
+        DataNode b = start("b");
+        try (TcpProxy toB = new TcpProxy(HostPort.parse(b.replicationAddress()).getPort())) {
+            pushThrough(toB, a, b);
+            try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+                client.write(0, NbdServerTest.bytes(4096, 90)); // the link to b is up
+                toB.holdDownstream(); // b's answers are held back
+                client.request(Nbd.CMD_WRITE, 0, 1, 4 * MiB, 4096, NbdServerTest.bytes(4096, 91));
+                client.flushOut();
+                await().atMost(PATIENCE).until(() -> toB.heldDownstreamBytes() > 0);
+                a.apply(configFor(A, 2, new ReplicationConfig(2, B, 1, List.of(copy(B, b, true), copy(A, a, false)))));
+                toB.cut(); // the write is answered LINK_DOWN
+                assertThat(client.readReply().error()).as("the write whose answer never came").isEqualTo(Nbd.ESHUTDOWN);
+            }
+        }
+    }
+
     @Test
     void aCopyWhoseLinkFailsIsCopiedAgainWhatItHadNotForced() throws Exception {
         DataNode a = start("a");
