@@ -3,7 +3,8 @@
  * is configured ({@link io.weir.controlplane.database.EmbeddedPostgresServer}), and the base class
  * of the configuration entities ({@link io.weir.controlplane.database.VersionedEntity}), and the
  * SQL of sums that saturate at a bigint instead of failing a query
- * ({@link io.weir.controlplane.database.SqlSums}). The schema
+ * ({@link io.weir.controlplane.database.SqlSums}), and the statement timeout of every pooled
+ * connection ({@code StatementTimeout}). The schema
  * itself lives in the Flyway migrations under {@code db/migration}.
  */
 package io.weir.controlplane.database;

@@ -37,6 +37,30 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
         assertThat(jdbc.queryForObject("SHOW statement_timeout", String.class)).isEqualTo("30s");
     }
 
+    /**
+     * The timeout is a Spring duration, as every other setting: {@code 2m} and {@code PT30S} are
+     * set as PostgreSQL reads them (as text they were units it does not know, and every
+     * connection, so the service, failed).
+     */
+    @Test
+    void theStatementTimeoutTakesEveryDurationSpringReads() throws Exception {
+        for (String[] given : new String[][] {{"2m", "2min"}, {"PT30S", "30s"}, {"1500ms", "1500ms"}, {"1h", "1h"}}) {
+            org.springframework.mock.env.MockEnvironment env = new org.springframework.mock.env.MockEnvironment()
+                    .withProperty(StatementTimeout.PROPERTY, given[0]);
+            com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource();
+            StatementTimeout.statementTimeoutOnThePool(env).postProcessBeforeInitialization(pool, "dataSource");
+            try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+                s.execute(pool.getConnectionInitSql());
+                try (ResultSet r = s.executeQuery("SHOW statement_timeout")) {
+                    r.next();
+                    assertThat(r.getString(1)).as(given[0]).isEqualTo(given[1]);
+                }
+                s.execute("SET statement_timeout = 30000"); // the pool's connection as it was
+            }
+            pool.close();
+        }
+    }
+
     @Test
     void embeddedServerKeepsItsDataAcrossRestarts(@TempDir Path dir) throws Exception {
         // The default that `mvn spring-boot:run` uses, on a directory of its own: stop it, start
