@@ -171,7 +171,8 @@ class AgentChannel extends TextWebSocketHandler {
             return;
         }
         UUID nodeId = (UUID) session.getAttributes().get(NODE_ID);
-        AgentSession agent = new AgentSession(session, nodeId, (UUID) session.getAttributes().get(TOKEN_ID), metrics);
+        AgentSession agent = new AgentSession(session, nodeId, (UUID) session.getAttributes().get(TOKEN_ID), metrics,
+                clock.instant());
         byId.put(session.getId(), agent);
         AgentSession previous = sessions.put(nodeId, agent);
         if (previous != null) {

@@ -89,8 +89,8 @@ final class AgentSession implements UsageIntake.Reporter {
      * @param tokenId the token that authenticated the upgrade, or null if it was no Weir token;
      *     the session ends when that token is revoked or expires
      */
-    AgentSession(WebSocketSession session, UUID nodeId, UUID tokenId, PushMetrics metrics) {
-        this.openedAt = java.time.Instant.now();
+    AgentSession(WebSocketSession session, UUID nodeId, UUID tokenId, PushMetrics metrics, java.time.Instant openedAt) {
+        this.openedAt = openedAt;
         this.session = session;
         this.nodeId = nodeId;
         this.tokenId = tokenId;

@@ -78,6 +78,12 @@ public class ReplicationFailover {
 
     /** Since when this replica has seen each primary without a live connection. */
     private final Map<UUID, Instant> disconnectedSince = new HashMap<>();
+    /**
+     * How long a copy's agent must have been connected to be promoted, unless it was connected
+     * from before its primary was lost: after an outage of the control plane's own, agents come
+     * back in their backoff's order, and a copy back first must not replace a primary on its way.
+     */
+    private final Duration reconnectGrace;
 
     /**
      * Public so that a test can start a second scanner beside the application's, as another
@@ -92,6 +98,7 @@ public class ReplicationFailover {
         this.clock = clock;
         this.lease = properties.lease();
         this.countFrom = clock.instant().plus(properties.reconnectGrace());
+        this.reconnectGrace = properties.reconnectGrace();
         this.tx = new TransactionTemplate(transactions);
         this.failovers = Counter.builder("weir.replication.failovers")
                 .description("Promotions of an in-sync copy after the primary's agent was lost").register(registry);
@@ -146,7 +153,7 @@ public class ReplicationFailover {
         int promoted = 0;
         for (Replicated volume : replicated) {
             Instant since = disconnectedSince.get(volume.primary());
-            if (since != null && Duration.between(since, now).compareTo(lease) > 0 && promote(volume, since)) {
+            if (since != null && Duration.between(since, now).compareTo(lease) > 0 && promote(volume, since, now)) {
                 promoted++;
             }
         }
@@ -157,6 +164,12 @@ public class ReplicationFailover {
         return agent != null && agent.replica() != null;
     }
 
+    /** A copy's agent may be promoted: connected since before the primary was lost, or for the reconnect grace. */
+    private boolean candidate(NodeConnections.AgentPresence agent, Instant primaryLost, Instant now) {
+        return connected(agent) && (agent.connectedAt() == null || !agent.connectedAt().isAfter(primaryLost)
+                || !agent.connectedAt().plus(reconnectGrace).isAfter(now));
+    }
+
     /** What a promotion changes, for the audit log. */
     record Promotion(UUID primaryNodeId, long epoch, String reason) {
     }
@@ -164,15 +177,15 @@ public class ReplicationFailover {
     private record Locked(UUID primary, long epoch, long sizeBytes, UUID tenantId, int replicas) {
     }
 
-    private boolean promote(Replicated volume, Instant since) {
+    private boolean promote(Replicated volume, Instant since, Instant now) {
         List<UUID> inSync = jdbc.sql("SELECT node_id FROM volume_placement WHERE volume_id = ? AND in_sync AND node_id <> ?"
                         + " ORDER BY node_id")
                 .param(volume.id()).param(volume.primary()).query(UUID.class).list();
         Map<UUID, NodeConnections.AgentPresence> agents = nodes.agents(inSync);
-        UUID chosen = inSync.stream().filter(n -> connected(agents.get(n))).findFirst().orElse(null);
+        UUID chosen = inSync.stream().filter(n -> candidate(agents.get(n), since, now)).findFirst().orElse(null);
         if (chosen == null) {
-            log.debug("volume {}: primary {} gone since {}, but no copy in sync is connected; not promoted", volume.id(),
-                    volume.primary(), since);
+            log.debug("volume {}: primary {} gone since {}, but no copy in sync is connected (since before that, or for "
+                    + "the reconnect grace); not promoted", volume.id(), volume.primary(), since);
             return false;
         }
         Boolean done = tx.execute(status -> {

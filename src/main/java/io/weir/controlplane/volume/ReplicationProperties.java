@@ -14,7 +14,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     earliest, so that agents have time to reconnect after a restart
  * @param reconnectGrace how long after this replica's start, beyond the lease, a primary's agent
  *     may take to reconnect: the agents' largest reconnect delay (their {@code --backoff-max}, 30 s
- *     by default), which an agent reaches when the control plane has been down for a while
+ *     by default), which an agent reaches when the control plane has been down for a while; also
+ *     how long a copy's agent that reconnected after its primary was lost must stay connected
+ *     before it may be promoted
  */
 @ConfigurationProperties("weir.replication")
 public record ReplicationProperties(

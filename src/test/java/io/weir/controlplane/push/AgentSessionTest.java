@@ -55,7 +55,7 @@ class AgentSessionTest {
         }).when(async).sendText(anyString(), any(SendHandler.class));
         StandardWebSocketSession session = new StandardWebSocketSession(new HttpHeaders(), Map.of(), null, null);
         session.initializeNativeSession(nativeSession);
-        AgentSession agent = new AgentSession(session, node, null, new PushMetrics(registry));
+        AgentSession agent = new AgentSession(session, node, null, new PushMetrics(registry), java.time.Instant.now());
         agent.greet(appliedRevision, digest);
         return agent;
     }

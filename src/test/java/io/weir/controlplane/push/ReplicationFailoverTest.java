@@ -134,6 +134,35 @@ class ReplicationFailoverTest extends IntegrationTest {
         }
     }
 
+    /**
+     * When the control plane itself was unreachable (an ingress restarting, a partition on its
+     * side), every agent reconnects in the order its backoff gives. A copy whose agent is back
+     * before the primary's is not promoted on its return: it is a candidate once it was connected
+     * from before the primary was lost, or for the reconnect grace. Before, the first copy back
+     * replaced about half of the healthy primaries (found by review).
+     */
+    @Test
+    void aCopyThatReconnectsAfterThePrimaryWasLostWaitsTheGraceBeforeItIsPromoted() {
+        Node a = fx.node();
+        Node b = fx.node();
+        UUID volume = fx.volume(a, b);
+        ReplicationFailover scanner = anotherScanner(Duration.ofSeconds(30));
+        clock.advance(Duration.ofSeconds(31)); // past the scanner's own grace since its start
+        try (AgentClient agentA = fx.agent(a); AgentClient agentB = fx.agent(b)) {
+            fx.disconnect(agentA, a); // the control plane's outage: both agents lose it
+            fx.disconnect(agentB, b);
+            assertThat(scanner.check()).isZero();
+            clock.advance(PAST_LEASE);
+            try (AgentClient backB = fx.agent(b)) { // b's agent is back first
+                assertThat(scanner.check()).as("b, back after a was lost, within the grace").isZero();
+                assertThat(fx.volumeJson(volume).get("primaryNodeId").asString()).isEqualTo(a.id().toString());
+                clock.advance(Duration.ofSeconds(31));
+                assertThat(scanner.check()).as("a still gone after b's grace").isEqualTo(1);
+                assertThat(fx.volumeJson(volume).get("primaryNodeId").asString()).isEqualTo(b.id().toString());
+            }
+        }
+    }
+
     @Test
     void noCopyIsPromotedWhenTheOnlyOtherCopyIsOutOfSync() {
         Node a = fx.node();
