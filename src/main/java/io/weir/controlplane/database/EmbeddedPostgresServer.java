@@ -9,6 +9,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -131,6 +132,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                 writeOwnerOnly(passwordFile, password);
             }
             Path initFile = initPasswordFile;
+            // set once the library holds the directory's lock and is about to start the server
+            boolean[] customized = {false};
             builder.setDataDirectory(dataDirectory)
                     .setCleanDataDirectory(false)
                     // The context stops the server (this bean's close) after every bean that writes
@@ -147,6 +150,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                                 writeOwnerOnly(passwordFile, password);
                             }
                             Files.writeString(dir.toPath().resolve("pg_hba.conf"), HBA, StandardCharsets.US_ASCII);
+                            stopLeftoverServer(dir.toPath());
+                            customized[0] = true;
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);
                         }
@@ -161,8 +166,22 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             if (port > 0) {
                 builder.setPort(port);
             }
-            EmbeddedPostgresServer server = new EmbeddedPostgresServer(builder.start(), password);
-            server.createDatabaseIfMissing();
+            EmbeddedPostgres postgres;
+            try {
+                postgres = builder.start();
+            } catch (IOException | RuntimeException e) {
+                if (customized[0]) { // started (under the directory's lock), then given up on: it would hold the directory
+                    stopLeftoverServer(dataDirectory);
+                }
+                throw e;
+            }
+            EmbeddedPostgresServer server = new EmbeddedPostgresServer(postgres, password);
+            try {
+                server.createDatabaseIfMissing();
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
             return server;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start embedded PostgreSQL in " + dataDirectory, e);
@@ -174,6 +193,53 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     // owner-only, in the temporary directory; nothing else can read it
                 }
             }
+        }
+    }
+
+    /** How long a leftover server may take to shut down. */
+    private static final Duration LEFTOVER_STOP_WAIT = Duration.ofSeconds(30);
+
+    /**
+     * Stops a server that still runs on {@code dataDirectory} though no process of this
+     * application owns it: PostgreSQL runs detached from the JVM that started it, so a JVM killed
+     * outright ({@code kill -9}, the OOM killer) leaves it running, holding the directory, and
+     * every later start would wait for a server that cannot start. Called while the library's lock
+     * on the directory is held, which a live owner would hold: the server named by
+     * {@code postmaster.pid}, if it is a postgres serving this directory, is a leftover. It is
+     * asked to shut down (SIGTERM: a smart shutdown, and it has no clients left) and waited for.
+     * A pid file naming no such process is left to PostgreSQL, which replaces a stale one.
+     */
+    static void stopLeftoverServer(Path dataDirectory) {
+        Path pidFile = dataDirectory.resolve("postmaster.pid");
+        long pid;
+        try {
+            List<String> lines = Files.readAllLines(pidFile, StandardCharsets.UTF_8);
+            if (lines.size() < 2 || !Path.of(lines.get(1).trim()).toAbsolutePath().normalize()
+                    .equals(dataDirectory.toAbsolutePath().normalize())) {
+                return;
+            }
+            pid = Long.parseLong(lines.get(0).trim());
+        } catch (IOException | NumberFormatException e) {
+            return; // none, or not one PostgreSQL wrote
+        }
+        ProcessHandle process = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .filter(p -> p.info().command().map(c -> c.endsWith("/postgres")).orElse(false)).orElse(null);
+        if (process == null) {
+            return;
+        }
+        log.warn("PostgreSQL (pid {}) still runs on {}, left by a process that did not stop it (killed?); stopping it",
+                pid, dataDirectory);
+        process.destroy();
+        try {
+            process.onExit().get(LEFTOVER_STOP_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            log.warn("PostgreSQL (pid {}) did not stop within {}; stopping it at once", pid, LEFTOVER_STOP_WAIT);
+            process.destroyForcibly();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("could not wait for PostgreSQL (pid " + pid + ") to stop", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while PostgreSQL (pid " + pid + ") stopped", e);
         }
     }
 
