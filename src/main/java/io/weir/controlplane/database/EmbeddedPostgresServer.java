@@ -121,7 +121,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                 // initdb gets these as --pwfile=... and --auth=...; the later --auth wins over the
                 // library's "-A trust".
                 builder.setLocaleConfig("pwfile", initPasswordFile.toString())
-                        .setLocaleConfig("auth", "scram-sha-256");
+                        .setLocaleConfig("auth", "scram-sha-256")
+                        // the C locale whatever the environment's: initdb failed on a LANG naming a
+                        // locale not installed, and a cluster tied to the host's glibc collation
+                        // breaks where that locale is missing or its collation version changed
+                        .setLocaleConfig("locale", "C");
             } else if (Files.exists(passwordFile)) {
                 password = Files.readString(passwordFile, StandardCharsets.US_ASCII).trim();
             } else {

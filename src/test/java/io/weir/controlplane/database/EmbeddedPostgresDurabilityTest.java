@@ -70,6 +70,11 @@ class EmbeddedPostgresDurabilityTest extends IntegrationTest {
              Statement s = c.createStatement()) {
             assertThat(show(s, "fsync")).isEqualTo("on");
             assertThat(show(s, "synchronous_commit")).isEqualTo("on");
+            try (ResultSet locale = s.executeQuery("SELECT datcollate, datctype FROM pg_database WHERE datname = 'weir'")) {
+                assertThat(locale.next()).isTrue();
+                assertThat(locale.getString(1)).as("collation, whatever the environment's locale").isEqualTo("C");
+                assertThat(locale.getString(2)).isEqualTo("C");
+            }
             s.execute("CREATE TABLE survivor (v text)");
             s.execute("INSERT INTO survivor VALUES ('still here')");
         }
