@@ -15,7 +15,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param replicaTimeout a replica whose heartbeat is older than this is taken for dead: its
  *     connections count as none
  * @param sessionIdleTimeout a connection on which nothing arrived for this long (not even a
- *     ping) is closed
+ *     ping) is closed: three of the agents' heartbeat intervals (10 s). It is also how long an
+ *     agent that died without closing its connection (its host lost power) still counts as
+ *     connected, before a failover's lease starts
  * @param receiveRate frames a second this replica reads from one node beyond its burst
  *     ({@link ReceivePacer}); above 0
  * @param receiveBurst frames a node may send at once before its rate applies; at least 1
@@ -26,7 +28,7 @@ public record PushProperties(
         @DefaultValue("5s") Duration pollInterval,
         @DefaultValue("5s") Duration heartbeatInterval,
         @DefaultValue("30s") Duration replicaTimeout,
-        @DefaultValue("2m") Duration sessionIdleTimeout,
+        @DefaultValue("30s") Duration sessionIdleTimeout,
         @DefaultValue("100") double receiveRate,
         @DefaultValue("4000") int receiveBurst) {
 }
