@@ -74,6 +74,9 @@ public final class HealthProbe {
         System.exit(problem == null ? 0 : 1);
     }
 
+    /** Hosts of a listen address that mean every address of the machine (or none given). */
+    private static final java.util.Set<String> WILDCARDS = java.util.Set.of("", "0.0.0.0", "[::]", "::", "*");
+
     /**
      * What to check for a main process started with {@code commandLine} in {@code env}.
      *
@@ -81,9 +84,6 @@ public final class HealthProbe {
      * @param env its environment
      * @return an {@code http://}, {@code nbd://} or {@code none} target
      */
-    /** Hosts of a listen address that mean every address of the machine (or none given). */
-    private static final java.util.Set<String> WILDCARDS = java.util.Set.of("", "0.0.0.0", "[::]", "::", "*");
-
     static String target(List<String> commandLine, Map<String, String> env) {
         List<String> args = roleArguments(commandLine);
         String role = args.isEmpty() || args.get(0).startsWith("-") ? "controlplane" : args.get(0);

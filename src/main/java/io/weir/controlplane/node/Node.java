@@ -18,8 +18,8 @@ import org.hibernate.annotations.BatchSize;
  * A data node: a storage server that runs an agent and serves the volumes placed on it.
  *
  * <p>Name, address and labels are what an administrator writes; changing them bumps the entity
- * version (the ETag's, which also digests the representation). The status columns ({@code appliedRevision}, {@code lastAckAt},
- * {@code lastError}) are written by the node's agent through {@link NodeService#recordAnswers}
+ * version (the one the ETag names; the tag also digests the representation). The status columns
+ * ({@code appliedRevision}, {@code lastAckAt}, {@code lastError}) are written by the node's agent through {@link NodeService#recordAnswers}
  * (or {@code recordApplied} and {@code recordRejected}), with bulk updates that leave the version alone, so an
  * agent acknowledging a snapshot never makes an administrator's {@code If-Match} stale.
  */
