@@ -19,8 +19,6 @@ import java.time.format.DateTimeFormatter;
 import java.time.ZoneOffset;
 import java.util.HexFormat;
 import tools.jackson.core.JacksonException;
-import tools.jackson.core.StreamReadFeature;
-import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -72,12 +70,7 @@ final class StateStore {
 
     private final Path dir;
     private final Clock clock;
-    private final JsonMapper json = JsonMapper.builder()
-            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .build();
+    private final JsonMapper json = DesiredConfig.FILE_JSON;
 
     /** What {@link #load()} found: a snapshot, or none and possibly why. */
     record Loaded(DesiredConfig config, String problem, Path setAside) {

@@ -21,8 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import tools.jackson.core.JacksonException;
-import tools.jackson.core.StreamReadFeature;
-import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -366,20 +364,9 @@ public final class DataNodeCommand {
                 .toList(), node.replicationAddress(), node.replicationStatus());
     }
 
-    /**
-     * Reads a config file strictly: a member the config does not have (a misspelt {@code maxIOPS})
-     * or one given twice is an error naming it, not a setting silently left at its default.
-     */
-    static final JsonMapper CONFIG_FILE_JSON = JsonMapper.builder()
-            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-            .build();
-
     /** Applies the config file now and again whenever its modification time changes. */
     private static Thread watch(DataNode node, Path file, PrintStream err) throws IOException {
-        JsonMapper json = CONFIG_FILE_JSON;
+        JsonMapper json = DesiredConfig.FILE_JSON; // strict: a misspelt member is an error naming it
         node.apply(json.readValue(file.toFile(), DesiredConfig.class));
         FileTime[] seen = {Files.getLastModifiedTime(file)};
         Thread t = new Thread(() -> {

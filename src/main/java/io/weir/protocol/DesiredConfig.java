@@ -8,6 +8,9 @@ import com.fasterxml.jackson.annotation.Nulls;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Everything one data node must enforce, as a full snapshot stamped with the global config
@@ -43,6 +46,19 @@ public record DesiredConfig(
         @JsonPropertyDescription("The cluster PKI the node enforces on its NBD clients: CA, valid and revoked client certificates.")
         @JsonInclude(JsonInclude.Include.NON_NULL) @Nullable TlsConfig tls,
         @JsonPropertyDescription("The fixed cost of a request in the scheduler's cost model, with the task shares.") IoCost ioCost) {
+
+    /**
+     * How a snapshot kept in a file is read and written (an agent's cached snapshot, a data
+     * node's {@code --config-file}): strictly, so that a member the snapshot does not have (a
+     * misspelt {@code maxIOPS}), one given twice, a null number or trailing text is an error naming
+     * it, not a setting silently left at its default. Thread-safe.
+     */
+    public static final JsonMapper FILE_JSON = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     /** The reporting interval when none is set. */
     public static final int DEFAULT_USAGE_REPORT_INTERVAL_SECONDS = 10;
