@@ -375,18 +375,16 @@ final class AgentSession implements UsageIntake.Reporter {
                     sent.addLast(config.revision());
                 }
             }
-            if (close == null && next == null && !usageAcks.isEmpty()) {
+            if (next == null && close == null && !usageAcks.isEmpty()) {
                 next = AgentMessages.encode(usageAcks.poll());
             }
-            if (close != null) {
-                next = null; // a config that cannot be sent: closed now
-            } else if (next == null) {
+            if (next != null) {
+                inFlight = true;
+            } else if (close == null) { // nothing to send: closed now only if asked to after the sends
                 close = closeAfterDrain;
                 if (close == null) {
                     return;
                 }
-            } else {
-                inFlight = true;
             }
         }
         if (next == null) {
