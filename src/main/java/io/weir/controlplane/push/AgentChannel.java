@@ -328,7 +328,7 @@ class AgentChannel extends TextWebSocketHandler {
             revoke(agent);
             return;
         }
-        agent.greet(hello.appliedRevision(), hello.configDigest());
+        agent.greet(hello.appliedRevision(), hello.configDigest(), hello.agentVersion());
         registry.connected(agent.nodeId(), agent.id(), hello.agentVersion(), agent.openedAt());
         if (agent.closed()) {
             // closed while the hello was handled: its close found no row to remove, and this one is its
@@ -430,6 +430,11 @@ class AgentChannel extends TextWebSocketHandler {
             log.debug("refresh: {} of {} nodes sent a new snapshot in {} ms ({} ms reading snapshots)", sent,
                     greeted.size(), (System.nanoTime() - start) / 1_000_000, reading / 1_000_000);
         }
+    }
+
+    /** The sessions open here, greeted or not ({@link AgentRegistry#reconcile}). */
+    Collection<AgentSession> openSessions() {
+        return List.copyOf(byId.values());
     }
 
     /** Node ids connected to this replica. */

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
@@ -28,8 +29,10 @@ import org.springframework.stereotype.Component;
  * <p>A connection counts only while its replica's heartbeat is younger than
  * {@link PushProperties#replicaTimeout()}, so a replica that died without cleaning up does not
  * leave its nodes shown as connected, nor brings them back when it starts again under a fixed id;
- * a node's row is replaced when its agent connects anywhere, and removed only by the session that
- * wrote it (or by the replica's next process).
+ * a node's row is replaced when its agent connects anywhere, and removed by the session that
+ * wrote it (or by the replica's next process). Each heartbeat then puts this replica's rows back
+ * in line with its sessions ({@link #reconcile}): a row whose delete failed goes, and a live
+ * session's row removed meanwhile comes back.
  */
 @Component
 class AgentRegistry implements NodeConnections {
@@ -73,6 +76,74 @@ class AgentRegistry implements NodeConnections {
                         INSERT INTO control_plane_replica (id, started_at, heartbeat_at) VALUES (?, ?, ?)
                         ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at""")
                 .param(replicaId).param(now).param(now).update();
+    }
+
+    /** A session of this replica, as {@link #reconcile} sees it. */
+    interface LiveSession {
+        UUID nodeId();
+
+        /** The session's id, which its row names. */
+        String id();
+
+        /** The version its hello named (null before the hello). */
+        String agentVersion();
+
+        Instant openedAt();
+
+        boolean greeted();
+
+        boolean closed();
+    }
+
+    /**
+     * Brings this replica's rows in line with its sessions, after each heartbeat, whatever
+     * happened to them in between: a disconnect whose delete failed (the database was away when
+     * the agent left) would leave its node shown as connected, and never failed over, for the
+     * replica's life; a replica cut off from the database for ten replica timeouts finds its rows
+     * removed by another one ({@link #forgetDeadReplicas}) while its agents are still connected.
+     *
+     * <p>{@code live} (the sessions open here) is asked after the rows are read: a session had a
+     * row only once its hello was handled, while it was open, so a row whose session is not among
+     * them closed, and goes. A greeted session without a row gets it back, unless the node's row
+     * is another replica's (the node's newest connection), and loses it again if it closed
+     * meanwhile (its disconnect may have found no row to remove).
+     */
+    void reconcile(Supplier<? extends Collection<? extends LiveSession>> live) {
+        Map<String, UUID> rows = new HashMap<>();
+        jdbc.sql("SELECT node_id, session_id FROM agent_connection WHERE replica_id = ?").param(replicaId)
+                .query(rs -> {
+                    rows.put(rs.getString("session_id"), rs.getObject("node_id", UUID.class));
+                });
+        Map<String, LiveSession> open = new HashMap<>();
+        for (LiveSession s : live.get()) {
+            open.put(s.id(), s);
+        }
+        rows.forEach((session, node) -> {
+            LiveSession s = open.get(session);
+            if (s == null || !s.nodeId().equals(node)) {
+                log.info("agent of node {} left this replica in session {}; its connection row, still there, is removed",
+                        node, session);
+                disconnected(node, session);
+            }
+        });
+        for (LiveSession s : open.values()) {
+            if (!s.greeted() || s.closed() || s.nodeId().equals(rows.get(s.id()))) {
+                continue;
+            }
+            int restored = jdbc.sql("""
+                            INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
+                            VALUES (?, ?, ?, ?, ?) ON CONFLICT (node_id) DO NOTHING""")
+                    .param(s.nodeId()).param(replicaId).param(s.id()).param(truncate(s.agentVersion(), 64))
+                    .param(Timestamp.from(s.openedAt())).update();
+            if (restored == 0) {
+                continue;
+            }
+            if (s.closed()) {
+                disconnected(s.nodeId(), s.id());
+            } else {
+                log.info("agent of node {} is connected here in session {}; its connection row, gone, is back", s.nodeId(), s.id());
+            }
+        }
     }
 
     /** Removes replicas that stopped beating long ago, with their connection rows. */

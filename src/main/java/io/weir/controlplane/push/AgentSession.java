@@ -34,7 +34,7 @@ import org.springframework.web.socket.adapter.NativeWebSocketSession;
  * <h2>Locking</h2>
  * All state is guarded by {@code this}; the container's send is started outside the lock.
  */
-final class AgentSession implements UsageIntake.Reporter {
+final class AgentSession implements UsageIntake.Reporter, AgentRegistry.LiveSession {
 
     private static final Logger log = LoggerFactory.getLogger(AgentSession.class);
 
@@ -73,6 +73,8 @@ final class AgentSession implements UsageIntake.Reporter {
     private long applied;
     /** The hello's {@code configDigest}, or null. */
     private String helloDigest;
+    /** The agent's version, as its hello named it. */
+    private String agentVersion;
     /**
      * Revision of the latest snapshot offered to the agent (queued, or found to be what it has
      * already), and when it was queued; {@value #NONE_OFFERED} until the first offer after hello.
@@ -100,12 +102,14 @@ final class AgentSession implements UsageIntake.Reporter {
     /** When the connection was opened: a node's newest connection is the one its presence row names. */
     private final java.time.Instant openedAt;
 
-    java.time.Instant openedAt() {
+    @Override
+    public java.time.Instant openedAt() {
         return openedAt;
     }
 
     /** Whether the connection has closed (not only been asked to close after a send). */
-    synchronized boolean closed() {
+    @Override
+    public synchronized boolean closed() {
         return closed;
     }
 
@@ -127,7 +131,8 @@ final class AgentSession implements UsageIntake.Reporter {
         return nodeId;
     }
 
-    String id() {
+    @Override
+    public String id() {
         return session.getId();
     }
 
@@ -167,16 +172,23 @@ final class AgentSession implements UsageIntake.Reporter {
         return closed || closeAfterDrain != null;
     }
 
-    synchronized boolean greeted() {
+    @Override
+    public synchronized boolean greeted() {
         return greeted;
+    }
+
+    @Override
+    public synchronized String agentVersion() {
+        return agentVersion;
     }
 
     /**
      * Records the hello: the agent runs {@code appliedRevision}, whose content has the digest
-     * {@code configDigest} (null if it did not say).
+     * {@code configDigest} (null if it did not say), and is of version {@code agentVersion}.
      */
-    synchronized void greet(long appliedRevision, String configDigest) {
+    synchronized void greet(long appliedRevision, String configDigest, String agentVersion) {
         greeted = true;
+        this.agentVersion = agentVersion;
         applied = appliedRevision;
         helloDigest = configDigest;
     }

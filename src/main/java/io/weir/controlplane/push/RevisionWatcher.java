@@ -54,7 +54,8 @@ import org.springframework.stereotype.Component;
  * (WARN), closes it, waits {@link #RETRY_DELAY} (or the poll interval if shorter; doubling, up to
  * the poll interval, while it keeps failing), opens a new one, logs that (INFO), and polls at
  * once, catching up on anything committed or revoked meanwhile. A refresh that fails is retried on the next wake-up, because the revision is taken as
- * seen only once a refresh succeeded. The same thread stamps this replica's heartbeat.
+ * seen only once a refresh succeeded. The same thread stamps this replica's heartbeat, and then
+ * puts its connection rows back in line with its sessions ({@link AgentRegistry#reconcile}).
  *
  * <h2>Threads</h2>
  * One daemon thread, {@code weir-revision-watcher}, started and stopped with the application.
@@ -285,6 +286,7 @@ class RevisionWatcher implements SmartLifecycle {
         long now = System.nanoTime();
         if (now - nextHeartbeat >= 0) {
             registry.heartbeat();
+            registry.reconcile(channel::openSessions);
             nextHeartbeat = now + properties.heartbeatInterval().toNanos();
         }
         if (now - nextCleanup >= 0) {

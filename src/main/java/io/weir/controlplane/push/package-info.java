@@ -38,7 +38,8 @@
  *       on the same connection it hears of revoked tokens, whose sessions the channel closes.</li>
  *   <li>{@link io.weir.controlplane.push.AgentRegistry}: the shared state in PostgreSQL (which
  *       replica holds which node's connection, replica heartbeats, the data nodes' last status
- *       reports); it implements the node feature's {@code NodeConnections} port.</li>
+ *       reports), whose connection rows each heartbeat puts back in line with the replica's
+ *       sessions; it implements the node feature's {@code NodeConnections} port.</li>
  *   <li>{@link io.weir.controlplane.push.PushMetrics}: the bounded Prometheus metrics (connected
  *       nodes, nodes behind, push lag and latency, usage reports received, acknowledged and
  *       refused, the intake queue, answers waiting to be stored).</li>

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -28,6 +29,12 @@ class AgentChannelTest extends IntegrationTest {
 
     @Autowired
     RevisionWatcher watcher;
+
+    @Autowired
+    AgentRegistry registry;
+
+    @Autowired
+    JdbcClient jdbc;
 
     /** A node created through the API, with its token. */
     record Node(UUID id, String token) {
@@ -199,6 +206,32 @@ class AgentChannelTest extends IntegrationTest {
             assertThat(api.get(volume).json().get("policyApplied").asBoolean()).isTrue();
         }
         await().atMost(AgentClient.WAIT).until(() -> !status(node).get("connected").asBoolean());
+    }
+
+    /**
+     * The heartbeat puts the replica's rows back in line with its sessions
+     * ({@link AgentRegistry#reconcile}): a connected node's row removed behind its back (as
+     * another replica does after this one's long outage) comes back, and the row of a session
+     * that closed while its delete could not run (the database was away) goes.
+     */
+    @Test
+    void theHeartbeatRestoresAConnectedNodesRowAndRemovesAClosedSessionsOne() {
+        Node node = node();
+        Node gone = node();
+        try (AgentClient agent = connected(node)) {
+            jdbc.sql("DELETE FROM agent_connection WHERE node_id = ?").param(node.id()).update();
+            jdbc.sql("""
+                            INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
+                            VALUES (?, ?, 'closed-long-ago', 'test', now())""")
+                    .param(gone.id()).param(registry.replicaId()).update();
+            assertThat(status(node).get("connected").asBoolean()).isFalse();
+            assertThat(status(gone).get("connected").asBoolean()).isTrue();
+
+            await().atMost(AgentClient.WAIT).untilAsserted(() -> {
+                assertThat(status(node).get("connected").asBoolean()).as("the live session's row is back").isTrue();
+                assertThat(status(gone).get("connected").asBoolean()).as("the closed session's row is gone").isFalse();
+            });
+        }
     }
 
     @Test

@@ -56,7 +56,7 @@ class AgentSessionTest {
         StandardWebSocketSession session = new StandardWebSocketSession(new HttpHeaders(), Map.of(), null, null);
         session.initializeNativeSession(nativeSession);
         AgentSession agent = new AgentSession(session, node, null, new PushMetrics(registry), java.time.Instant.now());
-        agent.greet(appliedRevision, digest);
+        agent.greet(appliedRevision, digest, "test");
         return agent;
     }
 
