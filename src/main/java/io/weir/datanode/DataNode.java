@@ -483,6 +483,15 @@ public final class DataNode implements AutoCloseable {
         return replication.address();
     }
 
+    /**
+     * Whether a volume this node is the primary of waits for the control plane to echo the in-sync
+     * set it reported (its writes are held meanwhile): its status should go out again if no echo
+     * comes.
+     */
+    public boolean replicationAwaitingEcho() {
+        return replication.awaitingEcho();
+    }
+
     /** How the copies of each replicated volume this node is the primary of stand, for its status. */
     public List<AgentMessage.ReplicationStatus> replicationStatus() {
         return replication.status();

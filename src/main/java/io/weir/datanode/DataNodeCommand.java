@@ -266,27 +266,41 @@ public final class DataNodeCommand {
         QosAgent agent = agent(node, builder.controlPlane(AgentCommand.controlPlane(v.get("control-plane")))
                 .token(token).stateDir(stateDir), err);
         agent.start(); // hands the node the certificate kept in the state directory, then the cached config
-        helpers.add(statusReporter(node, agent, err));
+        helpers.add(statusReporter(node, agent::reportStatus, STATUS_RESEND));
         return agent;
     }
+
+    /**
+     * How often a primary waiting for the control plane to echo its report sends the report again
+     * while nothing in it changes: the control plane may have failed to store the first one.
+     */
+    static final Duration STATUS_RESEND = Duration.ofSeconds(5);
 
     /**
      * Starts the daemon thread that checks the node's status (exports, clients, used bytes, its
      * replicated volumes' copies) every second, and at once when a copy leaves or joins an in-sync
      * set (a primary may be holding writes until the control plane echoes it), and sends it
-     * through {@code agent} when it changed; interrupt it to stop it.
+     * through {@code send} when it changed, or when {@code resendEvery} has passed since it was
+     * last sent while a primary waits for the echo of its report
+     * ({@link DataNode#replicationAwaitingEcho}); interrupt it to stop it.
      */
-    static Thread statusReporter(DataNode node, QosAgent agent, PrintStream err) {
+    static Thread statusReporter(DataNode node, java.util.function.Consumer<AgentMessage.NodeStatus> send,
+            Duration resendEvery) {
+        Duration check = resendEvery.compareTo(Duration.ofSeconds(1)) < 0 ? resendEvery : Duration.ofSeconds(1);
         Thread reporter = new Thread(() -> {
             AgentMessage.NodeStatus last = null;
+            long sentAt = 0;
             long seen = 0;
             while (true) {
                 try {
-                    seen = node.awaitReplicationChange(seen, Duration.ofSeconds(1));
+                    seen = node.awaitReplicationChange(seen, check);
                     AgentMessage.NodeStatus now = status(node);
-                    if (!now.equals(last)) {
-                        agent.reportStatus(now);
+                    long at = System.nanoTime();
+                    if (!now.equals(last)
+                            || at - sentAt >= resendEvery.toNanos() && node.replicationAwaitingEcho()) {
+                        send.accept(now);
                         last = now;
+                        sentAt = at;
                     }
                 } catch (InterruptedException e) {
                     return;

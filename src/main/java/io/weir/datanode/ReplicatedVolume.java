@@ -623,6 +623,15 @@ final class ReplicatedVolume {
     }
 
     /**
+     * Whether, serving primary, it has reported a sequence no config has echoed yet (under a
+     * control plane): the requests that need the echo wait, and the report should go out again if
+     * it does not come.
+     */
+    synchronized boolean awaitingEcho() {
+        return acting() && !configFileOnly && kept != null && kept.sequence() > confirmedSequence;
+    }
+
+    /**
      * The primary's report of its copies, or null when this node is not the serving primary or has
      * kept no state at this epoch yet. It reports the state last kept ({@link #keepSyncState},
      * tried again here): a copy in that set is reported in sync even if it left since.

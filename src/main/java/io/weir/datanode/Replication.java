@@ -408,6 +408,16 @@ final class Replication implements AutoCloseable {
         }
     }
 
+    /** Whether a volume this node is the serving primary of waits for the echo of its report. */
+    boolean awaitingEcho() {
+        for (ReplicatedVolume rv : volumes.values()) {
+            if (rv.awaitingEcho()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** For the node status: the copies of every volume this node is the serving primary of. */
     List<AgentMessage.ReplicationStatus> status() {
         List<AgentMessage.ReplicationStatus> l = new ArrayList<>();

@@ -205,7 +205,8 @@
  * outstanding, {@code ReplicaLink}'s watchdog) leaves the in-sync set, and the primary
  * acknowledges writes without it only once a config echoes the sequence of that change, so the
  * control plane never promotes a copy that misses an acknowledged write. Requests wait meanwhile
- * (the node's status goes out at once, and the echo comes back with the next push). The rules are
+ * (the node's status goes out at once, and again every 5 s until the echo comes back with a push:
+ * the control plane may have failed to store it). The rules are
  * in {@code ReplicatedVolume}.
  *
  * <p>Resync: the primary keeps a dirty map (64 KiB regions) for each copy out of sync; a copy

@@ -69,7 +69,7 @@ class CapacityQosE2ETest extends IntegrationTest {
         agent = DataNodeCommand.agent(node, QosAgent.builder().controlPlane(URI.create("http://127.0.0.1:" + port))
                 .token(token).stateDir(dir.resolve("agent-state")), System.err);
         agent.start();
-        reporter = DataNodeCommand.statusReporter(node, agent, System.err);
+        reporter = DataNodeCommand.statusReporter(node, agent::reportStatus, DataNodeCommand.STATUS_RESEND);
         return id(created);
     }
 

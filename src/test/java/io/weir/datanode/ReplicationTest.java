@@ -576,6 +576,46 @@ class ReplicationTest extends ReplicationFixture {
         }
     }
 
+    /**
+     * A primary holding writes until the control plane echoes its report sends the report again
+     * while no echo comes, not only when it changes: the control plane that took the first one
+     * may have failed to store it (a database error costs that report only), and the writes
+     * waited for as long as nothing else in the node's status changed, for ever on a quiet node.
+     */
+    @Test
+    void aPrimaryWaitingForAnEchoSendsItsReportAgainUntilTheEchoComes() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        java.util.concurrent.BlockingQueue<AgentMessage.NodeStatus> sent = new java.util.concurrent.LinkedBlockingQueue<>();
+        Thread reporter = DataNodeCommand.statusReporter(a, sent::add, Duration.ofMillis(200));
+        try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            stop(n.b());
+            CompletableFuture<Reply> held = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return c.call(Nbd.CMD_WRITE, 0, 0, 4096, NbdServerTest.bytes(4096, 7));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            await().atMost(PATIENCE).until(() -> sequence(a) == 1);
+            AgentMessage.NodeStatus report = await().atMost(PATIENCE).until(sent::take,
+                    s -> s.replication().stream().anyMatch(r -> r.syncSequence() == 1));
+            // that report is lost on the control plane's side; the node's status does not change
+            AgentMessage.NodeStatus again = sent.poll(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(again).as("a report sent again while the write waits for its echo").isNotNull();
+            assertThat(again.replication()).isEqualTo(report.replication());
+            assertThat(held).isNotDone();
+            assertThat(a.replicationAwaitingEcho()).isTrue();
+
+            a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, a, true), copy(B, null, false)))));
+            assertThat(held.get().error()).isZero();
+            assertThat(a.replicationAwaitingEcho()).as("echoed: nothing to send again").isFalse();
+        } finally {
+            reporter.interrupt();
+            reporter.join();
+        }
+    }
+
     @Test
     void aNewCopyIsCopiedWholeByTheReplicationTaskWhileClientsWrite() throws Exception {
         TwoNodes n = twoNodesInSync();

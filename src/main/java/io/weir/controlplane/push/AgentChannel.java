@@ -507,7 +507,7 @@ class AgentChannel extends TextWebSocketHandler {
      * replication address (stored, and the revision bumped, when it changed) and, for each volume
      * the node is primary of, its copies' states ({@code volume.ReplicationIntake}, which keeps
      * only the current primary's report at the current epoch). A failure costs this report only,
-     * logged at WARN: the primary reports again on the next change.
+     * logged at WARN: a primary waiting for the echo sends it again within 5 s.
      */
     private void replication(UUID nodeId, AgentMessage.NodeStatus status) {
         try {
