@@ -77,10 +77,10 @@ public final class DemoApplication {
         SimpleCommandLinePropertySource given = new SimpleCommandLinePropertySource(args);
         Path dir = directory(given.getProperty("weir.demo.dir"));
         // As arguments, so they win over application.yml (the control plane's ./data is not the demo's).
+        // The directory always absolute: the data nodes run in directories of their own.
         List<String> all = new ArrayList<>(List.of(args));
-        if (!given.containsProperty("weir.demo.dir")) {
-            all.add("--weir.demo.dir=" + dir);
-        }
+        all.removeIf(a -> a.startsWith("--weir.demo.dir="));
+        all.add("--weir.demo.dir=" + dir);
         if (!given.containsProperty("weir.data-dir")) {
             all.add("--weir.data-dir=" + dir.resolve("controlplane"));
         }
@@ -118,7 +118,7 @@ public final class DemoApplication {
             if (given == null) {
                 return Files.createTempDirectory("weir-demo-");
             }
-            Path dir = Path.of(given).toAbsolutePath();
+            Path dir = Path.of(given).toAbsolutePath().normalize();
             if (Files.exists(dir)) {
                 try (var entries = Files.list(dir)) {
                     if (entries.findAny().isPresent()) {

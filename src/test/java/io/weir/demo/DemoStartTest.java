@@ -53,4 +53,25 @@ class DemoStartTest {
         }
         assertThat(work.resolve("demo")).doesNotExist();
     }
+
+    /**
+     * A directory given relative to the working directory, as a user types it: the data nodes,
+     * which run in their own directories, were handed paths relative to the demo's, found no
+     * token file and exited, and the demo never started.
+     */
+    @Test
+    void theDemoStartsInADirectoryGivenRelativeToTheWorkingDirectory() {
+        Path relative = Path.of("").toAbsolutePath().relativize(work.resolve("relative-demo"));
+        assertThat(relative.isAbsolute()).isFalse();
+        ConfigurableApplicationContext demo = DemoApplication.start("--server.port=0", "--weir.demo.nbd-port=0",
+                "--weir.demo.dir=" + relative);
+        try {
+            assertThat(demo.getEnvironment().getRequiredProperty("weir.demo.dir"))
+                    .isEqualTo(work.resolve("relative-demo").toString());
+            assertThat(work.resolve("relative-demo")).isNotEmptyDirectory();
+        } finally {
+            DemoApplication.stop(demo);
+        }
+        assertThat(work.resolve("relative-demo")).doesNotExist();
+    }
 }
