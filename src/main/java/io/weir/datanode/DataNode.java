@@ -217,7 +217,7 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
-        tls.config(config.tls(), tenants);
+        tls.config(config.tls(), tenants.keySet());
         server.revalidateTls(); // a revoked certificate's connections close now
         Map<String, VolumeStore> current = byId;
         // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
@@ -235,6 +235,7 @@ public final class DataNode implements AutoCloseable {
                 if (v == null) {
                     boolean existed = unquarantine(id);
                     v = VolumeStore.create(dataDir, id, name, vc.sizeBytes());
+                    v.tenantId = vc.tenantId();
                     v.serviceTime = serviceTime;
                     VolumeStore created = v;
                     v.onOpen = () -> opened.add(created);
@@ -268,6 +269,7 @@ public final class DataNode implements AutoCloseable {
                 v.commitSize(vc.sizeBytes());
             }
             v.exportName = tenants.get(vc.tenantId()) + "/" + vc.name();
+            v.tenantId = vc.tenantId();
             if (v.removed) {
                 removing.remove(v);
                 v.removed = false;

@@ -186,8 +186,8 @@ final class NbdHandshake {
         if (!conn.tls.isTls()) {
             return true;
         }
-        String tenant = conn.tls.tenant();
-        return tenant != null && v.exportName.startsWith(tenant + "/");
+        java.util.UUID tenant = conn.tls.tenant();
+        return tenant != null && tenant.equals(v.tenantId);
     }
 
     /** Whether structured replies were negotiated. */

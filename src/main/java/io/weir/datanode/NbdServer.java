@@ -150,7 +150,7 @@ final class NbdServer implements AutoCloseable {
     /** Open connections by source address (selector thread). */
     private final java.util.Map<java.net.InetAddress, java.util.List<NbdConnection>> bySource = new java.util.HashMap<>();
     /** Open TLS connections by their certificate's tenant (selector thread). */
-    private final java.util.Map<String, Integer> byTenant = new java.util.HashMap<>();
+    private final java.util.Map<java.util.UUID, Integer> byTenant = new java.util.HashMap<>();
     /** When a refusal for a source's cap was last logged (selector thread): one line per 10 s at most. */
     private long sourceCapLoggedAt = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /**
@@ -315,7 +315,7 @@ final class NbdServer implements AutoCloseable {
      * {@link Limits#maxConnectionsPerSource} connections of one tenant (the per-source cap, per
      * tenant once clients present certificates). One that may is counted until it is forgotten.
      */
-    boolean admitTenant(String tenant) {
+    boolean admitTenant(java.util.UUID tenant) {
         int n = byTenant.getOrDefault(tenant, 0);
         if (n >= limits.maxConnectionsPerSource()) {
             return false;
@@ -327,7 +327,7 @@ final class NbdServer implements AutoCloseable {
     /** Selector thread. */
     void forget(NbdConnection c) {
         memoryWaiters.remove(c);
-        String tenant = c.tls.admitted();
+        java.util.UUID tenant = c.tls.admitted();
         if (tenant != null) {
             byTenant.computeIfPresent(tenant, (t, n) -> n > 1 ? n - 1 : null);
         }

@@ -46,8 +46,8 @@ final class NbdTls {
 
     private static final char[] NO_PASSWORD = new char[0];
 
-    /** Who a serial belongs to, by the last config: its tenant's name, or absent (unknown or revoked). */
-    private record Clients(Map<String, String> tenantNameBySerial, Set<String> revoked, List<String> caPem) {
+    /** Who a serial belongs to, by the last config: its tenant's id, or absent (unknown or revoked). */
+    private record Clients(Map<String, UUID> tenantBySerial, Set<String> revoked, List<String> caPem) {
         static final Clients NONE = new Clients(Map.of(), Set.of(), List.of());
     }
 
@@ -87,17 +87,16 @@ final class NbdTls {
 
     /**
      * Takes the TLS part of an applied config ({@code null}: no PKI, nobody is let in) and the
-     * tenant names by id of the same config.
+     * tenants of the same config (a certificate of another tenant sees nothing here).
      */
-    void config(TlsConfig tls, Map<UUID, String> tenantNames) {
+    void config(TlsConfig tls, Set<UUID> tenants) {
         if (tls == null) {
             clients = Clients.NONE;
         } else {
-            Map<String, String> bySerial = new HashMap<>();
+            Map<String, UUID> bySerial = new HashMap<>();
             for (ClientCertificateEntry e : tls.clientCertificates()) {
-                String name = tenantNames.get(e.tenantId());
-                if (name != null) {
-                    bySerial.put(e.serial(), name);
+                if (tenants.contains(e.tenantId())) {
+                    bySerial.put(e.serial(), e.tenantId());
                 }
             }
             Set<String> revoked = new HashSet<>();
@@ -131,19 +130,19 @@ final class NbdTls {
     }
 
     /**
-     * The name of the tenant whose exports a client with {@code certificate} (its chain verified
+     * The id of the tenant whose exports a client with {@code certificate} (its chain verified
      * by the handshake) may see, or null if the control plane did not issue it to a tenant with a
      * volume here, or revoked it, or it is past its end: a full handshake checks that, but a TLS
      * 1.3 session resumed after the certificate's end does not (the JDK checks no dates again),
      * nor does a connection revalidated then.
      */
-    String tenantOf(X509Certificate certificate) {
+    UUID tenantOf(X509Certificate certificate) {
         if (clock.instant().isAfter(certificate.getNotAfter().toInstant())) {
             return null;
         }
         String serial = certificate.getSerialNumber().toString(16);
         Clients c = clients;
-        return c.revoked().contains(serial) ? null : c.tenantNameBySerial().get(serial);
+        return c.revoked().contains(serial) ? null : c.tenantBySerial().get(serial);
     }
 
     private synchronized void rebuild() {

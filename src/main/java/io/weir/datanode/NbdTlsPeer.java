@@ -2,6 +2,7 @@ package io.weir.datanode;
 
 import java.nio.ByteBuffer;
 import java.security.cert.X509Certificate;
+import java.util.UUID;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -22,7 +23,7 @@ final class NbdTlsPeer {
     /** The connection's receive buffer, in read mode while an option is decoded. */
     private final ByteBuffer in;
     /** The tenant whose exports the client sees (from its certificate), once known. */
-    private String tenant;
+    private UUID tenant;
 
     NbdTlsPeer(NbdConnection conn, NbdServer server, NbdTransport transport, NbdReplies replies, ByteBuffer in) {
         this.conn = conn;
@@ -58,17 +59,17 @@ final class NbdTlsPeer {
     }
 
     /**
-     * The name of the tenant whose exports this client sees, from its certificate once the TLS
+     * The id of the tenant whose exports this client sees, from its certificate once the TLS
      * handshake is done (admitted under the per-tenant cap then, or the connection is closed);
      * null while unknown, or when the certificate belongs to no tenant here.
      */
-    String tenant() {
+    UUID tenant() {
         if (tenant == null && !replies.isClosed()) {
             X509Certificate peer = transport.peerCertificate();
-            String named = peer == null ? null : server.tls.tenantOf(peer);
+            UUID named = peer == null ? null : server.tls.tenantOf(peer);
             if (named != null) {
                 if (!server.admitTenant(named)) {
-                    conn.abort("tenant '" + named + "' has " + server.limits.maxConnectionsPerSource()
+                    conn.abort("tenant " + named + " has " + server.limits.maxConnectionsPerSource()
                             + " connections open, the maximum for one tenant");
                     return null;
                 }
@@ -79,7 +80,7 @@ final class NbdTlsPeer {
     }
 
     /** The tenant this connection is counted under ({@link NbdServer#admitTenant}), or null. */
-    String admitted() {
+    UUID admitted() {
         return tenant;
     }
 
@@ -93,7 +94,7 @@ final class NbdTlsPeer {
         if (peer == null || replies.isClosed()) {
             return;
         }
-        String named = server.tls.tenantOf(peer);
+        UUID named = server.tls.tenantOf(peer);
         if (named == null || tenant != null && !named.equals(tenant)) {
             conn.abort("its client certificate was revoked or is no longer valid here");
         }

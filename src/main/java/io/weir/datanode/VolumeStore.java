@@ -72,6 +72,11 @@ final class VolumeStore implements AutoCloseable {
 
     final String id;
     volatile String exportName;
+    /**
+     * The tenant it belongs to, whose client certificates see it over TLS: by id, since a
+     * tenant's name, which its export name starts with, may change (null in tests without one).
+     */
+    volatile java.util.UUID tenantId;
     /** Whether its files existed before this process took the volume (a restart), not made by it. */
     volatile boolean fromEarlierRun;
     /** Its replication when the volume has several copies ({@link Replication#configure}), else null. */

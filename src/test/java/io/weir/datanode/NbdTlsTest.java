@@ -475,6 +475,37 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * A client certificate belongs to a tenant, not to a name: two tenants that swap names in one
+     * config each keep their clients and see their own volumes under their new names. The node
+     * told tenants apart by name: a rename closed every connection of the tenant, and from the
+     * moment it took a config's names to until it had renamed its exports (or for as long as a
+     * config that renamed them failed to apply), a certificate saw the exports of the tenant whose
+     * name its tenant took, and kept a connection it opened to one of them.
+     */
+    @Test
+    void tenantsThatSwapNamesKeepTheirClientsAndEachSeesOnlyItsOwnVolumes() throws IOException {
+        try (NbdTestClient acme = tlsClient(ACME_SERIAL); NbdTestClient other = tlsClient(OTHER_SERIAL)) {
+            acme.negotiate("acme/db");
+            assertThat(list(other)).containsExactly("other/secret");
+            io.weir.protocol.DesiredConfig before = config(REVOKED_SERIAL);
+            List<io.weir.protocol.TenantConfig> swapped = before.tenants().stream()
+                    .map(t -> new io.weir.protocol.TenantConfig(t.id(), t.name().equals("acme") ? "other" : "acme",
+                            t.weight(), t.maxIops(), t.maxBytesPerSec()))
+                    .toList();
+            node.apply(new io.weir.protocol.DesiredConfig(before.nodeId(), 2, before.tasks(), swapped, before.volumes(),
+                    before.usageReportIntervalSeconds(), before.tls()));
+
+            assertThat(acme.read(0, 4096)).as("the renamed tenant's client goes on").hasSize(4096);
+            assertThat(list(other)).containsExactly("acme/secret");
+            assertThat(other.option(Nbd.OPT_INFO, NbdTestClient.goData("other/db")).get(0).type())
+                    .as("the volume of the tenant that took its old name").isEqualTo(Nbd.REP_ERR_UNKNOWN);
+        }
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).containsExactly("other/db");
+        }
+    }
+
     @Test
     void revokingACertificateClosesItsConnectionsAtOnceAndNoOthers() throws IOException {
         try (NbdTestClient acme = tlsClient(ACME_SERIAL); NbdTestClient other = tlsClient(OTHER_SERIAL)) {
