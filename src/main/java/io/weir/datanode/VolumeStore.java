@@ -541,20 +541,57 @@ final class VolumeStore implements AutoCloseable {
         try {
             int f = fd();
             dirtyBytes.set(0);
-            LinuxFiles.startWriteback(f);
+            LinuxFiles.startWriteback(f); // its failures surface at the next force
         } finally {
             unpin();
         }
     }
 
-    /** Caller holds a pin or {@code openLock} with the files open. */
+    /** Remembers the first failure to write the volume to its disk, and says so once, at ERROR. */
+    private synchronized void failedToForce(IOException e) {
+        if (forceFailure == null) {
+            forceFailure = e;
+            LOG.log(Level.ERROR, "volume " + exportName + " could not be written to its disk (" + e.getMessage()
+                    + "): every later FLUSH and FUA write fails until the node restarts");
+        }
+    }
+
+    /** How the data file is forced to the disk: fdatasync; tests make it fail. */
+    interface DiskSync {
+        void force(FileChannel c) throws IOException;
+    }
+
+    /** Tests: how the data file is forced. */
+    volatile DiskSync dataSync = c -> c.force(false);
+
+    /**
+     * The first failure to force the files or to write them back: what it covered may not be on
+     * the disk, and Linux reports it once per open file and then marks the pages clean, so a later
+     * fdatasync succeeds without them. Every later {@link #flush} fails with it, for this run.
+     */
+    private volatile IOException forceFailure;
+
+    /**
+     * Caller holds a pin or {@code openLock} with the files open. Fails, for good, once forcing or
+     * write-back has failed ({@link #forceFailure}).
+     */
     private void force(FileChannel c) throws IOException {
+        IOException failed = forceFailure;
+        if (failed != null) {
+            throw new IOException("volume " + exportName + " could not be written to its disk earlier (" + failed.getMessage()
+                    + "): writes acknowledged before that may be lost, and none is durable until the node restarts", failed);
+        }
         dirtyBytes.set(0);
-        c.force(false);
-        forced.increment();
-        ChecksumFile sums = this.sums;
-        if (sums != null) {
-            sums.force();
+        try {
+            dataSync.force(c);
+            forced.increment();
+            ChecksumFile sums = this.sums;
+            if (sums != null) {
+                sums.force();
+            }
+        } catch (IOException e) {
+            failedToForce(e);
+            throw e;
         }
         if (!entriesDurable) {
             // The files' directory entries: a volume created (or moved back from orphans/) since
@@ -855,15 +892,19 @@ final class VolumeStore implements AutoCloseable {
             }
             filesClosed = true;
             try {
-                if (channel != null) {
-                    if (!deleting) {
-                        force(channel);
-                    }
-                    channel.close();
+                if (channel != null && !deleting) {
+                    force(channel);
                 }
             } catch (IOException e) {
                 LOG.log(Level.WARNING, "closing volume " + exportName + ": " + e.getMessage());
             } finally {
+                try {
+                    if (channel != null) {
+                        channel.close();
+                    }
+                } catch (IOException e) {
+                    LOG.log(Level.WARNING, "closing volume " + exportName + ": " + e.getMessage());
+                }
                 if (fd >= 0) {
                     LinuxFiles.close(fd);
                     fd = -1;

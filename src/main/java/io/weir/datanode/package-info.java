@@ -167,7 +167,9 @@
  *
  * <h2>Storage</h2>
  * One sparse file per volume ({@code <volume id>.img}) of the volume's size, positional IO;
- * {@code FLUSH} and {@code FUA} force it; the flush task starts write-back of written volumes
+ * {@code FLUSH} and {@code FUA} force it (fdatasync); once that fails, every later one of the volume
+ * fails too until the node restarts, since Linux reports a failed write-back once and then marks
+ * the pages clean; the flush task starts write-back of written volumes
  * every second ({@code sync_file_range}) without waiting for the disk. Beside it {@code <volume id>.crc}, a CRC32C per 4 KiB
  * block, which scrub verifies. Trims are recorded (the whole 4 KiB blocks in them) and punched
  * later by gc; zeroes without

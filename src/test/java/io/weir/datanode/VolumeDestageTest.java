@@ -37,4 +37,31 @@ class VolumeDestageTest {
         }
         assertThatThrownBy(v::destage).isInstanceOf(VolumeClosedException.class);
     }
+
+    /**
+     * Linux reports a failed write-back once per open file, and then marks the pages clean: the
+     * next fdatasync succeeds though the writes it covered never reached the disk. The volume
+     * remembers the failure, and every later FLUSH and FUA write fails too (the data node serves
+     * all of a volume's connections from one file), instead of acknowledging as durable what may
+     * be lost; a restart, which reads the volume back from the disk, ends it.
+     */
+    @Test
+    void aFlushThatFailedFailsEveryLaterFlushAndFuaWriteThoughTheDiskAnswersAgain() throws Exception {
+        VolumeStore v = VolumeStore.create(dir, "v1", "acme/v1", 1 << 20);
+        try {
+            v.write(0, ByteBuffer.wrap(NbdServerTest.bytes(65536, 7)), false);
+            v.dataSync = c -> {
+                throw new java.io.IOException("Input/output error");
+            };
+            assertThatThrownBy(v::flush).isInstanceOf(java.io.IOException.class).hasMessage("Input/output error");
+
+            v.dataSync = c -> c.force(false); // the error was reported once: the disk "succeeds" again
+            assertThatThrownBy(v::flush).as("another connection's FLUSH").isInstanceOf(java.io.IOException.class)
+                    .hasMessageContaining("may be lost");
+            assertThatThrownBy(() -> v.write(65536, ByteBuffer.wrap(NbdServerTest.bytes(4096, 8)), true))
+                    .as("a FUA write").isInstanceOf(java.io.IOException.class).hasMessageContaining("may be lost");
+        } finally {
+            v.close();
+        }
+    }
 }
