@@ -775,8 +775,9 @@ final class NbdConnection implements ReplyBatch.Sink {
     }
 
     /**
-     * Selector thread: drops a client that has not taken any reply bytes for too long, or that
-     * has not entered transmission within the handshake timeout.
+     * Selector thread: drops a client that has not taken any reply bytes for too long, that has
+     * not entered transmission within the handshake timeout, or whose client certificate has
+     * ended.
      */
     void checkStalled(long now) {
         if (volume == null && state != State.CLOSED && state != State.DRAINING
@@ -792,7 +793,9 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (replies.stalled(now, server.limits.writeStallNanos())
                 || readWaitsForWrite && now - readWaitsForWriteSince > server.limits.writeStallNanos()) {
             abort("client stopped reading replies");
+            return;
         }
+        tls.checkExpiry();
     }
 
     /**

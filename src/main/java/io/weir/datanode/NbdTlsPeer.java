@@ -24,6 +24,8 @@ final class NbdTlsPeer {
     private final ByteBuffer in;
     /** The tenant whose exports the client sees (from its certificate), once known. */
     private UUID tenant;
+    /** The end of the certificate it was admitted with, when the connection ends; null before. */
+    private java.time.Instant notAfter;
 
     NbdTlsPeer(NbdConnection conn, NbdServer server, NbdTransport transport, NbdReplies replies, ByteBuffer in) {
         this.conn = conn;
@@ -74,9 +76,22 @@ final class NbdTlsPeer {
                     return null;
                 }
                 tenant = named;
+                notAfter = peer.getNotAfter().toInstant();
             }
         }
         return tenant;
+    }
+
+    /**
+     * Selector thread, each tick ({@link NbdConnection#checkStalled}): a client admitted with a
+     * certificate that has passed its end, by the node's clock, is disconnected; a config change
+     * ({@link #revalidate}) is not needed for that.
+     */
+    void checkExpiry() {
+        if (notAfter != null && server.tls.past(notAfter)) {
+            conn.abort("its client certificate ended at " + notAfter);
+            notAfter = null;
+        }
     }
 
     /** The tenant this connection is counted under ({@link NbdServer#admitTenant}), or null. */

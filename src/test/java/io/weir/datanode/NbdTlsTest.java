@@ -412,6 +412,31 @@ class NbdTlsTest {
         }
     }
 
+    /**
+     * A connection made with a certificate ends when the certificate does, by the node's clock:
+     * it was checked only at its start and when a config changed, so a client connected the day
+     * before its certificate's end kept reading and writing for as long as the node's config
+     * stayed the same.
+     */
+    @Test
+    void aConnectionEndsWhenItsCertificateDoes() throws IOException {
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            c.negotiate("acme/db");
+            assertThat(c.read(0, 4096)).hasSize(4096);
+
+            node.server().tls.clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofDays(2)));
+
+            org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE).until(() -> {
+                try {
+                    c.read(0, 4096);
+                    return false;
+                } catch (IOException e) {
+                    return true;
+                }
+            });
+        }
+    }
+
     @Test
     void aCertificateOfAnotherCaFailsTheHandshakeAndTheNodeServesTheOthers() throws IOException {
         TestPki stranger = TestPki.create("another CA");
