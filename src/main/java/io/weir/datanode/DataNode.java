@@ -195,18 +195,35 @@ public final class DataNode implements AutoCloseable {
      * Applies a configuration: to the executor (weights, limits, task shares), then to the exports.
      *
      * @throws IllegalArgumentException if the config is invalid (unknown tenant, a volume shrinks,
-     *     an export name twice) — nothing is changed then
+     *     an export name twice) — nothing is changed then but what it revokes ({@link #refused})
      */
     public synchronized void apply(DesiredConfig config) throws IOException {
-        check(config);
+        try {
+            check(config);
+        } catch (RuntimeException e) {
+            refused(config);
+            throw e;
+        }
         SchedulerConfig previous = executor.config();
         executor.reconfigure(SchedulerConfigs.from(config));
         try {
             applyExports(config);
         } catch (IOException | RuntimeException e) {
             executor.reconfigure(previous);
+            refused(config);
             throw e;
         }
+    }
+
+    /**
+     * A config this node did not apply (it failed a check, or its exports could not be applied):
+     * what it revokes, or no longer names, still takes effect at once, and its live connections
+     * close; it grants nothing (a certificate it adds waits for a config that is applied). A
+     * revocation does not wait for the rest of its snapshot to become applicable.
+     */
+    public void refused(DesiredConfig config) {
+        tls.restrict(config.tls());
+        server.revalidateTls();
     }
 
     /**
@@ -217,8 +234,6 @@ public final class DataNode implements AutoCloseable {
      */
     public synchronized void applyExports(DesiredConfig config) throws IOException {
         Map<UUID, String> tenants = check(config);
-        tls.config(config.tls(), tenants.keySet());
-        server.revalidateTls(); // a revoked certificate's connections close now
         Map<String, VolumeStore> current = byId;
         // 1. prepare: all that can fail, nothing a client can see (new files, files grown on disk)
         Map<String, VolumeStore> nextById = new HashMap<>();
@@ -263,6 +278,8 @@ public final class DataNode implements AutoCloseable {
             throw e;
         }
         // 2. commit: cannot fail
+        tls.config(config.tls(), tenants.keySet());
+        server.revalidateTls(); // a revoked certificate's connections close now
         for (VolumeConfig vc : config.volumes()) {
             VolumeStore v = nextById.get(vc.id().toString());
             if (vc.sizeBytes() > v.size()) {

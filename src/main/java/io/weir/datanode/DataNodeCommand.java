@@ -336,6 +336,11 @@ public final class DataNodeCommand {
                     }
 
                     @Override
+                    public void rejected(DesiredConfig config, String reason) {
+                        node.refused(config); // what it revokes takes effect all the same
+                    }
+
+                    @Override
                     public void serverCertificate(io.weir.agent.ServerCertificate certificate) {
                         node.serverCertificate(certificate); // NBD clients may negotiate TLS with it
                     }

@@ -110,6 +110,30 @@ final class NbdTls {
         rebuild();
     }
 
+    /**
+     * Takes from a config the node refused only what it takes away ({@code null}: no PKI, nobody
+     * is let in): a certificate it revokes, or does not name for the same tenant, is no longer
+     * let in; none is added, and the CA stays.
+     */
+    void restrict(TlsConfig tls) {
+        Clients c = clients;
+        if (tls == null) {
+            clients = new Clients(Map.of(), c.revoked(), c.caPem());
+            return;
+        }
+        Map<String, UUID> named = new HashMap<>();
+        tls.clientCertificates().forEach(e -> named.put(e.serial(), e.tenantId()));
+        Set<String> revoked = new HashSet<>(c.revoked());
+        tls.revoked().forEach(e -> revoked.add(e.serial()));
+        Map<String, UUID> kept = new HashMap<>();
+        c.tenantBySerial().forEach((serial, tenant) -> {
+            if (tenant.equals(named.get(serial)) && !revoked.contains(serial)) {
+                kept.put(serial, tenant);
+            }
+        });
+        clients = new Clients(Map.copyOf(kept), Set.copyOf(revoked), c.caPem());
+    }
+
     /** Whether the node can serve TLS now: it has a server certificate. */
     boolean available() {
         return context != null;

@@ -113,6 +113,58 @@ class DataNodeAgentTest {
         assertThat(enforces("acme", "db2")).isTrue();
     }
 
+    /**
+     * A snapshot the node refuses still takes away what it revokes: a revocation must not wait
+     * for the rest of its snapshot to become applicable (a volume whose file cannot be made, a
+     * replicated volume on a node without a replication listener), nor may the refused
+     * snapshot's grants take effect. The node applied a refused snapshot's client certificates
+     * only when it failed late, and none of its revocations when it failed early.
+     */
+    @Test
+    void aRefusedSnapshotStillRevokesItsCertificatesAndGrantsNothing() throws Exception {
+        io.weir.support.TestPki ca = io.weir.support.TestPki.create("weir test CA");
+        io.weir.support.TestPki.Issued server = ca.issue("node", 0x99);
+        node.serverCertificate(new io.weir.agent.ServerCertificate(server.keys().getPrivate(), server.certificate(),
+                java.util.List.of(ca.certificate())));
+        java.util.UUID acme = TestConfigs.id("tenant:acme");
+        java.time.Instant later = java.time.Instant.now().plusSeconds(86_400);
+        io.weir.protocol.ClientCertificateEntry first = new io.weir.protocol.ClientCertificateEntry("10", acme, later);
+        io.weir.protocol.ClientCertificateEntry second = new io.weir.protocol.ClientCertificateEntry("20", acme, later);
+        java.util.List<String> caPem = java.util.List.of(io.weir.support.TestPki.pem(ca.certificate()));
+        Peer peer = controlPlane.nextPeer(WAIT);
+        assertThat(next(peer)).isInstanceOf(AgentMessage.Hello.class);
+        push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).revision(1)
+                .tls(new io.weir.protocol.TlsConfig(caPem, java.util.List.of(first), java.util.List.of())).build());
+        assertThat(next(peer)).isEqualTo(new AgentMessage.Ack(1));
+
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).handshake()) {
+            assertThat(c.startTls(ca.clientContext(ca.issue("client", 0x10))).type()).isEqualTo(Nbd.REP_ACK);
+            c.negotiate("acme/db1");
+            assertThat(c.read(0, 4096)).hasSize(4096);
+
+            // revision 2 revokes the first certificate, issues a second, and adds a volume whose file cannot be made
+            Files.createDirectories(dir.resolve("data").resolve(TestConfigs.volumeId("acme", "db2") + ".img"));
+            push(peer, config().tenant("acme").volume("acme", "db1", 16 * MiB).volume("acme", "db2", 16 * MiB).revision(2)
+                    .tls(new io.weir.protocol.TlsConfig(caPem, java.util.List.of(second), java.util.List.of(first))).build());
+            assertThat(next(peer)).isInstanceOf(AgentMessage.Nack.class);
+
+            org.awaitility.Awaitility.await("the revoked certificate's connection closes").atMost(java.time.Duration.ofSeconds(WAIT))
+                    .until(() -> {
+                        try {
+                            c.read(0, 4096);
+                            return false;
+                        } catch (IOException e) {
+                            return true;
+                        }
+                    });
+        }
+        try (NbdTestClient c = new NbdTestClient(node.listenAddress()).handshake()) {
+            assertThat(c.startTls(ca.clientContext(ca.issue("client", 0x20))).type()).isEqualTo(Nbd.REP_ACK);
+            assertThat(c.option(Nbd.OPT_GO, NbdTestClient.goData("acme/db1")).get(0).type())
+                    .as("the refused snapshot's new certificate").isEqualTo(Nbd.REP_ERR_UNKNOWN);
+        }
+    }
+
     @Test
     void stoppingRefusesNewClientsDrainsInFlightRequestsThenClosesTheAgentThenTheFiles() throws Exception {
         Peer peer = controlPlane.nextPeer(WAIT);
