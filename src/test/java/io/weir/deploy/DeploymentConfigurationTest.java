@@ -225,6 +225,37 @@ class DeploymentConfigurationTest {
         return command instanceof List<?> list ? (List<String>) list : List.of(command.toString().split("\\s+"));
     }
 
+    /**
+     * Every long-running service (PostgreSQL, the control planes, the data nodes) comes back when
+     * its process exits, as a Weir process does when its heap is exhausted
+     * ({@code -XX:+ExitOnOutOfMemoryError}): a control plane left down cut its data node off (each
+     * agent names one) and let its primaries' leases run out. And each Weir service is given the
+     * time its orderly stop takes before it is killed: a data node drains its clients for up to
+     * {@code --drain-timeout} (30 s) and then flushes its files, a control plane's graceful stop
+     * waits up to 30 s; Compose's default is 10 s, Kubernetes' 30 s.
+     */
+    @Test
+    void everyLongRunningServiceIsRestartedWhenItExitsAndGivenTheTimeItsOrderlyStopTakes() throws IOException {
+        int stopSeconds = 30 + 10;
+        services.forEach((name, service) -> {
+            if ("no".equals(String.valueOf(service.get("restart")))) {
+                return; // a one-shot step
+            }
+            assertThat(service.get("restart")).as("%s's restart policy", name).isIn("unless-stopped", "always");
+            if (weirServices().containsKey(name)) {
+                assertThat(service.get("stop_grace_period")).as("%s's stop grace period", name).isNotNull();
+                assertThat(java.time.Duration.parse("PT" + service.get("stop_grace_period").toString().toUpperCase()))
+                        .as("%s's stop grace period", name).isGreaterThanOrEqualTo(java.time.Duration.ofSeconds(stopSeconds));
+            }
+        });
+        for (String template : List.of("datanode-statefulset.yaml", "deployment.yaml")) {
+            java.util.regex.Matcher m = Pattern.compile("terminationGracePeriodSeconds: (\\d+)")
+                    .matcher(Files.readString(CHART.resolve("templates").resolve(template), StandardCharsets.UTF_8));
+            assertThat(m.find()).as("%s sets terminationGracePeriodSeconds", template).isTrue();
+            assertThat(Integer.parseInt(m.group(1))).as(template).isGreaterThanOrEqualTo(stopSeconds);
+        }
+    }
+
     @Test
     void everyNamedVolumeAndDependencyExists() {
         @SuppressWarnings("unchecked")
