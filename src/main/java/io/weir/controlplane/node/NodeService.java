@@ -282,6 +282,30 @@ public class NodeService {
     }
 
     /**
+     * Where clients reach each of these nodes ({@code host:port}): the address it was registered
+     * with, else the listen address its data node last reported; a node with neither has no
+     * entry. Two queries, in the caller's transaction.
+     */
+    @Transactional(readOnly = true)
+    public Map<UUID, String> clientAddresses(Collection<UUID> ids) {
+        Map<UUID, String> result = new HashMap<>();
+        if (ids.isEmpty()) {
+            return result;
+        }
+        agents(ids).forEach((id, agent) -> {
+            if (agent.report() != null && agent.report().listenAddress() != null) {
+                result.put(id, agent.report().listenAddress());
+            }
+        });
+        jdbc.sql("SELECT id, address FROM data_node WHERE id = ANY(:ids::uuid[]) AND address IS NOT NULL")
+                .param("ids", ids.toArray(UUID[]::new))
+                .query(rs -> {
+                    result.put(rs.getObject(1, UUID.class), rs.getString(2));
+                });
+        return result;
+    }
+
+    /**
      * The replication listener address each of these nodes last reported ({@code host:port}); a
      * node that reported none has no entry. One query, in the caller's transaction.
      */

@@ -55,16 +55,16 @@ public record VolumeResponse(
                 + "continue on the copies left in sync, and a lost primary can be replaced only by a copy in sync.",
                 accessMode = Schema.AccessMode.READ_ONLY)
         boolean degraded,
-        @Schema(description = "host:port of the primary's NBD server as its data node last reported it, where a "
-                + "client connects (again after a promotion); null when the volume has no primary or the primary "
-                + "never reported.", accessMode = Schema.AccessMode.READ_ONLY)
+        @Schema(description = "host:port where a client reaches the primary's NBD server (again after a promotion): "
+                + "the address its node was registered with, else the listen address its data node last reported; "
+                + "null when the volume has no primary or neither is known.", accessMode = Schema.AccessMode.READ_ONLY)
         @Nullable String primaryAddress) implements Versioned {
 
     /**
      * The response for {@code v}.
      *
      * @param copies its copies, primary first ({@link VolumeCopies#of})
-     * @param primaryAddress the NBD listen address its primary last reported, or null
+     * @param primaryAddress where clients reach its primary ({@code NodeService#clientAddresses}), or null
      */
     static VolumeResponse from(Volume v, EffectivePolicy effective, Boolean policyApplied, List<VolumeCopy> copies,
             String primaryAddress) {

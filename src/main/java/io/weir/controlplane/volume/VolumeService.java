@@ -2,7 +2,6 @@ package io.weir.controlplane.volume;
 
 import io.weir.controlplane.audit.AuditLog;
 import io.weir.controlplane.config.ConfigRevisions;
-import io.weir.controlplane.node.NodeConnections;
 import io.weir.controlplane.node.NodeService;
 import io.weir.controlplane.policy.PolicyService;
 import io.weir.controlplane.policy.QosPolicy;
@@ -301,11 +300,10 @@ public class VolumeService {
 
     private Responses responsesOf(Collection<Volume> batch) {
         Map<UUID, List<VolumeCopy>> copiesOf = copies.of(batch);
-        Map<UUID, NodeConnections.AgentPresence> agents = nodes.agents(batch.stream().map(Volume::getPrimaryNodeId)
+        Map<UUID, String> addresses = nodes.clientAddresses(batch.stream().map(Volume::getPrimaryNodeId)
                 .filter(Objects::nonNull).distinct().toList());
         return (v, effective, applied) -> {
-            NodeConnections.AgentPresence primary = v.getPrimaryNodeId() == null ? null : agents.get(v.getPrimaryNodeId());
-            String address = primary == null || primary.report() == null ? null : primary.report().listenAddress();
+            String address = v.getPrimaryNodeId() == null ? null : addresses.get(v.getPrimaryNodeId());
             return VolumeResponse.from(v, effective, applied, copiesOf.get(v.getId()), address);
         };
     }

@@ -12,7 +12,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.weir.controlplane.push.ReplicationFixture.Node;
 import io.weir.controlplane.support.IntegrationTest;
+import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,6 +52,29 @@ class ReplicationStatusIntakeTest extends IntegrationTest {
             assertThat(onB.copy(b.id()).address()).as("b never reported one").isNull();
             ReplicationConfig onA = nextReplication(agentA, volume, r -> r.copy(a.id()).address() != null);
             assertThat(onA).isEqualTo(onB);
+        }
+    }
+
+    /**
+     * A volume's {@code primaryAddress} is where clients reach its primary: the address its node
+     * was registered with, when it has one (Compose and Helm register each node with the address
+     * clients use), and only otherwise the listen address the node reports, which is
+     * {@code 0.0.0.0:10809} for a node listening on every interface, as in a container.
+     */
+    @Test
+    void aVolumesPrimaryAddressIsItsNodesRegisteredAddressBeforeTheListenAddressItReports() {
+        Node a = fx.node();
+        Node b = fx.node();
+        UUID volume = fx.volume(a, b);
+        String etag = api.get("/api/v1/nodes/" + a.id()).header("ETag");
+        assertThat(api.patch("/api/v1/nodes/" + a.id(), "{\"address\":\"nbd-1.example:10809\"}", etag).status())
+                .isEqualTo(200);
+        try (AgentClient agentA = fx.agent(a)) {
+            agentA.send(new AgentMessage.NodeStatus("0.0.0.0:10809", List.of(), null, List.of()));
+            await().atMost(AgentClient.WAIT).untilAsserted(() ->
+                    assertThat(api.get("/api/v1/nodes/" + a.id()).json().path("status").path("dataNode")
+                            .path("listenAddress").asString("")).isEqualTo("0.0.0.0:10809"));
+            assertThat(fx.volumeJson(volume).get("primaryAddress").asString()).isEqualTo("nbd-1.example:10809");
         }
     }
 
