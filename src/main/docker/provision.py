@@ -8,6 +8,8 @@ certificate of each tenant in CLIENT_CERTIFICATES to CLIENT_PKI_DIR/<tenant>/ as
 standard library only. Idempotent: what exists is kept; a node whose token file is missing gets a
 fresh node token (a node's first token is shown only once, in the create response), and a
 tenant whose certificate files are missing gets a new certificate (its key, too, is shown once).
+With every file written before and no admin token that works (the bootstrap token revoked, as
+the docs advise), it ends with success without asking the control plane.
 
 Environment:
   CONTROL_PLANE     base URL of a control-plane replica, e.g. https://controlplane-1:8080
@@ -57,11 +59,29 @@ def wait_until_ready():
         time.sleep(2)
 
 
+def done_before():
+    """Whether an earlier run wrote every file this one would: each node's token, each client key."""
+    nodes = [entry.split("=", 1)[0] for entry in os.environ["NODES"].split()]
+    files = [os.path.join(os.environ["TOKEN_DIR"], node + ".token") for node in nodes]
+    files += [os.path.join(os.environ["CLIENT_PKI_DIR"], tenant, "client-key.pem")
+              for tenant in os.environ.get("CLIENT_CERTIFICATES", "").split()]
+    return all(os.path.exists(f) for f in files)
+
+
+def already_provisioned(why):
+    """Ends the run with success: an earlier one did the work, and this one has no admin token that works
+    (the operator revoked the bootstrap token, as the docs advise, which also deletes its file)."""
+    log("already provisioned (every node token and client key exists); %s, so nothing was checked again" % why)
+    sys.exit(0)
+
+
 def admin_token():
     token = os.environ.get("ADMIN_TOKEN", "").strip()
     if token:
         return token
     path = os.environ["ADMIN_TOKEN_FILE"]
+    if not os.path.exists(path) and done_before():
+        already_provisioned("no admin token (ADMIN_TOKEN is empty and %s is gone)" % path)
     deadline = time.monotonic() + WAIT_SECONDS
     while not os.path.exists(path):
         if time.monotonic() > deadline:
@@ -191,6 +211,8 @@ def provision_client_certificates(api):
 def main():
     wait_until_ready()
     api = Api(admin_token())
+    if done_before() and api.call("GET", "/tenants?size=1")[0] == 401:
+        already_provisioned("the admin token is refused (revoked)")
     node_ids = provision_nodes(api)
     provision_volumes(api, node_ids)
     provision_client_certificates(api)
