@@ -22,8 +22,8 @@ import java.util.List;
  *     one of them (a list, so that a CA can be rotated)
  * @param clientCertificates the valid (unrevoked) client certificates of the tenants that have a
  *     volume on this node, ordered by serial
- * @param revoked every revoked client certificate of the cluster that is still kept (until it
- *     expires), ordered by serial
+ * @param revoked the revoked client certificates of the same tenants that are still kept (until
+ *     they expire), ordered by serial
  */
 @JsonClassDescription("The cluster PKI as a data node enforces it on NBD clients: the CA, the valid client certificates "
         + "of the tenants on this node, and the revoked ones.")
@@ -32,7 +32,7 @@ public record TlsConfig(
         @JsonSetter(nulls = Nulls.AS_EMPTY) List<String> caCertificatesPem,
         @JsonPropertyDescription("The valid client certificates of the tenants with a volume on this node, by serial.")
         @JsonSetter(nulls = Nulls.AS_EMPTY) List<ClientCertificateEntry> clientCertificates,
-        @JsonPropertyDescription("Revoked client certificates (all tenants) that have not expired yet, by serial.")
+        @JsonPropertyDescription("Revoked client certificates of the same tenants that have not expired yet, by serial.")
         @JsonSetter(nulls = Nulls.AS_EMPTY) List<ClientCertificateEntry> revoked) {
 
     public TlsConfig {

@@ -146,7 +146,8 @@ public class DesiredConfigService {
             EffectiveTaskShares.NodeTaskShares s = shares.get(node);
             Set<UUID> own = ts.stream().map(TenantConfig::id).collect(Collectors.toSet());
             TlsConfig tls = new TlsConfig(allTls.caCertificatesPem(),
-                    allTls.clientCertificates().stream().filter(c -> own.contains(c.tenantId())).toList(), allTls.revoked());
+                    allTls.clientCertificates().stream().filter(c -> own.contains(c.tenantId())).toList(),
+                    allTls.revoked().stream().filter(c -> own.contains(c.tenantId())).toList());
             configs.put(node, new DesiredConfig(node, revision, s.tasks(), ts, vs, s.usageReportIntervalSeconds(), tls,
                     s.ioCost()));
         }

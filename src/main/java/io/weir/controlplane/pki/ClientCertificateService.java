@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.springframework.context.event.EventListener;
 import org.springframework.core.Ordered;
@@ -69,6 +70,9 @@ class ClientCertificateService {
         this.clock = clock;
     }
 
+    /** Most client certificates a tenant keeps that have not expired, revoked ones included. */
+    static final int MAX_KEPT_PER_TENANT = 1000;
+
     @Transactional
     public IssuedClientCertificateResponse issue(UUID tenantId, ClientCertificateRequest request) {
         scope.requireTenant(tenantId, "Tenant", tenantId);
@@ -87,6 +91,15 @@ class ClientCertificateService {
         }
         tenants.lockForValidation(tenantId);
         Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+        long kept = jdbc.sql("SELECT count(*) FROM pki_certificate WHERE kind = 'client' AND tenant_id = ? AND not_after > ?")
+                .param(tenantId).param(Timestamp.from(now)).query(Long.class).single();
+        if (kept >= MAX_KEPT_PER_TENANT) {
+            // each goes into the desired config of every node serving the tenant, revoked or not, until it expires
+            throw ApiException.conflict("the tenant keeps " + kept + " client certificates that have not expired, revoked "
+                    + "ones included (they are kept until they expire), the most a tenant may keep ("
+                    + MAX_KEPT_PER_TENANT + "); a new one can be issued once some expire",
+                    Map.of("kept", kept, "max", MAX_KEPT_PER_TENANT));
+        }
         CertificateAuthority ca = authority.ca();
         X509Certificate cert = ca.issueClient(tenantId, request.name(), key, now, now.plus(properties.clientCertificateLifetime()));
         revisions.bump();

@@ -12,7 +12,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * The PKI part of every node's desired config ({@link ClusterTrust}): the CA certificate, the
- * valid client certificates of the asked tenants, and all revoked ones kept, each list by serial.
+ * valid client certificates of the asked tenants, and their revoked ones kept, each list by serial.
  */
 @Component
 class PkiTrust implements ClusterTrust {
@@ -31,7 +31,7 @@ class PkiTrust implements ClusterTrust {
         List<ClientCertificateEntry> revoked = new ArrayList<>();
         jdbc.sql("""
                         SELECT serial, tenant_id, not_after, revoked_at IS NOT NULL AS revoked FROM pki_certificate
-                        WHERE kind = 'client' AND (revoked_at IS NOT NULL OR tenant_id = ANY(:tenants::uuid[]))
+                        WHERE kind = 'client' AND tenant_id = ANY(:tenants::uuid[])
                         ORDER BY serial""")
                 .param("tenants", tenantIds.toArray(UUID[]::new))
                 .query(rs -> {
