@@ -18,6 +18,7 @@ import io.weir.controlplane.web.RequestValidationException;
 import io.weir.protocol.CapacityQos;
 import io.weir.protocol.EffectivePolicy;
 import io.weir.protocol.ReplicationConfig;
+import io.weir.protocol.UsageReport;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -457,6 +458,7 @@ public class VolumeService {
         } else {
             requested = List.of();
         }
+        refuseFullNodes(requested.stream().filter(n -> !current.contains(n)).toList());
         if (legacy) {
             if (requested.size() > 1) {
                 if (!current.containsAll(requested)) {
@@ -483,26 +485,50 @@ public class VolumeService {
     }
 
     /**
+     * Most volumes a data node holds: a usage report names every volume of its node, and names at
+     * most {@link UsageReport#MAX_VOLUMES}; a node holding more could not report at all.
+     */
+    static final int MAX_VOLUMES_PER_NODE = UsageReport.MAX_VOLUMES;
+
+    /** 409 naming the nodes of {@code added} that hold {@link #MAX_VOLUMES_PER_NODE} volumes already. */
+    private void refuseFullNodes(List<UUID> added) {
+        if (added.isEmpty()) {
+            return;
+        }
+        Map<UUID, Long> load = copies.volumesPerNode(added);
+        List<UUID> full = added.stream().filter(n -> load.getOrDefault(n, 0L) >= MAX_VOLUMES_PER_NODE).toList();
+        if (!full.isEmpty()) {
+            throw ApiException.conflict((full.size() == 1 ? "node " : "nodes ")
+                    + full.stream().map(UUID::toString).collect(Collectors.joining(", ")) + (full.size() == 1 ? " holds " : " hold ")
+                    + MAX_VOLUMES_PER_NODE + " volumes, the most a data node serves (each usage report names every volume "
+                    + "of its node); place the volume on another node", Map.of("nodeIds", full, "max", MAX_VOLUMES_PER_NODE));
+        }
+    }
+
+    /**
      * Chooses nodes for the copies a volume lacks: {@code replicas} in all, {@code kept} among them.
      * The others come from the nodes available to the tenant (those carrying every label of its
-     * node selector, the rule of a tenant-admin's own placements), holding the fewest volumes
-     * first, ties by id; 409 naming how many are needed and available when too few are.
+     * node selector, the rule of a tenant-admin's own placements) that are not full
+     * ({@link #MAX_VOLUMES_PER_NODE}), holding the fewest volumes first, ties by id; 409 naming how
+     * many are needed and available when too few are.
      */
     private List<UUID> choose(Tenant tenant, int replicas, List<UUID> kept) {
         int missing = replicas - kept.size();
         if (missing <= 0) {
             return List.of();
         }
-        List<UUID> available = nodes.placeableIds(tenant.getNodeSelector()).stream().filter(n -> !kept.contains(n))
+        List<UUID> placeable = nodes.placeableIds(tenant.getNodeSelector()).stream().filter(n -> !kept.contains(n))
                 .toList();
+        Map<UUID, Long> load = copies.volumesPerNode(placeable);
+        List<UUID> available = placeable.stream().filter(n -> load.getOrDefault(n, 0L) < MAX_VOLUMES_PER_NODE).toList();
         if (available.size() < missing) {
             int total = kept.size() + available.size();
             throw ApiException.conflict("the volume needs " + replicas + " copies on distinct nodes, but only " + total
                     + (total == 1 ? " node is" : " nodes are") + " available to tenant '" + tenant.getName()
-                    + "' (the nodes carrying every label of its node selector); label more nodes, or name nodeIds",
+                    + "' (the nodes carrying every label of its node selector, and holding fewer than "
+                    + MAX_VOLUMES_PER_NODE + " volumes); label more nodes, or name nodeIds",
                     Map.of("needed", replicas, "available", total));
         }
-        Map<UUID, Long> load = copies.volumesPerNode(available);
         return available.stream()
                 .sorted(Comparator.comparing((UUID n) -> load.getOrDefault(n, 0L)).thenComparing(UUID::toString))
                 .limit(missing).toList();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.weir.controlplane.config.PlacedVolumes;
 import io.weir.controlplane.node.NodeDeleting;
+import io.weir.controlplane.support.HttpApi;
 import io.weir.controlplane.support.IntegrationTest;
 import io.weir.controlplane.web.ApiException;
 import io.weir.protocol.EffectiveCostModel;
@@ -69,6 +70,37 @@ class VolumePlacementTest extends IntegrationTest {
         assertThat(mid.effectivePolicy()).as("standard")
                 .isEqualTo(new EffectivePolicy(100, null, 5000L, 10000L, 209715200L, 419430400L, new EffectiveCostModel(4096)));
         assertThat(placedVolumes.placedOn(UUID.randomUUID())).isEmpty();
+    }
+
+    /**
+     * A data node holds at most {@value io.weir.protocol.UsageReport#MAX_VOLUMES} volumes, the most
+     * a usage report names (every report names every volume of its node): past that the node's
+     * agent could make no report at all, silently, and the node's usage stopped. A placement on a
+     * full node is refused with 409 naming it, and a placement the control plane chooses passes
+     * it by.
+     */
+    @Test
+    void aFullNodeTakesNoMoreVolumes() {
+        String full = fx.node(unique("n"));
+        String tenant = fx.tenant(unique("t"));
+        jdbc.sql("""
+                        INSERT INTO volume (id, tenant_id, name, size_bytes, policy_id, version, created_at, updated_at,
+                                            primary_node_id)
+                        SELECT gen_random_uuid(), ?::uuid, 'bulk-' || i, 4096, (SELECT id FROM qos_policy WHERE name = 'standard'),
+                               0, now(), now(), ?::uuid
+                        FROM generate_series(1, ?) AS i""")
+                .param(tenant).param(full).param(io.weir.protocol.UsageReport.MAX_VOLUMES).update();
+        jdbc.sql("INSERT INTO volume_placement (volume_id, node_id) SELECT id, ?::uuid FROM volume WHERE tenant_id = ?::uuid")
+                .param(full).param(tenant).update();
+        try {
+            HttpApi.Response named = api.post("/api/v1/tenants/" + tenant + "/volumes",
+                    "{\"name\":\"one-more\",\"sizeBytes\":1048576,\"nodeIds\":[\"" + full + "\"]}");
+            assertThat(named.status()).as(named.toString()).isEqualTo(409);
+            assertThat(named.json().get("detail").asString()).contains(full)
+                    .contains(String.valueOf(io.weir.protocol.UsageReport.MAX_VOLUMES));
+        } finally {
+            jdbc.sql("DELETE FROM volume WHERE tenant_id = ?::uuid").param(tenant).update();
+        }
     }
 
     @Test
