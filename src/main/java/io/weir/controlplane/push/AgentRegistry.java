@@ -17,6 +17,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
@@ -105,8 +106,8 @@ class AgentRegistry implements NodeConnections {
      * <p>{@code live} (the sessions open here) is asked after the rows are read: a session had a
      * row only once its hello was handled, while it was open, so a row whose session is not among
      * them closed, and goes. A greeted session without a row gets it back, unless the node's row
-     * is another replica's (the node's newest connection), and loses it again if it closed
-     * meanwhile (its disconnect may have found no row to remove).
+     * is another replica's (the node's newest connection) or the node was deleted, and loses it
+     * again if it closed meanwhile (its disconnect may have found no row to remove).
      */
     void reconcile(Supplier<? extends Collection<? extends LiveSession>> live) {
         Map<String, UUID> rows = new HashMap<>();
@@ -130,11 +131,18 @@ class AgentRegistry implements NodeConnections {
             if (!s.greeted() || s.closed() || s.nodeId().equals(rows.get(s.id()))) {
                 continue;
             }
-            int restored = jdbc.sql("""
-                            INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
-                            VALUES (?, ?, ?, ?, ?) ON CONFLICT (node_id) DO NOTHING""")
-                    .param(s.nodeId()).param(replicaId).param(s.id()).param(truncate(s.agentVersion(), 64))
-                    .param(Timestamp.from(s.openedAt())).update();
+            int restored;
+            try {
+                // not for a node deleted meanwhile (its row went with it; its session closes with its token)
+                restored = jdbc.sql("""
+                                INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
+                                SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM data_node WHERE id = ?)
+                                ON CONFLICT (node_id) DO NOTHING""")
+                        .param(s.nodeId()).param(replicaId).param(s.id()).param(truncate(s.agentVersion(), 64))
+                        .param(Timestamp.from(s.openedAt())).param(s.nodeId()).update();
+            } catch (DataIntegrityViolationException deletedMeanwhile) {
+                continue;
+            }
             if (restored == 0) {
                 continue;
             }

@@ -20,6 +20,7 @@ import org.postgresql.PGNotification;
 import org.postgresql.PGProperty;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -286,8 +287,12 @@ class RevisionWatcher implements SmartLifecycle {
         long now = System.nanoTime();
         if (now - nextHeartbeat >= 0) {
             registry.heartbeat();
-            registry.reconcile(channel::openSessions);
             nextHeartbeat = now + properties.heartbeatInterval().toNanos();
+            try {
+                registry.reconcile(channel::openSessions);
+            } catch (DataAccessException e) { // the next heartbeat tries again; the loop goes on meanwhile
+                log.warn("could not reconcile this replica's connection rows: {}", e.getMessage());
+            }
         }
         if (now - nextCleanup >= 0) {
             registry.forgetDeadReplicas();

@@ -224,8 +224,7 @@ class AgentChannelTest extends IntegrationTest {
                             INSERT INTO agent_connection (node_id, replica_id, session_id, agent_version, connected_at)
                             VALUES (?, ?, 'closed-long-ago', 'test', now())""")
                     .param(gone.id()).param(registry.replicaId()).update();
-            assertThat(status(node).get("connected").asBoolean()).isFalse();
-            assertThat(status(gone).get("connected").asBoolean()).isTrue();
+            // (not asserted before: this replica's own heartbeat may reconcile them at any moment)
 
             await().atMost(AgentClient.WAIT).untilAsserted(() -> {
                 assertThat(status(node).get("connected").asBoolean()).as("the live session's row is back").isTrue();

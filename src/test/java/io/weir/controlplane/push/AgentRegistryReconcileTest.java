@@ -167,6 +167,28 @@ class AgentRegistryReconcileTest extends IntegrationTest {
         assertThat(registry.presence(List.of(node))).doesNotContainKey(node);
     }
 
+    /**
+     * A node deleted while its agent is connected: its row went with it (the foreign key
+     * cascades), its session is closed a moment later (its token is revoked with it). A heartbeat
+     * in between must not put the row back: the insert failed on the foreign key, the heartbeat
+     * that threw was retried first on every pass of the watcher, and the replica pushed nothing
+     * more to any node and closed no revoked session.
+     */
+    @Test
+    void aLiveSessionOfADeletedNodeGetsNoRowAndTheRestAreReconciled() {
+        UUID gone = node();
+        UUID live = node();
+        AgentRegistry registry = new AgentRegistry(jdbc, properties(unique("cp")));
+        registry.heartbeat();
+        Session ofGone = new Session(gone, "s-1");
+        Session ofLive = new Session(live, "s-2");
+        assertThat(api.delete("/api/v1/nodes/" + gone, null).status()).isEqualTo(204);
+
+        registry.reconcile(() -> List.of(ofGone, ofLive));
+
+        assertThat(registry.presence(List.of(gone, live))).containsOnlyKeys(live);
+    }
+
     private static void assertConnectedTo(NodeConnections.AgentPresence p, String replica, Instant at) {
         assertThat(p).as("the node is connected").isNotNull();
         assertThat(p.replica()).isEqualTo(replica);
