@@ -563,6 +563,8 @@ final class VolumeStore implements AutoCloseable {
 
     /** Tests: how the data file is forced. */
     volatile DiskSync dataSync = c -> c.force(false);
+    /** Tests: how the checksum map is forced (msync; the JDK reports its failure unchecked). */
+    volatile java.util.function.Consumer<ChecksumFile> checksumSync = ChecksumFile::force;
 
     /**
      * The first failure to force the files or to write them back: what it covered may not be on
@@ -587,11 +589,14 @@ final class VolumeStore implements AutoCloseable {
             forced.increment();
             ChecksumFile sums = this.sums;
             if (sums != null) {
-                sums.force();
+                checksumSync.accept(sums);
             }
         } catch (IOException e) {
             failedToForce(e);
             throw e;
+        } catch (UncheckedIOException e) { // a failed msync of the checksum map
+            failedToForce(e.getCause());
+            throw e.getCause();
         }
         if (!entriesDurable) {
             // The files' directory entries: a volume created (or moved back from orphans/) since

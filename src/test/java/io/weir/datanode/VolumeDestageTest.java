@@ -64,4 +64,26 @@ class VolumeDestageTest {
             v.close();
         }
     }
+
+    /**
+     * The checksum map's force failing is a failure to write the volume as the data's is: the JDK
+     * reports a failed msync unchecked, and the volume did not remember it, so the next FLUSH
+     * succeeded though the checksums of acknowledged writes may be lost.
+     */
+    @Test
+    void aFailureToForceTheChecksumsFailsEveryLaterFlushToo() throws Exception {
+        VolumeStore v = VolumeStore.create(dir, "v1", "acme/v1", 1 << 20);
+        try {
+            v.write(0, ByteBuffer.wrap(NbdServerTest.bytes(65536, 7)), false);
+            v.checksumSync = sums -> {
+                throw new java.io.UncheckedIOException(new java.io.IOException("Input/output error"));
+            };
+            assertThatThrownBy(v::flush).hasMessageContaining("Input/output error");
+
+            v.checksumSync = ChecksumFile::force;
+            assertThatThrownBy(v::flush).isInstanceOf(java.io.IOException.class).hasMessageContaining("may be lost");
+        } finally {
+            v.close();
+        }
+    }
 }
