@@ -267,6 +267,7 @@ public final class DataNode implements AutoCloseable {
                     nextByName.put(name, v); // a copy that is not the primary serves no export
                 }
             }
+            tls.config(config.tls(), tenants.keySet()); // whole or not at all; the last step that may fail
         } catch (IOException | RuntimeException e) {
             for (VolumeStore v : madeHere) {
                 try {
@@ -278,7 +279,6 @@ public final class DataNode implements AutoCloseable {
             throw e;
         }
         // 2. commit: cannot fail
-        tls.config(config.tls(), tenants.keySet());
         server.revalidateTls(); // a revoked certificate's connections close now
         for (VolumeConfig vc : config.volumes()) {
             VolumeStore v = nextById.get(vc.id().toString());

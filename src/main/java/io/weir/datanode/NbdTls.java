@@ -80,18 +80,23 @@ final class NbdTls {
     }
 
     /** Takes the node's (new) server certificate. */
-    void serverCertificate(ServerCertificate certificate) {
-        this.identity = certificate;
-        rebuild();
+    synchronized void serverCertificate(ServerCertificate certificate) {
+        SSLContext c = build(certificate, clients.caPem());
+        identity = certificate;
+        context = c;
     }
 
     /**
      * Takes the TLS part of an applied config ({@code null}: no PKI, nobody is let in) and the
-     * tenants of the same config (a certificate of another tenant sees nothing here).
+     * tenants of the same config (a certificate of another tenant sees nothing here): all of it or,
+     * if it cannot (a CA it cannot read), none of it.
+     *
+     * @throws IllegalStateException if the TLS context for a new CA cannot be built
      */
-    void config(TlsConfig tls, Set<UUID> tenants) {
+    synchronized void config(TlsConfig tls, Set<UUID> tenants) {
+        Clients next;
         if (tls == null) {
-            clients = Clients.NONE;
+            next = Clients.NONE;
         } else {
             Map<String, UUID> bySerial = new HashMap<>();
             for (ClientCertificateEntry e : tls.clientCertificates()) {
@@ -101,13 +106,11 @@ final class NbdTls {
             }
             Set<String> revoked = new HashSet<>();
             tls.revoked().forEach(e -> revoked.add(e.serial()));
-            boolean newCa = !tls.caCertificatesPem().equals(clients.caPem());
-            clients = new Clients(Map.copyOf(bySerial), Set.copyOf(revoked), List.copyOf(tls.caCertificatesPem()));
-            if (!newCa) {
-                return;
-            }
+            next = new Clients(Map.copyOf(bySerial), Set.copyOf(revoked), List.copyOf(tls.caCertificatesPem()));
         }
-        rebuild();
+        SSLContext c = next.caPem().equals(clients.caPem()) ? context : build(identity, next.caPem());
+        clients = next;
+        context = c;
     }
 
     /**
@@ -115,7 +118,7 @@ final class NbdTls {
      * is let in): a certificate it revokes, or does not name for the same tenant, is no longer
      * let in; none is added, and the CA stays.
      */
-    void restrict(TlsConfig tls) {
+    synchronized void restrict(TlsConfig tls) {
         Clients c = clients;
         if (tls == null) {
             clients = new Clients(Map.of(), c.revoked(), c.caPem());
@@ -174,11 +177,10 @@ final class NbdTls {
         return clock.instant().isAfter(end);
     }
 
-    private synchronized void rebuild() {
-        ServerCertificate id = identity;
+    /** The context of identity {@code id} trusting {@code caPem} for clients; null without an identity. */
+    private static SSLContext build(ServerCertificate id, List<String> caPem) {
         if (id == null) {
-            context = null;
-            return;
+            return null;
         }
         try {
             KeyStore keys = KeyStore.getInstance("PKCS12");
@@ -197,7 +199,7 @@ final class NbdTls {
                 trust.setCertificateEntry("ca-" + n++, ca);
             }
             CertificateFactory x509 = CertificateFactory.getInstance("X.509");
-            for (String pem : clients.caPem()) {
+            for (String pem : caPem) {
                 for (Certificate ca : x509.generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))) {
                     trust.setCertificateEntry("ca-" + n++, ca);
                 }
@@ -206,7 +208,7 @@ final class NbdTls {
             tmf.init(trust);
             SSLContext c = SSLContext.getInstance("TLS");
             c.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-            context = c;
+            return c;
         } catch (GeneralSecurityException | java.io.IOException e) {
             throw new IllegalStateException("cannot build the NBD server's TLS context: " + e.getMessage(), e);
         }
