@@ -152,7 +152,7 @@
  * Fixed newstyle handshake: {@code NBD_OPT_EXPORT_NAME}, {@code ABORT}, {@code LIST},
  * {@code INFO}, {@code GO} (with {@code NBD_INFO_EXPORT}, {@code NAME} and {@code BLOCK_SIZE}),
  * {@code STRUCTURED_REPLY}, {@code LIST_META_CONTEXT} and {@code SET_META_CONTEXT} with
- * {@code base:allocation}, {@code STARTTLS} (TLS 1.3 and 1.2 with a client certificate; a node
+ * {@code base:allocation}, {@code STARTTLS} (TLS 1.3 with a client certificate; a node
  * built to require TLS, the {@code datanode} command's default with a control plane, answers
  * every option before it but {@code ABORT} with {@code NBD_REP_ERR_TLS_REQD} and closes on
  * {@code EXPORT_NAME}); unknown options get {@code NBD_REP_ERR_UNSUP}; unknown exports {@code NBD_REP_ERR_UNKNOWN} with a message. Transmission: {@code READ}

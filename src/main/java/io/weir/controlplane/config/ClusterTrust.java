@@ -14,9 +14,8 @@ import java.util.UUID;
 public interface ClusterTrust {
 
     /**
-     * The CA certificates, the valid client certificates of {@code tenantIds} and every kept
-     * revoked client certificate, read in one query in the caller's transaction, lists ordered by
-     * serial.
+     * The CA certificates, the valid client certificates of {@code tenantIds} and their kept
+     * revoked ones, read in one query in the caller's transaction, lists ordered by serial.
      */
     TlsConfig forTenants(Collection<UUID> tenantIds);
 }

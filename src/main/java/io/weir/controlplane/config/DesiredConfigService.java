@@ -32,8 +32,9 @@ import tools.jackson.databind.json.JsonMapper;
  * node's own desired revision.
  *
  * <p>Its {@code tls} member is the cluster PKI ({@link ClusterTrust}): the CA, the valid client
- * certificates of the tenants with a volume on the node, and every revoked one, so a revocation
- * changes every node's snapshot and is pushed to all of them.
+ * certificates of the tenants with a volume on the node, and those tenants' revoked ones, so a
+ * revocation changes the snapshot of every node serving its tenant and is pushed to them (a node
+ * serving none never let the certificate in).
  *
  * <p>The snapshot is read in one REPEATABLE READ transaction, so the revision and the rows come
  * from the same committed state: a change is either wholly in the snapshot with its revision, or

@@ -34,7 +34,8 @@ class ClientCertificateController {
     @PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
     @Operation(summary = "Issue a client certificate", description = "With `csr`, certifies that request's key; without, "
             + "makes a key and returns it as `privateKeyPem`, never again. The certificate reaches every data node that "
-            + "serves the tenant in its desired config.")
+            + "serves the tenant in its desired config. A tenant keeps at most 1000 certificates that have not expired, "
+            + "revoked ones included: 409 beyond.")
     ResponseEntity<IssuedClientCertificateResponse> createClientCertificate(@PathVariable UUID tenantId,
             @Valid @RequestBody ClientCertificateRequest request) {
         IssuedClientCertificateResponse issued = service.issue(tenantId, request);
@@ -51,8 +52,9 @@ class ClientCertificateController {
     }
 
     @DeleteMapping(path = "/{certificateId}", produces = MediaType.ALL_VALUE)
-    @Operation(summary = "Revoke a client certificate", description = "Every data node's desired config lists it as "
-            + "revoked from the next push on. Revoking a revoked certificate changes nothing.")
+    @Operation(summary = "Revoke a client certificate", description = "The desired config of every data node serving "
+            + "the tenant lists it as revoked from the next push on, and its connections close. Revoking a revoked "
+            + "certificate changes nothing.")
     ResponseEntity<Void> revokeClientCertificate(@PathVariable UUID tenantId, @PathVariable UUID certificateId) {
         service.revoke(tenantId, certificateId);
         return ResponseEntity.noContent().build();

@@ -28,11 +28,12 @@
  * desired config ({@code io.weir.protocol.TlsConfig}, through the config feature's
  * {@link io.weir.controlplane.config.ClusterTrust}, implemented by
  * {@link io.weir.controlplane.pki.PkiTrust}) carries the CA certificate, the serials of the valid
- * certificates of the tenants with a volume on that node, and the serials of every revoked
- * certificate that has not expired. A node accepts a client certificate only if it chains to that
- * CA, is within its validity, its serial is listed as valid for the tenant its URI SAN names, and
- * it is not listed as revoked; that tenant then sees its own exports only. A revocation reaches
- * every node with the next push.
+ * certificates of the tenants with a volume on that node, and the serials of those tenants'
+ * revoked certificates that have not expired. A node accepts a client certificate only if it
+ * chains to that CA, is within its validity, its serial is listed as valid for the tenant its URI
+ * SAN names, and it is not listed as revoked; that tenant then sees its own exports only. A
+ * revocation reaches every node serving the tenant with the next push. A tenant keeps at most
+ * 1,000 certificates that have not expired, revoked ones included.
  *
  * <h2>Server certificates</h2>
  * A data node's agent makes its key on the node and sends a PKCS#10 request over the agent channel
