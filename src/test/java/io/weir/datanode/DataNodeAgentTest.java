@@ -148,15 +148,7 @@ class DataNodeAgentTest {
                     .tls(new io.weir.protocol.TlsConfig(caPem, java.util.List.of(second), java.util.List.of(first))).build());
             assertThat(next(peer)).isInstanceOf(AgentMessage.Nack.class);
 
-            org.awaitility.Awaitility.await("the revoked certificate's connection closes").atMost(java.time.Duration.ofSeconds(WAIT))
-                    .until(() -> {
-                        try {
-                            c.read(0, 4096);
-                            return false;
-                        } catch (IOException e) {
-                            return true;
-                        }
-                    });
+            NbdTlsTest.awaitClosed(c); // the revoked certificate's connection
         }
         try (NbdTestClient c = new NbdTestClient(node.listenAddress()).handshake()) {
             assertThat(c.startTls(ca.clientContext(ca.issue("client", 0x20))).type()).isEqualTo(Nbd.REP_ACK);

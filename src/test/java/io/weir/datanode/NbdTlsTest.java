@@ -86,6 +86,18 @@ class NbdTlsTest {
         return c;
     }
 
+    /** Waits until the node has closed {@code c}'s connection: a read fails. */
+    static void awaitClosed(NbdTestClient c) {
+        org.awaitility.Awaitility.await("the connection closes").atMost(io.weir.support.Patience.PATIENCE).until(() -> {
+            try {
+                c.read(0, 4096);
+                return false;
+            } catch (IOException e) {
+                return true;
+            }
+        });
+    }
+
     private static List<String> list(NbdTestClient c) throws IOException {
         List<String> names = new ArrayList<>();
         for (OptionReply r : c.option(Nbd.OPT_LIST, new byte[0])) {
@@ -426,14 +438,7 @@ class NbdTlsTest {
 
             node.server().tls.clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofDays(2)));
 
-            org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE).until(() -> {
-                try {
-                    c.read(0, 4096);
-                    return false;
-                } catch (IOException e) {
-                    return true;
-                }
-            });
+            awaitClosed(c);
         }
     }
 
@@ -540,14 +545,7 @@ class NbdTlsTest {
             node.apply(config(REVOKED_SERIAL, ACME_SERIAL));
             // the selector thread closes it soon after the config is applied (a request already
             // on its way may still be answered): the client's reads then fail
-            org.awaitility.Awaitility.await().atMost(io.weir.support.Patience.PATIENCE).until(() -> {
-                try {
-                    acme.read(0, 4096);
-                    return false;
-                } catch (IOException e) {
-                    return true;
-                }
-            });
+            awaitClosed(acme);
             assertThat(other.read(0, 4096)).as("the other tenant's goes on").hasSize(4096);
         }
     }

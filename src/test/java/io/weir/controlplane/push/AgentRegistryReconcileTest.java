@@ -31,8 +31,7 @@ class AgentRegistryReconcileTest extends IntegrationTest {
     JdbcClient jdbc;
 
     private static PushProperties properties(String replicaId) {
-        return new PushProperties(replicaId, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(30),
-                Duration.ofMinutes(2), 100, 4000);
+        return AgentRegistryRestartTest.properties(replicaId);
     }
 
     /** A session of the replica under test: its node, id and state as the test sets them. */

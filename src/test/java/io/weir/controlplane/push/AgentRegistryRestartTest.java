@@ -23,7 +23,8 @@ class AgentRegistryRestartTest extends IntegrationTest {
     @Autowired
     JdbcClient jdbc;
 
-    private static PushProperties properties(String replicaId) {
+    /** A replica's push properties with the defaults' timings, under {@code replicaId}. */
+    static PushProperties properties(String replicaId) {
         return new PushProperties(replicaId, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(30),
                 Duration.ofMinutes(2), 100, 4000);
     }
