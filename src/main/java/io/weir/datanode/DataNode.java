@@ -215,6 +215,9 @@ public final class DataNode implements AutoCloseable {
         }
     }
 
+    /** The node the last applied config was for (null before one). */
+    private volatile UUID appliedNodeId;
+
     /**
      * A config this node did not apply (it failed a check, or its exports could not be applied):
      * what it revokes, or no longer names, still takes effect at once, and its live connections
@@ -222,6 +225,10 @@ public final class DataNode implements AutoCloseable {
      * revocation does not wait for the rest of its snapshot to become applicable.
      */
     public void refused(DesiredConfig config) {
+        UUID node = appliedNodeId;
+        if (node != null && !node.equals(config.nodeId())) {
+            return; // another node's snapshot, refused as such: it says nothing of whom this node lets in
+        }
         tls.restrict(config.tls());
         server.revalidateTls();
     }
@@ -279,6 +286,7 @@ public final class DataNode implements AutoCloseable {
             throw e;
         }
         // 2. commit: cannot fail
+        appliedNodeId = config.nodeId();
         server.revalidateTls(); // a revoked certificate's connections close now
         for (VolumeConfig vc : config.volumes()) {
             VolumeStore v = nextById.get(vc.id().toString());

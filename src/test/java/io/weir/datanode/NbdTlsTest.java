@@ -536,6 +536,17 @@ class NbdTlsTest {
         }
     }
 
+    /** A snapshot refused for being another node's takes nobody's access away here. */
+    @Test
+    void anotherNodesRefusedSnapshotRestrictsNothing() throws IOException {
+        io.weir.protocol.DesiredConfig ours = config(REVOKED_SERIAL);
+        node.refused(new io.weir.protocol.DesiredConfig(TestConfigs.id("another node"), 9, ours.tasks(), List.of(), List.of(),
+                ours.usageReportIntervalSeconds(), new TlsConfig(ours.tls().caCertificatesPem(), List.of(), List.of())));
+        try (NbdTestClient c = tlsClient(ACME_SERIAL)) {
+            assertThat(list(c)).containsExactly("acme/db");
+        }
+    }
+
     @Test
     void revokingACertificateClosesItsConnectionsAtOnceAndNoOthers() throws IOException {
         try (NbdTestClient acme = tlsClient(ACME_SERIAL); NbdTestClient other = tlsClient(OTHER_SERIAL)) {
