@@ -224,11 +224,21 @@ public final class UsageReporter {
         return scheduler.scheduleAtFixedRate(() -> {
             try {
                 tick();
+                lastFailure = null;
             } catch (RuntimeException e) {
-                // The report is buffered before the sink runs; it goes out again after a reconnect.
+                // A report the sink failed to take is buffered first; it goes out again after a reconnect.
+                String failure = e.toString();
+                if (!failure.equals(lastFailure)) {
+                    lastFailure = failure;
+                    LOG.log(System.Logger.Level.WARNING, "usage: a report could not be made or sent: {0}; tried again every"
+                            + " {1} ms (logged once while it fails this way)", failure, sampleInterval.toMillis());
+                }
             }
         }, period, period, TimeUnit.NANOSECONDS);
     }
+
+    /** The last failure of a tick started by {@link #start}, logged once; null after a tick that succeeded. */
+    private volatile String lastFailure;
 
     /**
      * Samples the queue depths and, once the reporting interval has passed since the last report,

@@ -394,4 +394,51 @@ class UsageReporterTest {
             assertThat(reporter.tick().orElseThrow().gaps()).as("the next report carries both").hasSize(2);
         }
     }
+
+    /**
+     * A report that cannot be made (here the scheduler's snapshot fails; a node holding more
+     * volumes than a report names was another way) is said, at WARNING, once for as long as it
+     * keeps failing the same way: the ticking thread swallowed it without a word, and the node's
+     * usage stopped with nothing in its log.
+     */
+    @Test
+    void aReportThatCannotBeMadeIsLoggedOnceWhileItKeepsFailing() throws Exception {
+        java.util.List<java.util.logging.LogRecord> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(UsageReporter.class.getName());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                    logged.add(r);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(handler);
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try (QosExecutor ex = QosExecutor.builder(config()).workers(1).build()) {
+            UsageReporter reporter = UsageReporter.builder(reset -> {
+                if (asked.incrementAndGet() > 1) { // the baseline at the start is taken; every report after fails
+                    throw new IllegalStateException("the snapshot failed");
+                }
+                return ex.snapshot(reset);
+            }).clock(java.time.Clock.systemUTC()).interval(Duration.ofMillis(1)).sampleInterval(Duration.ofMillis(5)).build();
+            reporter.start(scheduler);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> asked.get() >= 5);
+            assertThat(logged).as("said once, not per tick").hasSize(1);
+            assertThat(logged.get(0).getMessage() + java.util.Arrays.toString(logged.get(0).getParameters()))
+                    .contains("the snapshot failed");
+        } finally {
+            scheduler.shutdownNow();
+            jul.removeHandler(handler);
+        }
+    }
 }
