@@ -361,6 +361,7 @@ public final class DataNodeCommand {
                 LOG.log(System.Logger.Level.WARNING, "{0} connections still open after {1}; closing them",
                         node.connectionCount(), drainTimeout);
             }
+            awaitCounted(node, COUNTED_TIMEOUT);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -373,6 +374,22 @@ public final class DataNodeCommand {
             agent.close();
         }
         node.close();
+    }
+
+    /** Longest a stop waits for the workers to count the last requests done ({@link #awaitCounted}). */
+    static final Duration COUNTED_TIMEOUT = Duration.ofSeconds(5);
+
+    /**
+     * Waits, at most {@code max}, until no volume has a request queued or in flight: a worker
+     * counts a request done when it takes its next one, after the reply went out, so the client
+     * may have its last reply, and the drain be over, before the request is in the statistics the
+     * last usage report reads.
+     */
+    static void awaitCounted(DataNode node, Duration max) throws InterruptedException {
+        long until = System.nanoTime() + max.toNanos();
+        while (node.executor().queueDepths().values().stream().anyMatch(d -> d > 0) && System.nanoTime() - until < 0) {
+            Thread.sleep(1);
+        }
     }
 
     static AgentMessage.NodeStatus status(DataNode node) {
