@@ -590,13 +590,7 @@ class ReplicationTest extends ReplicationFixture {
         Thread reporter = DataNodeCommand.statusReporter(a, sent::add, Duration.ofMillis(200));
         try (NbdTestClient c = new NbdTestClient(a.listenAddress()).open("acme/db")) {
             stop(n.b());
-            CompletableFuture<Reply> held = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return c.call(Nbd.CMD_WRITE, 0, 0, 4096, NbdServerTest.bytes(4096, 7));
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
+            writeWaitingForTheEcho(a, c, 7); // b failed it and left the in-sync set
             await().atMost(PATIENCE).until(() -> sequence(a) == 1);
             AgentMessage.NodeStatus report = await().atMost(PATIENCE).until(sent::take,
                     s -> s.replication().stream().anyMatch(r -> r.syncSequence() == 1));
@@ -604,11 +598,11 @@ class ReplicationTest extends ReplicationFixture {
             AgentMessage.NodeStatus again = sent.poll(PATIENCE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             assertThat(again).as("a report sent again while the write waits for its echo").isNotNull();
             assertThat(again.replication()).isEqualTo(report.replication());
-            assertThat(held).isNotDone();
+            assertThat(a.replication().volume(VOLUME).forwarded.waitingWrites()).as("the write still waits").isEqualTo(1);
             assertThat(a.replicationAwaitingEcho()).isTrue();
 
             a.apply(configFor(A, 2, new ReplicationConfig(1, A, 1, List.of(copy(A, a, true), copy(B, null, false)))));
-            assertThat(held.get().error()).isZero();
+            assertThat(c.readReply().error()).isZero();
             assertThat(a.replicationAwaitingEcho()).as("echoed: nothing to send again").isFalse();
         } finally {
             reporter.interrupt();
