@@ -446,6 +446,7 @@ public class VolumeService {
         List<UUID> requested;
         if (request.nodeIds() != null) {
             requested = request.nodeIds();
+            refuseFullNodes(requested.stream().filter(n -> !current.contains(n)).toList());
         } else if (replicas != null) {
             List<UUID> kept = new ArrayList<>(current);
             kept.sort(Comparator.comparing((UUID n) -> !n.equals(primaryBefore)).thenComparing(UUID::toString));
@@ -458,7 +459,6 @@ public class VolumeService {
         } else {
             requested = List.of();
         }
-        refuseFullNodes(requested.stream().filter(n -> !current.contains(n)).toList());
         if (legacy) {
             if (requested.size() > 1) {
                 if (!current.containsAll(requested)) {
