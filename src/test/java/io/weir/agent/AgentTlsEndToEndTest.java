@@ -142,6 +142,8 @@ class AgentTlsEndToEndTest {
             assertThat(second.certificate().getSerialNumber()).isNotEqualTo(first.certificate().getSerialNumber());
             assertThat(second.privateKey()).isNotEqualTo(first.privateKey());
             assertThat(second.certificate().getNotBefore()).isBefore(first.certificate().getNotAfter());
+            // the agent puts a certificate in force, then tells its listener (on its event thread)
+            await().atMost(Duration.ofSeconds(10)).until(() -> certificates.contains(second));
             assertThat(certificates).startsWith(first, second);
             assertThat(disconnects).as("the agent stayed connected").isEmpty();
             // what is stored is the new one: a restarted agent starts from it
