@@ -35,6 +35,14 @@ final class ConfigApplier {
 
     /** Event thread: the snapshot in force, or null. */
     private DesiredConfig applied;
+    /**
+     * The applied snapshot if saving it failed, else null: saved again at each heartbeat tick
+     * ({@link #saveIfUnsaved}), since the control plane, told by the hello's digest that the node
+     * has it, does not push it again, and a restart would otherwise come up on an older one.
+     */
+    private DesiredConfig unsaved;
+    /** Whether saving {@link #unsaved} failed already (and was logged). */
+    private boolean saveFailed;
     private volatile long appliedRevision;
     /** The node of the last applied snapshot, else {@link #expectedNodeId}; written on the event thread. */
     private volatile UUID nodeId;
@@ -110,6 +118,7 @@ final class ConfigApplier {
     void apply(AgentConnection c, DesiredConfig config) {
         long revision = config.revision();
         if (applied != null && revision == applied.revision() && config.equals(applied)) {
+            saveIfUnsaved();
             c.send(new AgentMessage.Ack(revision));
             return;
         }
@@ -142,14 +151,39 @@ final class ConfigApplier {
         appliedRevision = revision;
         nodeId = config.nodeId();
         agent.usage().setInterval(reportInterval(config));
-        try {
-            store.save(config);
-        } catch (IOException | RuntimeException e) {
-            // The config is in force; only its survival across a restart is at risk.
-            agent.error(Level.ERROR, "revision " + revision + " is applied but could not be saved to " + store.file() + ": " + e);
-        }
+        unsaved = config;
+        saveIfUnsaved();
         notifyApplied(config);
         c.send(new AgentMessage.Ack(revision));
+    }
+
+    /**
+     * Event thread: saves the applied snapshot if it is not saved yet. A failure leaves it in force
+     * (only its survival across a restart is at risk), is logged once while it fails, and is tried
+     * again at the next heartbeat tick.
+     */
+    void saveIfUnsaved() {
+        DesiredConfig config = unsaved;
+        if (config == null) {
+            return;
+        }
+        try {
+            store.save(config);
+            if (saveFailed) {
+                LOG.log(Level.INFO, "revision {0} is saved to {1} now", config.revision(), store.file());
+            }
+            unsaved = null;
+            saveFailed = false;
+        } catch (IOException | RuntimeException e) {
+            if (!saveFailed) {
+                saveFailed = true;
+                agent.error(Level.ERROR, "revision " + config.revision() + " is applied but could not be saved to "
+                        + store.file() + " (tried again at each heartbeat): " + e);
+            } else {
+                agent.lastError("revision " + config.revision() + " is applied but could not be saved to " + store.file()
+                        + ": " + e);
+            }
+        }
     }
 
     /**

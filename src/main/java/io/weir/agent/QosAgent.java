@@ -482,6 +482,10 @@ public final class QosAgent implements AutoCloseable {
     }
 
     private void heartbeat() {
+        if (closed) {
+            return;
+        }
+        applier.saveIfUnsaved();
         AgentConnection c = current;
         // Not before its hello: its socket may be open already (set on the HTTP client's thread)
         // with its opening still queued behind this, and the last contact then is another's, or none.

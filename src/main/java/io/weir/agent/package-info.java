@@ -46,7 +46,8 @@
  *   connect ──► WebSocket GET /api/v1/agent/connect, "Authorization: Bearer &lt;node token&gt;"
  *     │  2. send hello{appliedRevision, configDigest, nodeId if the builder named one}
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► listener.applying ─► save to disk ─► listener.applied ─► ack
- *     │                               (refused by any of the first four: keep the previous config, send nack{reason})
+ *     │                               (refused by any of the first four: keep the previous config, send nack{reason};
+ *     │                                a failed save keeps it in force and is tried again at each heartbeat tick)
  *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
  *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
  *     │  6. (serverCertificates) no certificate, or 2/3 of its lifetime gone: new key ─► certificateRequest{csr}

@@ -13,6 +13,7 @@ import io.weir.protocol.DesiredConfig;
 import io.weir.scheduler.QosExecutor;
 import io.weir.scheduler.SchedulerConfig;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
@@ -286,6 +287,35 @@ class AgentProtocolTest {
             // heartbeats every 100 ms: the ten or so of the next second must find the connection alive, not 40 s silent
             await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> lost.get() == 0);
             assertThat(cp.nextPeer(0)).as("no reconnect").isNull();
+        }
+    }
+
+    /**
+     * A config in force that could not be saved (a full disk, an IO error) is saved again until it
+     * is: it was saved once or never, and the control plane, told by the hello's digest that the
+     * node is up to date, never pushed it again, so a restart while the control plane was away came
+     * up on an older config, or on none.
+     */
+    @Test
+    void aConfigThatCouldNotBeSavedIsSavedOnceTheDiskAllowsIt() throws Exception {
+        Path dir = stateDir.resolve("unsaved");
+        Path inTheWay = dir.resolve(StateStore.TEMP_NAME);
+        Files.createDirectories(inTheWay); // the snapshot cannot be written
+        try (ScriptedControlPlane cp = new ScriptedControlPlane();
+                QosAgent unsaved = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(100))
+                        .build()) {
+            unsaved.start();
+            Peer peer = cp.nextPeer(WAIT);
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 3, 300))));
+            assertThat(json(peer.next(WAIT)).get("type").asString()).as("in force: acknowledged").isEqualTo("ack");
+            assertThat(Files.exists(dir.resolve(StateStore.FILE_NAME))).as("not saved").isFalse();
+            assertThat(unsaved.state().lastError()).contains("could not be saved");
+
+            Files.delete(inTheWay); // the disk allows it again
+            await().atMost(Duration.ofSeconds(WAIT)).until(() -> Files.exists(dir.resolve(StateStore.FILE_NAME)));
+            assertThat(new StateStore(dir, java.time.Clock.systemUTC()).load().config()).isEqualTo(unsaved.appliedConfig());
         }
     }
 
