@@ -62,8 +62,9 @@ final class UsageSequences implements UsageReporter.Sequences {
             stored = Long.parseLong(text);
         } catch (NoSuchFileException e) {
             // first run, or a wiped directory: the clock floor alone
-        } catch (NumberFormatException e) {
-            LOG.log(Level.WARNING, "{0} is unreadable; numbering usage reports from the clock", dir.resolve(FILE_NAME));
+        } catch (NumberFormatException | IOException e) { // not a number, not text, or not readable
+            LOG.log(Level.WARNING, "{0} is unreadable ({1}); numbering usage reports from the clock", dir.resolve(FILE_NAME),
+                    e.toString());
         }
         UsageSequences s = new UsageSequences(dir, Math.max(Math.max(stored, 1), clock.millis()));
         try {

@@ -61,6 +61,19 @@ class UsageSequencesTest {
                 .isGreaterThan(s.peek());
     }
 
+    /** Bytes that are not text at all (a torn or foreign file) are unreadable too: they stopped the agent's start. */
+    @Test
+    void aReservationThatIsNotTextFallsBackOnTheClock() throws Exception {
+        Files.write(dir.resolve(UsageSequences.FILE_NAME), new byte[] {(byte) 0xff, (byte) 0xfe, '\n'});
+        Clock clock = Clock.fixed(T, ZoneOffset.UTC);
+
+        UsageSequences s = UsageSequences.open(dir, clock);
+
+        assertThat(s.next()).isEqualTo(T.toEpochMilli());
+        assertThat(Long.parseLong(Files.readString(dir.resolve(UsageSequences.FILE_NAME)).strip()))
+                .isGreaterThan(s.peek());
+    }
+
     /**
      * A reservation that cannot be written at start (a full or read-only disk) is logged and the
      * numbering goes on above the stored number and the clock, as it does later: it stopped the
