@@ -138,6 +138,8 @@ class AgentEndToEndTest extends IntegrationTest {
         assertThat(a.maxIops(node.volumeId())).contains(1000L);
         assertThat(a.agent().state().appliedRevision()).isEqualTo(good);
         assertThat(a.agent().state().lastError()).contains("refused revision").contains("50000 IOPS");
+        // the agent sends its nack and then tells its listener: the control plane may have it first
+        await().atMost(PATIENCE).until(() -> !a.rejected().isEmpty());
         assertThat(a.rejected()).containsExactly("this node's disk serves at most 50000 IOPS");
 
         fixture.setPolicyMaxIops(node, 3000);
@@ -190,8 +192,9 @@ class AgentEndToEndTest extends IntegrationTest {
 
             link.freeze(); // packets vanish, no FIN, no RST: a half-open connection
 
-            await().atMost(PATIENCE).until(() -> !a.agent().state().connected());
-            assertThat(a.agent().state().lastError()).contains("half-open");
+            // the agent marks itself disconnected, then records why
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(a.agent().state().lastError()).contains("half-open"));
+            assertThat(a.agent().state().connected()).isFalse();
             assertThat(a.agent().state().sinceLastContact()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
 
             link.cut(); // the network heals

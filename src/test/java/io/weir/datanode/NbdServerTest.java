@@ -302,13 +302,15 @@ class NbdServerTest {
             int window = NbdRequest.PIECE_BYTES + 3;
             assertThat(c.read(2 * MiB - 1, window))
                     .isEqualTo(Arrays.copyOfRange(data, (int) (2 * MiB - 1 - at), (int) (2 * MiB - 1 - at) + window));
-            await().atMost(Duration.ofSeconds(20)).until(() -> {
-                Stats s = node.executor().snapshot().volumes().get(id);
-                return s.readOps() - before.readOps() == 2 && s.writeOps() - before.writeOps() == 1;
+            // a request's op is counted with its first piece, each piece's bytes when it is done,
+            // and a piece once its worker takes the next one, after the reply went out
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                Stats after = node.executor().snapshot().volumes().get(id);
+                assertThat(after.readOps() - before.readOps()).isEqualTo(2);
+                assertThat(after.writeOps() - before.writeOps()).isEqualTo(1);
+                assertThat(after.writeBytes() - before.writeBytes()).isEqualTo(data.length);
+                assertThat(after.readBytes() - before.readBytes()).isEqualTo(data.length + window);
             });
-            Stats after = node.executor().snapshot().volumes().get(id);
-            assertThat(after.writeBytes() - before.writeBytes()).isEqualTo(data.length);
-            assertThat(after.readBytes() - before.readBytes()).isEqualTo(data.length + window);
         }
         try (NbdTestClient c = client().openSimple("acme/db1")) {
             assertThat(same(c.read(at, data.length), data)).as("read back with a simple reply").isTrue();
@@ -328,14 +330,14 @@ class NbdServerTest {
             assertThat(c.call(Nbd.CMD_WRITE_ZEROES, Nbd.CMD_FLAG_NO_HOLE, 64 * MiB, 48 * MiB, null).error()).isZero();
             assertThat(c.call(Nbd.CMD_WRITE_ZEROES, 0, 112 * MiB, 48 * MiB, null).error()).isZero();
             // a request is counted once its work returns, which may be just after its reply went out
-            await().atMost(Duration.ofSeconds(20)).until(() -> {
-                Stats s = node.executor().snapshot().volumes().get(id);
-                return s.readOps() - before.readOps() == 1 && s.writeOps() - before.writeOps() == 2;
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                Stats after = node.executor().snapshot().volumes().get(id);
+                assertThat(after.readOps() - before.readOps()).isEqualTo(1);
+                assertThat(after.writeOps() - before.writeOps()).isEqualTo(2);
+                assertThat(after.readBytes() - before.readBytes()).as("bytes charged to the CACHE").isEqualTo(64 * MiB);
+                assertThat(after.writeBytes() - before.writeBytes()).as("bytes charged to the zeroes, a hole punched is free")
+                        .isEqualTo(48 * MiB);
             });
-            Stats after = node.executor().snapshot().volumes().get(id);
-            assertThat(after.readBytes() - before.readBytes()).as("bytes charged to the CACHE").isEqualTo(64 * MiB);
-            assertThat(after.writeBytes() - before.writeBytes()).as("bytes charged to the zeroes, a hole punched is free")
-                    .isEqualTo(48 * MiB);
         }
     }
 
