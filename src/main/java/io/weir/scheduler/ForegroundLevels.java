@@ -231,7 +231,11 @@ final class ForegroundLevels {
         f.limiter.charge(now, ops, t.bytes);
         f.inFlight++;
         refresh(f, now);
-        tn.limiter.charge(now, ops, t.bytes);
+        if (reservationPhase) {
+            tn.limiter.chargeUnadmitted(now, ops, t.bytes); // past the tenant's limits: no lasting debt
+        } else {
+            tn.limiter.charge(now, ops, t.bytes);
+        }
         refresh(tn, now);
         return t;
     }

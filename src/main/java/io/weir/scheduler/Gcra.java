@@ -82,6 +82,20 @@ final class Gcra {
     }
 
     /**
+     * {@link #charge} for a request that starts whatever this constraint says (a reservation served
+     * past its tenant's limit): the debt it leaves is at most its own {@code units / rate}, whatever
+     * was owed before, so that service the constraint did not admit is never paid back later by
+     * requests it does admit.
+     */
+    void chargeUnadmitted(long now, long units) {
+        if (tat - (now + tauNanos) > 0) { // in debt: from here on, no credit and no debt
+            tat = now + tauNanos;
+            rem = 0;
+        }
+        charge(now, units);
+    }
+
+    /**
      * {@link #charge} when {@code units * 1e9 + rem} does not fit a {@code long}: a rate above
      * {@code 4.9e18} units/s, or more units than a request can have. Rare, so exact and slow.
      */

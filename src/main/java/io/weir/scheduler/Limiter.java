@@ -113,6 +113,29 @@ final class Limiter {
         }
     }
 
+    /**
+     * {@link #charge} for a request that started although this limiter did not admit it (a
+     * reservation served past its tenant's limits): each constraint keeps at most this request's
+     * debt ({@link Gcra#chargeUnadmitted}).
+     */
+    void chargeUnadmitted(long now, int ops, long nbytes) {
+        if (unlimited) {
+            return;
+        }
+        if (iops != null && ops > 0) {
+            iops.chargeUnadmitted(now, ops);
+        }
+        if (iopsPeak != null && ops > 0) {
+            iopsPeak.chargeUnadmitted(now, ops);
+        }
+        if (bytes != null) {
+            bytes.chargeUnadmitted(now, nbytes);
+        }
+        if (bytesPeak != null) {
+            bytesPeak.chargeUnadmitted(now, nbytes);
+        }
+    }
+
     /** Remaining IOPS burst credit (ops), or 0 when not configured. */
     long iopsCredit(long now) {
         return iopsPeak == null ? 0 : iops.credit(now);

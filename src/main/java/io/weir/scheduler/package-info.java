@@ -240,7 +240,10 @@
  *       {@code max(1 MiB, cost) / w} (above), where mClock instead reduces the P tags.</li>
  *   <li><b>Reservations vs tenant limits</b>: the reservation phase ignores a tenant's limits (but
  *       charges them); configuration validation requires a tenant's max IOPS to cover the sum of
- *       its volumes' min IOPS.</li>
+ *       its volumes' min IOPS. A reservation counts operations, so at large IO sizes it may need
+ *       more bytes than the tenant's max bytes/s: such service is charged without building a debt
+ *       beyond the request's own cost ({@code Limiter.chargeUnadmitted}), or the tenant's other
+ *       volumes would wait, once the reservation stopped, for as long as it had run past the limit.</li>
  *   <li><b>Limit admission</b>: a request may start while any credit remains (one request of
  *       overdraft, repaid before the next); all credit-free limits get a 20 ms tolerance for wake-up
  *       jitter.</li>
