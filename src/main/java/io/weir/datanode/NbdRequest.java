@@ -218,6 +218,11 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
             // no direct memory for the reply buffer: answer anyway, the client must not wait forever
             OutOfMemory.checkFatal(e); // unless it was the heap's
             replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
+        } catch (Error e) {
+            // the JVM's InternalError for a SIGBUS (a page of the mapped checksum file the disk has
+            // no room for), or a bug: the request is finished below, so it must be answered here
+            failedWithError(e);
+            replyError(Nbd.EIO, "internal error: " + e);
         } finally {
             if (finished) {
                 release();
@@ -225,6 +230,19 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
             }
         }
         return null;
+    }
+
+    /** Whether a request failed with an {@link Error} before (logged with its stack trace once). */
+    private static volatile boolean failedWithErrorBefore;
+
+    /** Logs an {@link Error} a request failed with: the first with its stack trace, later ones in a line. */
+    private void failedWithError(Error e) {
+        if (!failedWithErrorBefore) {
+            failedWithErrorBefore = true;
+            LOG.log(Level.ERROR, "a request on volume " + conn.volume().exportName + " failed; answered EIO", e);
+        } else {
+            LOG.log(Level.ERROR, "a request on volume {0} failed ({1}); answered EIO", conn.volume().exportName, e.toString());
+        }
     }
 
     /**

@@ -23,6 +23,8 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The NBD protocol as this server speaks it, checked byte for byte with a raw socket client. */
@@ -184,6 +186,28 @@ class NbdServerTest {
                 assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.ENOSPC);
                 failure.set("Input/output error");
                 assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.EIO);
+            }
+        }
+    }
+
+    /**
+     * A write into a page of the memory-mapped checksum file that the disk has no room for (the
+     * file is sparse) fails with the JVM's InternalError for the SIGBUS, an Error and not an
+     * exception. Such a request was counted done and never answered: the client waited for ever.
+     * It is answered EIO, with QoS on and off.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aRequestThatFailsWithAnErrorIsAnsweredEio(boolean qos) throws IOException {
+        try (DataNode failing = DataNode.builder().dataDir(dir.resolve("failing-" + qos))
+                .listen(new InetSocketAddress("127.0.0.1", 0)).workers(2).qos(qos).serviceTime(bytes -> {
+                    throw new InternalError("a fault occurred in an unsafe memory access operation");
+                }).build()) {
+            failing.apply(config().tenant("acme").volume("acme", "db1", 16 * MiB).build());
+            try (NbdTestClient c = new NbdTestClient(failing.listenAddress()).open("acme/db1")) {
+                assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).isEqualTo(Nbd.EIO);
+                assertThat(c.call(Nbd.CMD_WRITE, 0, 0, 4096, bytes(4096, 1)).error()).as("and the next one")
+                        .isEqualTo(Nbd.EIO);
             }
         }
     }
