@@ -609,7 +609,8 @@ public final class DataNode implements AutoCloseable {
 
     /**
      * Stops serving: closes the listener and every connection, stops the background tasks, drains
-     * and stops the executor (if the node created it) and flushes and closes the volumes.
+     * and stops the executor (if the node created it; what is queued then runs free of the
+     * volumes' limits) and flushes and closes the volumes.
      */
     @Override
     public void close() {
@@ -625,6 +626,13 @@ public final class DataNode implements AutoCloseable {
             }
         }
         if (ownsExecutor) {
+            // what is still queued belongs to the connections just cut, and returns at once: run
+            // it now, not at its volumes' limits, or a capped volume's queue holds the stop for minutes
+            try {
+                executor.reconfigure(executor.config().withoutLimits());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "stopping: the volumes' limits stay in force: " + e);
+            }
             executor.close();
         }
         for (VolumeStore v : byId.values()) {

@@ -95,6 +95,21 @@ public final class SchedulerConfig {
         return b;
     }
 
+    /**
+     * This configuration with every tenant's and volume's limits (max and burst IOPS and bytes/s)
+     * removed; weights, reservations and the rest kept. For a node that stops: what is still
+     * queued belongs to connections it has cut, and waiting for it at their limits only delays
+     * the stop.
+     */
+    public SchedulerConfig withoutLimits() {
+        Builder b = new Builder();
+        tasks.forEach(b::task);
+        tenants.forEach(t -> b.tenant(new TenantSpec(t.id(), t.weight(), 0, 0, 0, 0)));
+        volumes.forEach(v -> b.volume(new VolumeSpec(v.id(), v.tenantId(), v.weight(), v.minIops(), 0, 0, 0, 0,
+                v.costModel(), v.queueCapacity())));
+        return b.build();
+    }
+
     @Override
     public String toString() {
         return "SchedulerConfig{tasks=" + tasks + ", tenants=" + tenants + ", volumes=" + volumes + '}';

@@ -48,6 +48,34 @@ class NbdServerRobustnessTest {
         return new NbdTestClient(node.listenAddress());
     }
 
+    /**
+     * A node that stops cuts its connections, then lets its scheduler run what is queued: the
+     * requests of the cut connections, which return at once. The scheduler still held them to
+     * their volumes' limits: a client of a volume capped at 16 KiB/s that had 1 MiB writes queued
+     * kept the stop waiting a minute per write, past any supervisor's grace period, which then
+     * killed the node before its volumes were flushed and closed.
+     */
+    @Test
+    void aStoppingNodeDoesNotWaitAtVolumeLimitsForTheRequestsOfItsCutConnections() throws Exception {
+        node.apply(config().tenant("acme").tenant("capped", 100, null, 16 * 1024L).volume("capped", "slow", 16 * MiB)
+                .revision(2).build());
+        String slow = TestConfigs.volumeId("capped", "slow").toString();
+        NbdTestClient writer = client().open("capped/slow");
+        for (int i = 0; i < 2; i++) {
+            writer.request(Nbd.CMD_WRITE, 0, i, (long) i * MiB, MiB, bytes((int) MiB, i));
+        }
+        writer.flushOut();
+        // the first write went at once (one request of overdraft), the rest wait for the limit
+        await().atMost(WAIT).until(() -> node.executor().queueDepths().getOrDefault(slow, 0L) == 1);
+
+        long started = System.nanoTime();
+        node.close();
+        Duration stopping = Duration.ofNanos(System.nanoTime() - started);
+        writer.close();
+        assertThat(stopping).as("the stop, which waited 1 MiB / 16 KiB/s = 64 s before")
+                .isLessThan(Duration.ofSeconds(30));
+    }
+
     @Test
     void aTaskThatFailsOnTheSelectorThreadClosesItsConnectionOnlyAndTheOthersAreStillServed() throws IOException {
         try (NbdTestClient victim = client().open("acme/db1"); NbdTestClient bystander = client().open("acme/db2")) {
