@@ -41,7 +41,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Requests larger than {@link #SMALL_BYTES} may take the budget only up to 7/8 of it: the last
  * eighth is kept for small requests, so that a few clients of large reads or writes, which fill
- * the budget, do not hold back every other client's 4 KiB read behind them.
+ * the budget, do not hold back every other client's 4 KiB read behind them. And a volume that
+ * holds buffers may take another only while it would hold no more than the budget then leaves
+ * free ({@link #tryAcquire(int, long)}): requests hold their buffers while the scheduler parks
+ * them at their volume's limits, and one capped volume's parked writes filled the whole budget,
+ * so that every other volume's large requests waited for that volume's limit.
  *
  * <h2>Thread safety</h2>
  * Safe for any number of threads: each class is a small stack behind its own monitor, held only
@@ -139,12 +143,23 @@ class BufferPool {
      * budget still goes through.
      */
     ByteBuffer tryAcquire(int size) {
+        return tryAcquire(size, 0);
+    }
+
+    /**
+     * As {@link #tryAcquire(int)} for a flow (a volume) that holds {@code flowHeld} bytes already:
+     * while it holds any, it is also refused a buffer that would take it past what the budget
+     * then leaves free (a dynamic threshold, as switches share their buffers among ports). So a
+     * flow whose requests wait (a capped volume's, parked by the scheduler) holds at most half of
+     * the budget, {@code n} such flows {@code n/(n+1)} of it, and the rest stays free for others.
+     */
+    ByteBuffer tryAcquire(int size, long flowHeld) {
         int shift = shiftFor(size);
         long cap = capacity(shift);
         long limit = size <= SMALL_BYTES ? budget : budget - budget / 8;
         for (;;) {
             long h = held.get();
-            if (h > 0 && h + cap > limit) {
+            if (h > 0 && h + cap > limit || flowHeld > 0 && flowHeld + cap > limit - h - cap) {
                 starved = true;
                 if (held.get() == h) {
                     return null; // a release from now on sees starved

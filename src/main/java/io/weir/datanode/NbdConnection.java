@@ -487,10 +487,11 @@ final class NbdConnection implements ReplyBatch.Sink {
                 state = State.DISCARD;
                 return true;
             }
-            r.payload = pool.tryAcquire((int) length);
+            r.payload = pool.tryAcquire((int) length, volume.requestBytes.get());
             if (r.payload == null) {
                 return awaitBudget();
             }
+            r.share();
             int n = Math.min(in.remaining(), (int) length);
             int lim = in.limit();
             in.limit(in.position() + n);
@@ -506,7 +507,7 @@ final class NbdConnection implements ReplyBatch.Sink {
         if (type == Nbd.CMD_READ && r.validate(exportSize, options.structured(), options.metaContext()) == 0) {
             // the reply buffer is taken here, within the node's budget, as a write's payload is
             try {
-                r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length);
+                r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length, volume.requestBytes.get());
             } catch (OutOfMemoryError e) {
                 if (!OutOfMemory.isDirect(e)) {
                     throw e;
@@ -517,6 +518,7 @@ final class NbdConnection implements ReplyBatch.Sink {
             if (r.payload == null) {
                 return awaitBudget();
             }
+            r.share();
         }
         if (type == Nbd.CMD_DISC) {
             r.release();

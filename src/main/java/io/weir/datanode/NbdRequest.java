@@ -48,6 +48,8 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     final long offset;
     final long length;
     ByteBuffer payload;
+    /** Bytes of {@link #payload} counted in its volume's share of the buffer budget, or 0. */
+    private long shared;
     /** The current piece ran (set by the worker; cleared before the next piece is submitted). */
     private boolean ran;
     /** Bytes of a piecewise request done so far (worker threads, one piece after the other). */
@@ -377,7 +379,24 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         ByteBuffer p = payload;
         if (p != null) {
             payload = null;
+            unshare(); // first: the pool's release may retry a connection refused for its volume's share
             conn.pool.release(p);
+        }
+    }
+
+    /**
+     * Selector thread: counts the payload just taken from the budget in its volume's share
+     * ({@link VolumeStore#requestBytes}) until it is released or handed to the reply.
+     */
+    void share() {
+        shared = payload.capacity();
+        conn.volume().requestBytes.addAndGet(shared);
+    }
+
+    private void unshare() {
+        if (shared != 0) {
+            conn.volume().requestBytes.addAndGet(-shared);
+            shared = 0;
         }
     }
 
@@ -390,6 +409,7 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
         int hdr = conn.replyHeaderBytes();
         ByteBuffer b = payload;
         payload = null;
+        unshare(); // the reply's buffer from here on: the connection's output bound counts it
         b.position(0);
         if (conn.structured()) {
             chunkHeader(b, Nbd.REPLY_TYPE_OFFSET_DATA, 8 + len).putLong(offset);

@@ -77,6 +77,13 @@ final class VolumeStore implements AutoCloseable {
      * tenant's name, which its export name starts with, may change (null in tests without one).
      */
     volatile java.util.UUID tenantId;
+    /**
+     * Bytes of the buffers this volume's NBD requests took from the node's budget (write
+     * payloads, read replies), over all its connections, from when a request is read until its
+     * buffer is released or handed to its reply: its share of the budget
+     * ({@link BufferPool#tryAcquire(int, long)}).
+     */
+    final java.util.concurrent.atomic.AtomicLong requestBytes = new java.util.concurrent.atomic.AtomicLong();
     /** Whether its files existed before this process took the volume (a restart), not made by it. */
     volatile boolean fromEarlierRun;
     /** Its replication when the volume has several copies ({@link Replication#configure}), else null. */

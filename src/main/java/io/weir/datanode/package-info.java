@@ -133,7 +133,12 @@
  * receive buffer) until buffers are released; the pool then wakes the selector, which lets
  * waiting connections try again in order. The request waits, it is not answered {@code ENOMEM}.
  * Requests above 1 MiB may fill only 7/8 of the budget, so small requests of other clients still
- * find room beside clients of the largest reads and writes. Other connections go on being served,
+ * find room beside clients of the largest reads and writes. And a volume whose requests hold
+ * buffers may take another only while it would hold no more than the budget then leaves free (a
+ * dynamic threshold): a request keeps its buffer while the scheduler parks it at its volume's
+ * limits, so without this one capped volume's writes filled the budget and every other volume's
+ * large requests waited for that volume's limit. One such volume holds at most half the budget,
+ * {@code n} of them {@code n/(n+1)}. Other connections go on being served,
  * and a request is let through whatever its size when no buffer is held, so one larger than the
  * budget cannot wait forever. Small replies (headers, errors, block status) are not refused, only
  * counted; if the JVM has no direct memory for a reply buffer anyway the request is answered

@@ -102,8 +102,9 @@ class NbdDirectMemoryTest {
                 }
             }));
         }
-        // the budget is taken: a newcomer still gets its greeting and is served meanwhile
-        await().atMost(WAIT).until(() -> pool.held() >= budget - MiB);
+        // the slow volume holds what its share of the budget allows (half of it, less a request
+        // here), its clients are held back: a newcomer still gets its greeting and is served meanwhile
+        await().atMost(WAIT).until(() -> pool.held() >= MiB);
         try (NbdTestClient newcomer = client().open("acme/fast")) {
             newcomer.write(0, bytes(4096, 7));
             assertThat(newcomer.read(0, 4096)).isEqualTo(bytes(4096, 7));
@@ -117,6 +118,46 @@ class NbdDirectMemoryTest {
         try (NbdTestClient reader = client().open("acme/slow")) {
             assertThat(reader.read((long) (2 * writesEach + 3) * size, 4096)).isEqualTo(
                     java.util.Arrays.copyOf(bytes(size, 2 * writesEach + 3), 4096));
+        }
+    }
+
+    /**
+     * Requests hold their buffers from the moment they are read until they are answered, also
+     * while a volume's limit parks them in the scheduler. A client of a capped volume that kept
+     * writing filled the node's whole budget with parked writes, and every other tenant's large
+     * requests waited for that volume's limit: here a minute per write. A volume that holds
+     * buffers may take another only while it would hold no more than the budget leaves free
+     * (dynamic threshold), so it never holds more than half, and others find room.
+     */
+    @Test
+    void aCappedVolumesParkedWritesLeaveRoomInTheBudgetForOtherVolumes() throws Exception {
+        start(DataNode.builder().bufferBudget(4 * MiB));
+        node.apply(config().tenant("acme").tenant("capped", 100, null, 16 * 1024L).volume("acme", "slow", 64 * MiB)
+                .volume("acme", "fast", 16 * MiB).volume("capped", "hog", 16 * MiB).revision(2).build());
+        String hog = TestConfigs.volumeId("capped", "hog").toString();
+        try (NbdTestClient writer = client().open("capped/hog"); NbdTestClient other = client().open("acme/fast")) {
+            // 1 MiB / 16 KiB/s: after the first, one a minute; sent from another thread, which
+            // blocks once the node, holding the volume to its share, stops reading them
+            CompletableFuture.runAsync(() -> {
+                try {
+                    for (int i = 0; i < 6; i++) {
+                        writer.request(Nbd.CMD_WRITE, 0, i, (long) i * MiB, MiB, bytes((int) MiB, i));
+                    }
+                    writer.flushOut();
+                } catch (IOException e) {
+                    // the test closed the connection while this still sent
+                }
+            });
+            await().atMost(WAIT).until(() -> node.executor().queueDepths().getOrDefault(hog, 0L) >= 1);
+
+            long started = System.nanoTime();
+            assertThat(other.read(0, (int) MiB)).as("another tenant's 1 MiB read").hasSize((int) MiB);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("it waited for a parked write before, a minute")
+                    .isLessThan(Duration.ofSeconds(30));
+            assertThat(node.executor().queueDepths().getOrDefault(hog, 0L)).as("the capped volume's writes still wait")
+                    .isGreaterThanOrEqualTo(1);
+            assertThat(node.volume("capped/hog").requestBytes.get()).as("the capped volume's share of the budget")
+                    .isPositive().isLessThanOrEqualTo(2 * MiB);
         }
     }
 
