@@ -142,10 +142,17 @@ final class Nbd {
      * The NBD error for a failed store operation: {@link #ENOSPC} for a full disk or quota, or a
      * file grown past its limit, as the protocol asks (a client such as qemu pauses its guest on
      * ENOSPC rather than fail its IO); {@link #EIO} for anything else. The JDK reports errno only
-     * in the message ({@code strerror}'s words), so that is what is matched.
+     * in the message ({@code strerror}'s words), so that is what is matched; a native call's
+     * failure (a hole punch) carries its errno.
      */
     static int errorOf(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof com.sun.jna.LastErrorException e) {
+                int errno = e.getErrorCode();
+                if (errno == 28 || errno == 122 || errno == 27) { // ENOSPC, EDQUOT, EFBIG
+                    return ENOSPC;
+                }
+            }
             String m = t.getMessage();
             if (t instanceof java.io.IOException && m != null && (m.contains("No space left on device")
                     || m.contains("Disk quota exceeded") || m.contains("File too large"))) {

@@ -1,5 +1,6 @@
 package io.weir.datanode;
 
+import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -462,12 +463,21 @@ final class VolumeStore implements AutoCloseable {
                 if (trims.pendingBytes() > 0) {
                     trims.cancel(offset, offset + length);
                 }
+                // first: zeroes that fail halfway leave those blocks unverified, not with the
+                // checksums of what they held, which scrub would count as corrupt on every pass
+                clearChecksums(offset, offset + length);
                 if (noHole) {
                     writeZeroBuffers(offset, length);
                 } else {
-                    LinuxFiles.punchHole(f, offset, length);
+                    try {
+                        holePuncher.punch(f, offset, length);
+                    } catch (LastErrorException e) {
+                        if (e.getErrorCode() != EOPNOTSUPP) {
+                            throw e; // a full disk is ENOSPC to the client (Nbd.errorOf)
+                        }
+                        writeZeroBuffers(offset, length); // a file system that cannot punch holes
+                    }
                 }
-                clearChecksums(offset, offset + length);
             } finally {
                 unlock(first, last);
             }
@@ -567,6 +577,17 @@ final class VolumeStore implements AutoCloseable {
     interface DiskSync {
         void force(FileChannel c) throws IOException;
     }
+
+    /** How a range is deallocated: fallocate's punch; tests make it fail. */
+    interface HolePuncher {
+        void punch(int fd, long offset, long length);
+    }
+
+    /** Linux's errno for an operation the file system does not support. */
+    private static final int EOPNOTSUPP = 95;
+
+    /** Tests: how WRITE_ZEROES punches its hole. */
+    volatile HolePuncher holePuncher = LinuxFiles::punchHole;
 
     /** Tests: how the data file is forced. */
     volatile DiskSync dataSync = c -> c.force(false);

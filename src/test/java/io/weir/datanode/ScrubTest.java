@@ -53,6 +53,57 @@ class ScrubTest {
     }
 
     /**
+     * A WRITE_ZEROES whose hole punch fails halfway (ext4 and XFS may split an extent, and fail
+     * with ENOSPC on a full disk) leaves the blocks it zeroed unverified, not with the checksums
+     * of what they held, and fails as a full disk, ENOSPC (qemu then pauses its guest rather
+     * than fail its IO): it failed EIO, and scrub counted the zeroed blocks as corrupt.
+     */
+    @Test
+    void aHolePunchThatFailsHalfwayLeavesNoStaleChecksumAndFailsAsAFullDisk() throws IOException {
+        VolumeStore v = VolumeStore.create(dir, "v", "acme/v", MiB);
+        try {
+            v.write(0, ByteBuffer.wrap(bytes(16 * VolumeStore.BLOCK, 1)), false);
+            v.holePuncher = (fd, offset, length) -> {
+                LinuxFiles.punchHole(fd, offset, length / 2);
+                throw new com.sun.jna.LastErrorException(28); // ENOSPC
+            };
+            Throwable failure = org.assertj.core.api.Assertions.catchThrowable(
+                    () -> v.writeZeroes(0, 16 * VolumeStore.BLOCK, false, false));
+            assertThat(failure).isNotNull();
+            assertThat(Nbd.errorOf(failure)).as("the NBD error").isEqualTo(Nbd.ENOSPC);
+            v.scrub(0, v.blocks());
+            assertThat(v.checksumMismatches.get()).isZero();
+        } finally {
+            v.close();
+        }
+    }
+
+    /**
+     * A file system that cannot punch holes (EOPNOTSUPP) gets zeroes written instead: a
+     * WRITE_ZEROES without NO_HOLE may leave the range allocated. It failed EIO.
+     */
+    @Test
+    void writeZeroesWhereHolesCannotBePunchedWritesZeroes() throws IOException {
+        VolumeStore v = VolumeStore.create(dir, "v", "acme/v", MiB);
+        try {
+            v.write(0, ByteBuffer.wrap(bytes(16 * VolumeStore.BLOCK, 1)), false);
+            v.holePuncher = (fd, offset, length) -> {
+                throw new com.sun.jna.LastErrorException(95); // EOPNOTSUPP
+            };
+            v.writeZeroes(VolumeStore.BLOCK, 4 * VolumeStore.BLOCK, false, false);
+            ByteBuffer back = ByteBuffer.allocate(6 * VolumeStore.BLOCK);
+            v.read(0, back);
+            byte[] expected = bytes(6 * VolumeStore.BLOCK, 1);
+            java.util.Arrays.fill(expected, VolumeStore.BLOCK, 5 * VolumeStore.BLOCK, (byte) 0);
+            assertThat(back.array()).isEqualTo(expected);
+            v.scrub(0, v.blocks());
+            assertThat(v.checksumMismatches.get()).isZero();
+        } finally {
+            v.close();
+        }
+    }
+
+    /**
      * A write that fails after some of it reached the file (a disk that filled, a read of a
      * partial block's rest that failed) leaves the blocks it touched unverified, not with the
      * checksums of what they held before: scrub would report them as corrupt on every pass.
