@@ -39,17 +39,20 @@ final class CopyResync {
     }
 
     /**
-     * Whether to announce this epoch to {@code c} now: it still needs it (no PING answered OK yet)
-     * and was last sent one at least {@link Replication#RETRY_NANOS} before {@code now}. If so,
+     * Whether to announce this epoch to {@code c} now: it still needs it (no PING answered OK yet,
+     * or none since {@code link} connected again: the copy may have come back with a new file, rule
+     * 8) and was last sent one at least {@link Replication#RETRY_NANOS} before {@code now}. If so,
      * {@code now} is noted as its last announcement.
      */
-    boolean announceDue(ReplicaCopy c, long now) {
+    boolean announceDue(ReplicaCopy c, ReplicaLink link, long now) {
         synchronized (v) {
-            if (!v.acting() || v.announced.contains(c.node) || v.copies.get(c.node) != c
+            long connection = link.connections();
+            if (!v.acting() || v.announced.contains(c.node) && c.announcedOn == connection || v.copies.get(c.node) != c
                     || c.lastAnnounce != 0 && now - c.lastAnnounce < Replication.RETRY_NANOS) {
                 return false;
             }
             c.lastAnnounce = now;
+            c.announcedOn = connection;
             return true;
         }
     }
@@ -61,19 +64,33 @@ final class CopyResync {
         }
     }
 
-    /** Sends a PING of this epoch to {@code c}; an OK marks it announced, and lets an out-of-sync copy start its resync. */
+    /**
+     * Sends a PING of this epoch to {@code c}, with the token its file should hold, or a new one to
+     * keep if it has none from this primary (rule 8); an OK marks it announced, and lets an
+     * out-of-sync copy start its resync.
+     */
     void announce(ReplicaCopy c, ReplicaLink link) {
         long e;
+        long token;
+        boolean adopt;
         synchronized (v) {
             e = v.epoch;
+            Long kept = v.tokens.get(c.node);
+            adopt = kept == null;
+            token = adopt ? newToken() : kept;
         }
-        link.send(ReplicationWire.PING, (byte) 0, v.id, e, 0, 0, null, (status, peerEpoch) -> {
+        link.send(ReplicationWire.PING, adopt ? ReplicationWire.FLAG_ADOPT : (byte) 0, v.id, e, token, 0, null, (status, peerEpoch) -> {
             synchronized (v) {
                 if (status == ReplicationWire.STALE_EPOCH) {
                     v.deposed(peerEpoch);
+                } else if (status == ReplicationWire.NEW_COPY) {
+                    v.newCopy(c);
                 } else if (status != ReplicationWire.OK && e == v.epoch) {
                     v.unreachableWhileUnconfirmed(c);
                 } else if (status == ReplicationWire.OK && v.copies.get(c.node) == c && e == v.epoch) {
+                    if (adopt) {
+                        v.adopted(c, token);
+                    }
                     v.pingAnswered(c);
                     if (c.state == State.OUT) {
                         c.startResync();
@@ -82,6 +99,11 @@ final class CopyResync {
             }
             v.hold.startHeld();
         });
+    }
+
+    /** A copy token: a positive number (a request's offset on the wire; 0 means none). */
+    private static long newToken() {
+        return java.util.concurrent.ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
     }
 
     /**
@@ -141,7 +163,7 @@ final class CopyResync {
             mark = c.sent;
         }
         long sent = flushSent;
-        link.send(ReplicationWire.FLUSH, (byte) 0, v.id, e, 0, 0, null, (status, peerEpoch) -> {
+        link.send(ReplicationWire.FLUSH, c.flags((byte) 0), v.id, e, 0, 0, null, (status, peerEpoch) -> {
             flushed(c, e, mark, sent, status, peerEpoch);
             v.hold.startHeld(); // a deposition decides confirmation
         });
@@ -163,10 +185,12 @@ final class CopyResync {
             sent = c.flushSent();
             e = v.epoch;
         }
-        link.send(ReplicationWire.FLUSH, (byte) 0, v.id, e, 0, 0, null, (status, peerEpoch) -> {
+        link.send(ReplicationWire.FLUSH, c.flags((byte) 0), v.id, e, 0, 0, null, (status, peerEpoch) -> {
             synchronized (v) {
                 if (status == ReplicationWire.STALE_EPOCH) {
                     v.deposed(peerEpoch);
+                } else if (status == ReplicationWire.NEW_COPY) {
+                    v.newCopy(c);
                 } else if (status != ReplicationWire.OK) {
                     v.flushFailed(c, status);
                 } else {
@@ -201,6 +225,10 @@ final class CopyResync {
                 v.deposed(peerEpoch);
                 return;
             }
+            if (status == ReplicationWire.NEW_COPY) {
+                v.newCopy(c);
+                return;
+            }
             if (status != ReplicationWire.OK) {
                 v.flushFailed(c, status);
                 return;
@@ -219,6 +247,8 @@ final class CopyResync {
             c.stepAnswered(s, status == ReplicationWire.OK);
             if (status == ReplicationWire.STALE_EPOCH) {
                 v.deposed(peerEpoch);
+            } else if (status == ReplicationWire.NEW_COPY) {
+                v.newCopy(c);
             } else if (status != ReplicationWire.OK) {
                 v.failed(c);
             } else if (c.state == State.IN_SYNC && c.resyncSince != 0 && c.nothingLeft()) {

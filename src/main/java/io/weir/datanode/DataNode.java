@@ -352,7 +352,7 @@ public final class DataNode implements AutoCloseable {
     }
 
     /** The suffixes of a volume's files after its id: data, checksums, kept in-sync set. */
-    private static final List<String> VOLUME_FILE_SUFFIXES = List.of(".img", ".crc", SyncState.SUFFIX);
+    private static final List<String> VOLUME_FILE_SUFFIXES = List.of(".img", ".crc", SyncState.SUFFIX, VolumeStore.TOKEN_SUFFIX);
 
     /** The volume id of a volume file name ({@code <uuid>} and one of {@link #VOLUME_FILE_SUFFIXES}), else null. */
     private static String volumeIdOf(String fileName) {

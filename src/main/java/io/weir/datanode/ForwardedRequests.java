@@ -153,7 +153,7 @@ final class ForwardedRequests {
             return false;
         }
         boolean up = link.isUp();
-        link.send(type, flags, v.id, sendEpoch, offset, length, data == null ? null : data.duplicate(), cb);
+        link.send(type, cb.c.flags(flags), v.id, sendEpoch, offset, length, data == null ? null : data.duplicate(), cb);
         return up;
     }
 
@@ -294,7 +294,9 @@ final class ForwardedRequests {
                 p.stale = true;
                 v.deposed(peerEpoch);
             } else if (status != ReplicationWire.OK) {
-                if (p.changesData) {
+                if (status == ReplicationWire.NEW_COPY) {
+                    v.newCopy(c); // rule 8: wholly dirty, this request's regions with the rest
+                } else if (p.changesData) {
                     v.failed(c);
                     c.markDirty(p.offset, p.length);
                 } else {

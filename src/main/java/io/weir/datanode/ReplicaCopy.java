@@ -36,6 +36,11 @@ final class ReplicaCopy {
     }
 
     final UUID node;
+    /**
+     * Whether its primary gave its data file a token (rule 8 of {@link ReplicatedVolume}); read
+     * by the threads that send it requests, written under the volume's monitor.
+     */
+    volatile boolean tokened;
     /** Read by the replication driver outside the volume's lock, to find the copy's link. */
     private volatile String address;
     State state;
@@ -75,6 +80,8 @@ final class ReplicaCopy {
     long resyncBytes;
     /** When the driver last sent it this epoch's PING (System.nanoTime), or 0. */
     long lastAnnounce;
+    /** The connection of its link ({@link ReplicaLink#connections}) its last announcement went on. */
+    long announcedOn;
     /**
      * Until when (System.nanoTime) it is sent no resync step, after one failed on its primary's
      * side ({@link CopyResync#stepNotSent}); 0 if none did.
@@ -288,5 +295,10 @@ final class ReplicaCopy {
         } else {
             dirty.set(s.firstRegion(), s.firstRegion() + s.regions());
         }
+    }
+
+    /** {@code flags} for a request to this copy: with {@link ReplicationWire#FLAG_TOKENED} once it holds a token. */
+    byte flags(byte flags) {
+        return tokened ? (byte) (flags | ReplicationWire.FLAG_TOKENED) : flags;
     }
 }

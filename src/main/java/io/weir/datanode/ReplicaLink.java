@@ -105,6 +105,8 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
     private long oldest;
     private long oldestSince;
     private volatile boolean up;
+    /** Connections this link has opened: a copy on the other end may have restarted since the last. */
+    private volatile long connections;
     private volatile boolean closed;
     /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
     private long lastAttempt;
@@ -135,6 +137,11 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
 
     boolean isUp() {
         return up;
+    }
+
+    /** How many connections the link has opened. */
+    long connections() {
+        return connections;
     }
 
     /** Tests: whether a connection attempt is under way. */
@@ -191,6 +198,7 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
                 queue.clear(); // nothing queued while down may go out now: its callbacks have run
                 channel = c;
                 socket = raw;
+                connections++; // only this thread opens
                 up = true;
                 Runnable probe = whileOpening;
                 if (probe != null) {

@@ -5,6 +5,7 @@ import io.weir.protocol.AgentMessage;
 import io.weir.protocol.ReplicationConfig;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -90,6 +91,17 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *       (which missed the writes so far): the copies that config holds out of sync leave the set
  *       and are copied whole, and the node reports its set above that sequence and acknowledges no
  *       write, trim or flush, in flight or new, until that is echoed.</li>
+ *   <li>A copy's data file holds a token its primary gave it (an adopting PING, the first this
+ *       primary sends it), kept with the file ({@link VolumeStore#copyToken}) and, by the primary,
+ *       in its {@link SyncState}; a file made since (the copy's disk replaced, its file lost)
+ *       holds none. Once the primary gave it one, every request says so
+ *       ({@link ReplicationWire#FLAG_TOKENED}); a copy whose file then holds none answers it
+ *       {@link ReplicationWire#NEW_COPY}, and one whose token is not the one a PING expects
+ *       answers that PING so: it holds nothing the primary sent before, though the primary, or
+ *       the control plane, may hold it in sync (its link dropped with nothing outstanding, or its
+ *       writes failed and only their regions are dirty). It leaves the set (rule 2), is wholly
+ *       dirty, and is given a new token before its resync. So a copy that came back empty is never
+ *       promoted, nor joined, for what it held before.</li>
  * </ol>
  * This class keeps the epoch, this node's role, the config, the sync sequence and the in-sync set,
  * and changes them; its helpers do the rest, reading them: {@link ForwardedRequests} the client
@@ -144,6 +156,13 @@ final class ReplicatedVolume {
      * only ones whose requests it takes ({@link #admit}).
      */
     private Set<UUID> members = Set.of();
+    /**
+     * The token each copy's data file holds (rule 8), by node, as this primary gave it; none for a
+     * copy not given one yet (its next PING gives it one). Kept in the {@link SyncState} and read
+     * back at a restart; kept across epochs (a copy's file keeps its token whoever is primary).
+     */
+    final Map<UUID, Long> tokens = new HashMap<>();
+
     /** Copies told of this epoch with a PING that was answered OK. */
     final Set<UUID> announced = new HashSet<>();
     /**
@@ -320,6 +339,9 @@ final class ReplicatedVolume {
             }
             Set<UUID> named = namedIn(rc);
             boolean restarted = firstHere && store.fromEarlierRun;
+            if (restarted) {
+                tokens.putAll(SyncState.tokensIn(store.syncStateFile()));
+            }
             LastReport last = restarted ? LastReport.read(id, store.syncStateFile(), rc, named, inSyncIn(rc)) : null;
             Set<UUID> theirs = inSyncIn(rc);
             boolean addedOut = false;
@@ -333,6 +355,7 @@ final class ReplicatedVolume {
                     boolean inSync = last != null ? last.inSync(cc) : reset && cc.inSync();
                     addedOut |= last == null && !inSync && cc.inSync(); // at a restart, its maybeInSync holds it
                     c = new ReplicaCopy(cc.nodeId(), cc.address(), inSync ? State.IN_SYNC : State.OUT);
+                    c.tokened = tokens.containsKey(cc.nodeId());
                     if (!inSync) {
                         c.markAllDirty(store.size());
                         c.outSince = System.nanoTime();
@@ -350,6 +373,7 @@ final class ReplicatedVolume {
                 }
             }
             copies.keySet().retainAll(named);
+            tokens.keySet().retainAll(named);
             if (restarted) { // rule 7
                 syncSequence = last.sequence();
                 maybeInSync = new HashSet<>(configFileOnly ? inSync() : last.maybeInSync());
@@ -502,6 +526,35 @@ final class ReplicatedVolume {
         }
     }
 
+    /**
+     * Caller holds this: {@code c} answered {@link ReplicationWire#NEW_COPY} (rule 8): its file
+     * holds nothing this primary sent before. It leaves the set, is wholly dirty, and is given a
+     * new token by its next PING.
+     */
+    void newCopy(ReplicaCopy c) {
+        if (copies.get(c.node) != c) {
+            return;
+        }
+        boolean wasIn = c.state == State.IN_SYNC;
+        tokens.remove(c.node);
+        c.tokened = false;
+        failed(c);
+        c.markAllDirty(store.size());
+        keepSyncState();
+        LOG.log(System.Logger.Level.WARNING, "volume {0}: the copy on node {1} holds a new data file, not the one this"
+                + " primary sent its writes to (its data lost, its disk replaced){2}; it is copied whole", id, c.node,
+                wasIn ? ", though it was in sync" : "");
+    }
+
+    /** Caller holds this: {@code c} kept {@code token}, given by an adopting PING (rule 8). */
+    void adopted(ReplicaCopy c, long token) {
+        if (copies.get(c.node) == c) {
+            tokens.put(c.node, token);
+            c.tokened = true;
+            keepSyncState();
+        }
+    }
+
     /** Caller holds this: {@code c} is out of sync, and is to be told this epoch again before it resyncs. */
     private void leave(ReplicaCopy c) {
         c.leave();
@@ -541,7 +594,7 @@ final class ReplicatedVolume {
         Set<UUID> in = inSync();
         Set<UUID> may = new HashSet<>(maybeInSync);
         may.addAll(in);
-        SyncState state = new SyncState(epoch, syncSequence, in, may);
+        SyncState state = new SyncState(epoch, syncSequence, in, may, Map.copyOf(tokens));
         if (state.equals(kept)) {
             return;
         }

@@ -242,8 +242,17 @@ final class Replication implements AutoCloseable {
             return;
         }
         int verdict = rv.admit(sender, q.epoch());
-        if (verdict != ReplicationWire.OK || q.type() == ReplicationWire.PING) {
+        if (verdict != ReplicationWire.OK) {
             answer(q, r, verdict, rv.epoch());
+            return;
+        }
+        if (q.type() == ReplicationWire.PING) {
+            answer(q, r, pinged(rv, q), rv.epoch());
+            return;
+        }
+        if ((q.flags() & ReplicationWire.FLAG_TOKENED) != 0 && rv.store.copyToken() == 0) {
+            // rule 8: a file made since the primary gave this copy its token, holding nothing it sent before
+            answer(q, r, ReplicationWire.NEW_COPY, rv.epoch());
             return;
         }
         VolumeStore v = rv.store;
@@ -263,6 +272,24 @@ final class Replication implements AutoCloseable {
         } catch (RuntimeException e) { // not submitted (the first piece, if in pieces)
             answer(q, r, ReplicationWire.IO_ERROR, rv.epoch());
         }
+    }
+
+    /**
+     * A PING of an admitted primary: keeps the token it gives this copy's data file, or checks the
+     * one it expects (rule 8 of {@link ReplicatedVolume}).
+     */
+    private static int pinged(ReplicatedVolume rv, ReplicationWire.Request q) {
+        long token = q.offset();
+        if ((q.flags() & ReplicationWire.FLAG_ADOPT) != 0 && token != 0) {
+            try {
+                rv.store.adoptToken(token);
+                return ReplicationWire.OK;
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "volume {0}: cannot keep the copy token its primary gave: {1}", rv.id, e.toString());
+                return ReplicationWire.IO_ERROR;
+            }
+        }
+        return token != 0 && token != rv.store.copyToken() ? ReplicationWire.NEW_COPY : ReplicationWire.OK;
     }
 
     /**
@@ -524,7 +551,7 @@ final class Replication implements AutoCloseable {
                     rv.resync.unreachable(c);
                     continue;
                 }
-                if (rv.resync.announceDue(c, now)) {
+                if (rv.resync.announceDue(c, link, now)) {
                     rv.resync.announce(c, link);
                 }
                 ReplicaCopy.Step step;
@@ -623,7 +650,7 @@ final class Replication implements AutoCloseable {
             throw e;
         }
         try {
-            link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, (byte) 0, rv.id, s.epoch(), s.offset(),
+            link.send(zeroes ? ReplicationWire.ZEROES : ReplicationWire.WRITE, s.copy().flags((byte) 0), rv.id, s.epoch(), s.offset(),
                     s.length(), zeroes ? null : b, (status, epoch) -> rv.resync.stepDone(s, status, epoch));
         } catch (RuntimeException e) {
             rv.resync.stepDone(s, ReplicationWire.IO_ERROR, 0);

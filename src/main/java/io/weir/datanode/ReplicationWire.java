@@ -24,7 +24,12 @@ import java.util.UUID;
  * A reply's epoch is the highest epoch the copy has seen for the volume, so a sender told
  * {@link #STALE_EPOCH} learns the epoch that deposed it. {@link #PING} applies nothing: a primary
  * sends it to announce its epoch (a deposed primary that hears of a higher epoch stops serving the
- * volume) and to test a copy before it resyncs it.
+ * volume) and to test a copy before it resyncs it. A PING's offset carries a copy token: with
+ * {@link #FLAG_ADOPT} one the copy keeps with its data file from then on (before it answers),
+ * else the one the primary expects it to hold (0: none expected). Every other request of a primary
+ * that gave the copy a token carries {@link #FLAG_TOKENED}. A copy whose file holds another token
+ * than a PING expects, or none where a request carries that flag, answers it {@link #NEW_COPY}:
+ * its file is not the one the primary sent its writes to ({@link ReplicatedVolume}, rule 8).
  */
 final class ReplicationWire {
 
@@ -45,6 +50,10 @@ final class ReplicationWire {
 
     static final byte FLAG_FUA = 1;
     static final byte FLAG_NO_HOLE = 2;
+    /** On a PING: the copy is to keep the token in its offset as its data file's (see the class comment). */
+    static final byte FLAG_ADOPT = 4;
+    /** On any request but a PING: the primary gave the copy's file a token, which it must hold. */
+    static final byte FLAG_TOKENED = 8;
 
     static final int OK = 0;
     /** The sender's epoch is below one the copy has seen: it is not the primary any more. */
@@ -52,6 +61,11 @@ final class ReplicationWire {
     /** The node holds no copy of the volume (not configured yet, or removed). */
     static final int NOT_A_COPY = 2;
     static final int IO_ERROR = 3;
+    /**
+     * The copy's data file holds no token from the primary, or another than it expects: it is
+     * new (its data lost, its disk replaced) and holds none of what the primary sent before.
+     */
+    static final int NEW_COPY = 4;
     /** Not a status on the wire: the link to the copy failed before the reply came. */
     static final int LINK_DOWN = -1;
 

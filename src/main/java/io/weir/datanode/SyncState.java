@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
@@ -32,13 +34,21 @@ import java.util.stream.Collectors;
  * renamed over the old one with the directory forced, so a crash leaves the old state or the new,
  * never a mix. A {@link java.util.Properties} text file: {@code epoch}, {@code sequence},
  * {@code inSync} and {@code maybeInSync} (node ids, comma-separated; the version before kept no
- * {@code maybeInSync}: read as null, any copy).
+ * {@code maybeInSync}: read as null, any copy), and {@code tokens}, the token each copy's data
+ * file holds (rule 8 of {@link ReplicatedVolume}: {@code node=token}, comma-separated; none in a
+ * file of the versions before).
  *
  * @param maybeInSync the copies in sync in any set reported since the control plane last echoed
  *     this node's current set; it holds {@code inSync}; null in a file of the version before,
  *     which kept none
+ * @param tokens the copies' tokens, by node
  */
-record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInSync) {
+record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInSync, Map<UUID, Long> tokens) {
+
+    /** A state with no copy tokens. */
+    SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInSync) {
+        this(epoch, sequence, inSync, maybeInSync, Map.of());
+    }
 
     /** The file's name after the volume id. */
     static final String SUFFIX = ".rep";
@@ -46,6 +56,7 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
     SyncState {
         inSync = Set.copyOf(inSync);
         maybeInSync = maybeInSync == null ? null : Set.copyOf(maybeInSync);
+        tokens = tokens == null ? Map.of() : Map.copyOf(tokens);
         if (maybeInSync != null && !maybeInSync.containsAll(inSync)) {
             throw new IllegalArgumentException("the copies maybe in sync " + maybeInSync + " leave out some in sync " + inSync);
         }
@@ -67,7 +78,8 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
         }
         try {
             SyncState s = new SyncState(Long.parseLong(p.getProperty("epoch")), Long.parseLong(p.getProperty("sequence")),
-                    nodes(p, "inSync"), p.containsKey("maybeInSync") ? nodes(p, "maybeInSync") : null);
+                    nodes(p, "inSync"), p.containsKey("maybeInSync") ? nodes(p, "maybeInSync") : null,
+                    tokens(p.getProperty("tokens", "")));
             if (s.epoch() < 1 || s.sequence() < 0) {
                 throw new IllegalArgumentException("epoch " + s.epoch() + ", sequence " + s.sequence());
             }
@@ -75,6 +87,30 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
         } catch (RuntimeException e) { // a missing key, a number or an id that does not parse
             throw new IOException(file + " does not parse: " + e, e);
         }
+    }
+
+    /**
+     * The copies' tokens kept in {@code file}, none if there is no file or it cannot be read (its
+     * copies are then given new tokens, trusted as before).
+     */
+    static Map<UUID, Long> tokensIn(Path file) {
+        try {
+            SyncState s = read(file);
+            return s == null ? Map.of() : s.tokens();
+        } catch (IOException e) {
+            return Map.of();
+        }
+    }
+
+    private static Map<UUID, Long> tokens(String text) {
+        Map<UUID, Long> m = new HashMap<>();
+        if (!text.isEmpty()) {
+            for (String pair : text.split(",")) {
+                int eq = pair.indexOf('=');
+                m.put(UUID.fromString(pair.substring(0, eq)), Long.parseLong(pair.substring(eq + 1)));
+            }
+        }
+        return m;
     }
 
     /** The node ids of {@code key}: an empty value is none, a missing key an error. */
@@ -93,6 +129,8 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
         p.setProperty("sequence", Long.toString(sequence));
         p.setProperty("inSync", ids(inSync));
         p.setProperty("maybeInSync", ids(maybeInSync));
+        p.setProperty("tokens", tokens.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).sorted()
+                .collect(Collectors.joining(",")));
         StringWriter text = new StringWriter();
         p.store(text, "the in-sync set this node last reported as the volume's primary");
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");

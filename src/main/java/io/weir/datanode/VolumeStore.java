@@ -159,6 +159,11 @@ final class VolumeStore implements AutoCloseable {
      */
     static VolumeStore create(Path dir, String id, String exportName, long size) throws IOException {
         VolumeStore v = new VolumeStore(id, exportName, dir, size);
+        if (!Files.exists(v.data) && Files.deleteIfExists(v.tokenFile())) {
+            // a new file holds none of the data a primary gave the one it replaces: its token
+            // goes first (durably), so that a crash cannot leave the token beside the new file
+            forceDirectory(dir);
+        }
         try (RandomAccessFile f = new RandomAccessFile(v.data.toFile(), "rw")) {
             if (f.length() < size) {
                 f.setLength(size);
@@ -173,6 +178,74 @@ final class VolumeStore implements AutoCloseable {
 
     Path dataFile() {
         return data;
+    }
+
+    /** The file of the token a primary gave this volume's data file as its copy ({@link #copyToken}). */
+    static final String TOKEN_SUFFIX = ".tok";
+
+    /** {@link #copyToken}, once read: -1 until then. */
+    private volatile long copyToken = -1;
+    private final Object tokenLock = new Object();
+
+    private Path tokenFile() {
+        return data.resolveSibling(id + TOKEN_SUFFIX);
+    }
+
+    /**
+     * The token the primary of this replicated volume gave this node's data file when it took it
+     * as its copy ({@link #adoptToken}), or 0 for none: a file made since (its data lost, the disk
+     * replaced) has none, and holds none of what the primary sent the file before
+     * ({@link ReplicatedVolume}, rule 8).
+     */
+    long copyToken() {
+        long t = copyToken;
+        return t >= 0 ? t : readToken();
+    }
+
+    /** {@link #copyToken} the first time: from its file, unless an adoption put one in meanwhile. */
+    private long readToken() {
+        synchronized (tokenLock) {
+            long t = copyToken;
+            if (t >= 0) {
+                return t;
+            }
+            try {
+                t = Long.parseLong(Files.readString(tokenFile(), java.nio.charset.StandardCharsets.US_ASCII).strip());
+            } catch (java.nio.file.NoSuchFileException e) {
+                t = 0;
+            } catch (IOException | NumberFormatException e) {
+                LOG.log(Level.WARNING, "volume " + exportName + ": its copy token is unreadable (" + e
+                        + "); its primary will copy it whole");
+                t = 0;
+            }
+            copyToken = t;
+            return t;
+        }
+    }
+
+    /** Keeps {@code token} as the data file's copy token, durably, before it is answered for. */
+    void adoptToken(long token) throws IOException {
+        synchronized (tokenLock) {
+            writeToken(token);
+            copyToken = token;
+        }
+    }
+
+    private void writeToken(long token) throws IOException {
+        Path tmp = tokenFile().resolveSibling(id + TOKEN_SUFFIX + ".tmp");
+        Files.writeString(tmp, Long.toString(token) + "\n", java.nio.charset.StandardCharsets.US_ASCII);
+        try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+            c.force(true);
+        }
+        Files.move(tmp, tokenFile(), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        forceDirectory(data.getParent());
+    }
+
+    private static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        }
     }
 
     /** Where a replicated volume's primary keeps the in-sync set it last reported ({@link SyncState}). */
@@ -958,6 +1031,7 @@ final class VolumeStore implements AutoCloseable {
             Files.deleteIfExists(checksums);
             Files.deleteIfExists(syncStateFile());
             Files.deleteIfExists(syncStateFile().resolveSibling(id + SyncState.SUFFIX + ".tmp"));
+            Files.deleteIfExists(tokenFile());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

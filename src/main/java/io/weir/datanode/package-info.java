@@ -220,7 +220,9 @@
  * whose link comes back gets every new write and its dirty regions copied by the scheduler's
  * {@code replication} background task, up to 1 MiB a step, two steps at a time; a copy the config
  * names out of sync (new, or a deposed primary), or that answered a FLUSH with an error, is
- * wholly dirty; one
+ * wholly dirty, as is one whose data file is not the one the primary wrote to (its disk
+ * replaced: the file holds no token, or another than the primary gave it, {@code NEW_COPY};
+ * asked with a PING on every new connection, rule 8); one
  * that fails anything is also dirty where it answered writes since the last FLUSH it answered
  * (not yet forced there: the failure may be its node losing power); the driver sends a copy a
  * FLUSH of its own once it has held a write unforced for 5 s, which bounds that. With

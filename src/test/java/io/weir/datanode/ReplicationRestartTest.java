@@ -12,6 +12,7 @@ import io.weir.protocol.ReplicationConfig;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
@@ -388,6 +389,35 @@ class ReplicationRestartTest extends ReplicationFixture {
             await().atMost(PATIENCE).until(() -> client.call(Nbd.CMD_READ, 0, 0, 4096, null).error() == 0);
             assertThat(client.read(0, 4096)).as("confirmed by the copy, no control plane needed").isEqualTo(data);
         }
+    }
+
+    /**
+     * A copy in sync whose data file is lost while it is down (its disk replaced) comes back with
+     * a new, empty file. It stayed in sync: its link had dropped with nothing outstanding, and
+     * reconnected; the control plane could promote it and serve zeroes for acknowledged data.
+     * Rule 8: its primary asks it, on the new connection, for the token it gave its file; the new
+     * file holds none, so it leaves the set and is copied whole before it joins again.
+     */
+    @Test
+    void aCopyThatComesBackWithANewFileLeavesTheSetAndIsCopiedWhole() throws Exception {
+        TwoNodes n = twoNodesInSync();
+        DataNode a = n.a();
+        byte[] data = NbdServerTest.bytes(65536, 31);
+        try (NbdTestClient client = new NbdTestClient(a.listenAddress()).open("acme/db")) {
+            client.write(0, data);
+        }
+        assertThat(onCopy(n.b(), 0, data.length)).isEqualTo(data);
+        long before = sequence(a);
+        InetSocketAddress copyAt = HostPort.parse(n.b().replicationAddress());
+        Path file = n.b().replication().volume(VOLUME).store.dataFile();
+        stop(n.b());
+        Files.delete(file); // its disk replaced: the volume's file is gone
+
+        DataNode b = start("b", copyAt);
+        b.apply(configFor(B, 1, n.config())); // no write follows: only the new connection can tell
+        await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 0, data.length), data));
+        await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
+        assertThat(sequence(a)).as("b left the set, and joined it again once copied").isGreaterThanOrEqualTo(before + 2);
     }
 
     /**

@@ -1269,6 +1269,61 @@ class ReplicationTest extends ReplicationFixture {
         return out;
     }
 
+    /**
+     * Rule 8 at the copy: a data file holds the token its primary gave it, and one that holds none
+     * (made since: the copy's disk replaced, its file lost) refuses, as {@code NEW_COPY}, the
+     * requests of a primary that gave it one, and a PING expecting another; an adopting PING gives
+     * it one. A primary that gave it none is served as before (a new volume's first writes).
+     */
+    @Test
+    void aCopyWhoseFileHoldsNotTheTokenItsPrimaryGaveItAnswersNewCopy() throws Exception {
+        DataNode b = start("b");
+        push(1, new ReplicationConfig(1, A, 0, List.of(copy(A, null, true), copy(B, b, true))), b, B);
+        ByteBuffer out = ByteBuffer.allocate(ReplicationWire.HELLO_BYTES + 8 * (ReplicationWire.REQUEST_BYTES + 4096));
+        out.put(ReplicationWire.hello(A));
+        java.util.function.BiConsumer<ReplicationWire.Request, byte[]> send = (q, data) -> {
+            ByteBuffer header = ByteBuffer.allocate(ReplicationWire.REQUEST_BYTES);
+            q.encode(header);
+            out.put(header);
+            if (data != null) {
+                out.put(data);
+            }
+        };
+        byte tokened = ReplicationWire.FLAG_TOKENED;
+        send.accept(new ReplicationWire.Request(ReplicationWire.WRITE, tokened, 1, VOLUME, 1, 0, 4096), new byte[4096]);
+        send.accept(new ReplicationWire.Request(ReplicationWire.WRITE, (byte) 0, 2, VOLUME, 1, 0, 4096), new byte[4096]);
+        send.accept(new ReplicationWire.Request(ReplicationWire.PING, (byte) 0, 3, VOLUME, 1, 42, 0), null);
+        send.accept(new ReplicationWire.Request(ReplicationWire.PING, ReplicationWire.FLAG_ADOPT, 4, VOLUME, 1, 42, 0), null);
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", HostPort.parse(b.replicationAddress()).getPort())) {
+            s.setSoTimeout((int) PATIENCE.toMillis());
+            s.getOutputStream().write(out.array(), 0, out.position());
+            assertThat(statusesByHandle(s, 4)).as("status by handle").containsExactlyInAnyOrderEntriesOf(java.util.Map.of(
+                    1L, ReplicationWire.NEW_COPY, 2L, ReplicationWire.OK, 3L, ReplicationWire.NEW_COPY, 4L, ReplicationWire.OK));
+
+            out.clear();
+            send.accept(new ReplicationWire.Request(ReplicationWire.WRITE, tokened, 5, VOLUME, 1, 0, 4096), new byte[4096]);
+            send.accept(new ReplicationWire.Request(ReplicationWire.PING, (byte) 0, 6, VOLUME, 1, 42, 0), null);
+            send.accept(new ReplicationWire.Request(ReplicationWire.PING, (byte) 0, 7, VOLUME, 1, 43, 0), null);
+            s.getOutputStream().write(out.array(), 0, out.position());
+            assertThat(statusesByHandle(s, 3)).as("status by handle, the token 42 kept").containsExactlyInAnyOrderEntriesOf(
+                    java.util.Map.of(5L, ReplicationWire.OK, 6L, ReplicationWire.OK, 7L, ReplicationWire.NEW_COPY));
+        }
+        assertThat(b.replication().volume(VOLUME).store.copyToken()).isEqualTo(42);
+    }
+
+    /** The statuses of the next {@code n} replies on {@code s}, by handle. */
+    private static java.util.Map<Long, Integer> statusesByHandle(java.net.Socket s, int n) throws java.io.IOException {
+        java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+        java.util.Map<Long, Integer> statuses = new java.util.HashMap<>();
+        for (int i = 0; i < n; i++) {
+            assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
+            int status = in.readInt();
+            statuses.put(in.readLong(), status);
+            in.readLong(); // epoch
+        }
+        return statuses;
+    }
+
     /** A copy learns from the primary's hello who sends: a config of replicated volumes must name its node. */
     @Test
     void aConfigOfReplicatedVolumesThatNamesNoNodeIsRefused() throws Exception {

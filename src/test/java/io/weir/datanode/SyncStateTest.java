@@ -26,6 +26,10 @@ class SyncStateTest {
         assertThat(SyncState.read(file)).isEqualTo(new SyncState(3, 8, Set.of(c), Set.of(b, c)));
         new SyncState(4, 9, Set.of(), Set.of()).write(file);
         assertThat(SyncState.read(file)).isEqualTo(new SyncState(4, 9, Set.of(), Set.of()));
+        SyncState withTokens = new SyncState(4, 10, Set.of(b), Set.of(b, c), java.util.Map.of(b, -5L, c, 77L));
+        withTokens.write(file);
+        assertThat(SyncState.read(file)).as("with the copies' tokens (rule 8)").isEqualTo(withTokens);
+        assertThat(SyncState.tokensIn(file)).isEqualTo(java.util.Map.of(b, -5L, c, 77L));
         try (var files = Files.list(dir)) {
             assertThat(files).as("no temporary file left").containsExactly(file);
         }
