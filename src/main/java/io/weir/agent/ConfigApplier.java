@@ -194,7 +194,7 @@ final class ConfigApplier {
         try {
             listener.applying(config);
             return null;
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | AssertionError | LinkageError e) { // an Error of a bug too: unanswered, it wedged the channel
             try {
                 executor.reconfigure(previous);
             } catch (RuntimeException again) {

@@ -335,6 +335,42 @@ class AgentProtocolTest {
         assertThat(agent.state().appliedRevision()).isEqualTo(3);
     }
 
+    /**
+     * A listener that fails with an Error (an AssertionError, a class that cannot be loaded) vetoes
+     * the snapshot as one that throws an exception does: the snapshot was left in force in the
+     * scheduler, unanswered, and the agent read nothing more from the connection.
+     */
+    @Test
+    void aListenerThatFailsWithAnErrorVetoesTheSnapshot() throws Exception {
+        Path dir = stateDir.resolve("error-listener");
+        try (ScriptedControlPlane cp = new ScriptedControlPlane();
+                QosAgent failing = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).listener(new AgentListener() {
+                            @Override
+                            public void applying(DesiredConfig config) {
+                                if (config.revision() == 4) {
+                                    throw new AssertionError("a bug in the listener");
+                                }
+                            }
+                        }).build()) {
+            failing.start();
+            Peer peer = cp.nextPeer(WAIT);
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 3, 300))));
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("ack");
+
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 4, 400))));
+            JsonNode nack = json(peer.next(WAIT));
+            assertThat(nack.get("type").asString()).isEqualTo("nack");
+            assertThat(nack.get("reason").asString()).contains("a bug in the listener");
+            assertThat(enforcedMaxIops()).as("the scheduler is back on revision 3").isEqualTo(300);
+
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 5, 500))));
+            assertThat(json(peer.next(WAIT)).get("type").asString()).as("the connection is still read").isEqualTo("ack");
+            assertThat(enforcedMaxIops()).isEqualTo(500);
+        }
+    }
+
     @Test
     void garbageFromTheControlPlaneIsAnsweredWithAnErrorAndAClose() throws Exception {
         Peer peer = connectedPeer();
