@@ -146,6 +146,21 @@ final class AgentConnection implements WebSocket.Listener {
                 });
     }
 
+    /**
+     * Any thread: a ping outside the queued sends (an apply holds the event thread). Its failure
+     * is left to the event thread's own sends to find; a ping still on its way is not doubled.
+     */
+    void pingFromAnyThread() {
+        WebSocket socket = ws;
+        if (socket != null) {
+            try { // on a socket closed meanwhile, it fails, unheeded
+                socket.sendPing(ByteBuffer.allocate(0)).exceptionally(e -> null);
+            } catch (RuntimeException e) {
+                // a ping or close of the queued sends on its way: nothing to add
+            }
+        }
+    }
+
     /** Event thread: sends a close frame after the queued sends, then drops the socket. */
     void close(int status, String reason) {
         WebSocket socket = ws;

@@ -414,7 +414,13 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         if (message instanceof AgentMessage.ConfigPush push) {
-            applier.apply(c, push.config());
+            applying = c;
+            pingWhileApplying(c, ++applies);
+            try {
+                applier.apply(c, push.config());
+            } finally {
+                applying = null;
+            }
             // nothing was read while it applied (hundreds of new volume files on a slow disk can
             // take longer than the heartbeat timeout): that time is not the control plane's silence
             // (nor contact that proves the connection healthy, see contact)
@@ -479,6 +485,28 @@ public final class QosAgent implements AutoCloseable {
     /** Event thread, once started: the usage reporter. */
     UsageReporter usage() {
         return usage;
+    }
+
+    /**
+     * The connection whose config push the event thread is applying, else null. An apply may take
+     * longer than the control plane's idle timeout (thousands of new volume files on a slow disk),
+     * and the heartbeat's pings wait behind it (the timer runs on the event thread too): the
+     * control plane then heard nothing, closed the session, and could fail the node's replicated
+     * volumes over. So while it applies, {@code c} is pinged each heartbeat interval from the
+     * common pool.
+     */
+    private volatile AgentConnection applying;
+    /** Config pushes applied so far (event thread writes): which apply a ping loop is for. */
+    private volatile long applies;
+
+    private void pingWhileApplying(AgentConnection c, long apply) {
+        java.util.concurrent.CompletableFuture.delayedExecutor(heartbeatInterval.toMillis(), TimeUnit.MILLISECONDS)
+                .execute(() -> {
+                    if (applying == c && applies == apply && !closed) {
+                        c.pingFromAnyThread();
+                        pingWhileApplying(c, apply);
+                    }
+                });
     }
 
     private void heartbeat() {

@@ -48,7 +48,8 @@
  *     │  3. for each config pushed:  check ─► translate ─► executor.reconfigure ─► listener.applying ─► save to disk ─► listener.applied ─► ack
  *     │                               (refused by any of the first four: keep the previous config, send nack{reason};
  *     │                                a failed save keeps it in force and is tried again at each heartbeat tick)
- *     │  4. every heartbeat interval: ping; no pong nor message within the timeout ─► drop the connection
+ *     │  4. every heartbeat interval: ping (while an apply holds the event thread, from the common pool);
+ *     │     no pong nor message within the timeout ─► drop the connection
  *     │  5. every reporting interval: a usage report ─► buffer ─► send; usageAck{sequence} ─► forget it
  *     │  6. (serverCertificates) no certificate, or 2/3 of its lifetime gone: new key ─► certificateRequest{csr}
  *     │     ─► certificate{cert, ca} ─► check, store beside the state ─► listener.serverCertificate

@@ -319,6 +319,47 @@ class AgentProtocolTest {
         }
     }
 
+    /**
+     * An apply may take longer than the control plane's idle timeout (30 s: thousands of new
+     * volume files on a slow disk). The heartbeat's pings waited on the agent's event thread
+     * behind the apply, so the control plane heard nothing, closed the session and could fail the
+     * node's replicated volumes over. While an apply runs, they go out from the timer.
+     */
+    @Test
+    void whileAnApplyRunsTheAgentStillPingsTheControlPlane() throws Exception {
+        Path dir = stateDir.resolve("pinging");
+        java.util.concurrent.CountDownLatch inApply = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (ScriptedControlPlane cp = new ScriptedControlPlane(); io.weir.support.TcpProxy proxy = new io.weir.support.TcpProxy(cp.port());
+                QosAgent slow = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + proxy.port()))
+                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(100))
+                        .listener(new AgentListener() {
+                            @Override
+                            public void applying(DesiredConfig config) {
+                                inApply.countDown();
+                                try {
+                                    release.await(WAIT, java.util.concurrent.TimeUnit.SECONDS); // a slow apply, until the test saw enough
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            }
+                        }).build()) {
+            slow.start();
+            Peer peer = cp.nextPeer(WAIT);
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("hello");
+            peer.send(AgentMessages.encode(new AgentMessage.ConfigPush(snapshot(nodeId, 3, 300))));
+            assertThat(inApply.await(WAIT, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            long before = proxy.upstreamBytes();
+            try {
+                // heartbeats every 100 ms: three pings (6 bytes each from a client) within 10 s
+                await().atMost(Duration.ofSeconds(10)).until(() -> proxy.upstreamBytes() - before >= 3 * 6);
+            } finally {
+                release.countDown();
+            }
+            assertThat(json(peer.next(WAIT)).get("type").asString()).isEqualTo("ack");
+        }
+    }
+
     @Test
     void aSnapshotForAnotherNodeIsNackedAndTheOldConfigStays() throws Exception {
         Peer peer = connectedPeer();

@@ -33,6 +33,14 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean refusing;
 
     /** A relay to {@code upstreamPort} on the loopback address. */
+    /** Bytes relayed from the clients to the server. */
+    private final java.util.concurrent.atomic.AtomicLong upstreamBytes = new java.util.concurrent.atomic.AtomicLong();
+
+    /** How many bytes the clients sent the server through the proxy (relayed, not held or lost). */
+    public long upstreamBytes() {
+        return upstreamBytes.get();
+    }
+
     public TcpProxy(int upstreamPort) {
         this.upstreamPort = upstreamPort;
         try {
@@ -184,6 +192,9 @@ public final class TcpProxy implements AutoCloseable {
                     // so these follow them.
                     out.write(buf, 0, n);
                     out.flush();
+                    if (!downstream) {
+                        upstreamBytes.addAndGet(n);
+                    }
                 }
             } catch (SocketException e) {
                 // reset or closed by cut()
