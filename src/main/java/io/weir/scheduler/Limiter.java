@@ -96,21 +96,7 @@ final class Limiter {
      * {@code nbytes} started at {@code now}.
      */
     void charge(long now, int ops, long nbytes) {
-        if (unlimited) {
-            return;
-        }
-        if (iops != null && ops > 0) {
-            iops.charge(now, ops);
-        }
-        if (iopsPeak != null && ops > 0) {
-            iopsPeak.charge(now, ops);
-        }
-        if (bytes != null) {
-            bytes.charge(now, nbytes);
-        }
-        if (bytesPeak != null) {
-            bytesPeak.charge(now, nbytes);
-        }
+        charge(now, ops, nbytes, false);
     }
 
     /**
@@ -119,20 +105,29 @@ final class Limiter {
      * debt ({@link Gcra#chargeUnadmitted}).
      */
     void chargeUnadmitted(long now, int ops, long nbytes) {
+        charge(now, ops, nbytes, true);
+    }
+
+    private void charge(long now, int ops, long nbytes, boolean unadmitted) {
         if (unlimited) {
             return;
         }
-        if (iops != null && ops > 0) {
-            iops.chargeUnadmitted(now, ops);
+        if (ops > 0) {
+            charge(iops, now, ops, unadmitted);
+            charge(iopsPeak, now, ops, unadmitted);
         }
-        if (iopsPeak != null && ops > 0) {
-            iopsPeak.chargeUnadmitted(now, ops);
+        charge(bytes, now, nbytes, unadmitted);
+        charge(bytesPeak, now, nbytes, unadmitted);
+    }
+
+    private static void charge(Gcra g, long now, long units, boolean unadmitted) {
+        if (g == null) {
+            return;
         }
-        if (bytes != null) {
-            bytes.chargeUnadmitted(now, nbytes);
-        }
-        if (bytesPeak != null) {
-            bytesPeak.chargeUnadmitted(now, nbytes);
+        if (unadmitted) {
+            g.chargeUnadmitted(now, units);
+        } else {
+            g.charge(now, units);
         }
     }
 
