@@ -159,7 +159,8 @@ class BufferPool {
         long limit = size <= SMALL_BYTES ? budget : budget - budget / 8;
         for (;;) {
             long h = held.get();
-            if (h > 0 && h + cap > limit || flowHeld > 0 && flowHeld + cap > limit - h - cap) {
+            long q = Math.min(flowHeld, h); // read before h: its buffers released since are not held
+            if (h > 0 && h + cap > limit || q > 0 && q + cap > limit - h - cap) {
                 starved = true;
                 if (held.get() == h) {
                     return null; // a release from now on sees starved

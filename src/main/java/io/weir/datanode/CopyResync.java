@@ -46,8 +46,9 @@ final class CopyResync {
      */
     boolean announceDue(ReplicaCopy c, ReplicaLink link, long now) {
         synchronized (v) {
-            long connection = link.connections();
-            if (!v.acting() || v.announced.contains(c.node) && c.announcedOn == connection || v.copies.get(c.node) != c
+            long connection = link.connection();
+            if (!v.acting() || v.announced.contains(c.node) && c.announcedOn == connection && connection != 0
+                    || v.copies.get(c.node) != c
                     || c.lastAnnounce != 0 && now - c.lastAnnounce < Replication.RETRY_NANOS) {
                 return false;
             }
@@ -81,14 +82,18 @@ final class CopyResync {
         }
         link.send(ReplicationWire.PING, adopt ? ReplicationWire.FLAG_ADOPT : (byte) 0, v.id, e, token, 0, null, (status, peerEpoch) -> {
             synchronized (v) {
+                boolean ok = status == ReplicationWire.OK || status == ReplicationWire.ADOPTED;
+                if (!ok && status != ReplicationWire.NEW_COPY) {
+                    c.announcedOn = 0; // not answered (no config there yet, its link down): asked again
+                }
                 if (status == ReplicationWire.STALE_EPOCH) {
                     v.deposed(peerEpoch);
                 } else if (status == ReplicationWire.NEW_COPY) {
                     v.newCopy(c);
-                } else if (status != ReplicationWire.OK && e == v.epoch) {
+                } else if (!ok && e == v.epoch) {
                     v.unreachableWhileUnconfirmed(c);
-                } else if (status == ReplicationWire.OK && v.copies.get(c.node) == c && e == v.epoch) {
-                    if (adopt) {
+                } else if (ok && v.copies.get(c.node) == c && e == v.epoch) {
+                    if (adopt && status == ReplicationWire.ADOPTED) { // a copy of a release without tokens answers OK
                         v.adopted(c, token);
                     }
                     v.pingAnswered(c);

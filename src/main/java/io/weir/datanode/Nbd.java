@@ -141,7 +141,8 @@ final class Nbd {
     /**
      * The NBD error for a failed store operation: {@link #ENOSPC} for a full disk or quota, or a
      * file grown past its limit, as the protocol asks (a client such as qemu pauses its guest on
-     * ENOSPC rather than fail its IO); {@link #EIO} for anything else. The JDK reports errno only
+     * ENOSPC rather than fail its IO); {@link #ENOTSUP} for a hole the file system cannot punch
+     * (qemu then writes the zeroes, as a client's writes that QoS charges); {@link #EIO} for anything else. The JDK reports errno only
      * in the message ({@code strerror}'s words), so that is what is matched; a native call's
      * failure (a hole punch) carries its errno.
      */
@@ -151,6 +152,9 @@ final class Nbd {
                 int errno = e.getErrorCode();
                 if (errno == 28 || errno == 122 || errno == 27) { // ENOSPC, EDQUOT, EFBIG
                     return ENOSPC;
+                }
+                if (errno == 95) { // EOPNOTSUPP: a file system that cannot punch holes; the client writes zeroes itself
+                    return ENOTSUP;
                 }
             }
             String m = t.getMessage();

@@ -105,8 +105,10 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
     private long oldest;
     private long oldestSince;
     private volatile boolean up;
-    /** Connections this link has opened: a copy on the other end may have restarted since the last. */
-    private volatile long connections;
+    /** Ids of connections, unique in the process (a link that replaces another starts no count again). */
+    private static final java.util.concurrent.atomic.AtomicLong CONNECTION_IDS = new java.util.concurrent.atomic.AtomicLong();
+    /** The id of this link's current connection, 0 before the first: a copy may have restarted since the last. */
+    private volatile long connection;
     private volatile boolean closed;
     /** When a connection was last attempted (System.nanoTime); guarded by connectLock. */
     private long lastAttempt;
@@ -139,9 +141,9 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
         return up;
     }
 
-    /** How many connections the link has opened. */
-    long connections() {
-        return connections;
+    /** The id of the link's current (or last) connection, unique among all links' connections; 0 before the first. */
+    long connection() {
+        return connection;
     }
 
     /** Tests: whether a connection attempt is under way. */
@@ -198,7 +200,7 @@ final class ReplicaLink implements AutoCloseable, ReplyBatch.Outbox {
                 queue.clear(); // nothing queued while down may go out now: its callbacks have run
                 channel = c;
                 socket = raw;
-                connections++; // only this thread opens
+                connection = CONNECTION_IDS.incrementAndGet();
                 up = true;
                 Runnable probe = whileOpening;
                 if (probe != null) {

@@ -100,8 +100,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *       answers that PING so: it holds nothing the primary sent before, though the primary, or
  *       the control plane, may hold it in sync (its link dropped with nothing outstanding, or its
  *       writes failed and only their regions are dirty). It leaves the set (rule 2), is wholly
- *       dirty, and is given a new token before its resync. So a copy that came back empty is never
- *       promoted, nor joined, for what it held before.</li>
+ *       dirty, and is given a new token before its resync. The primary asks each copy again on
+ *       every new connection of its link, and until it has an answer. So a copy that came back
+ *       empty is not promoted, nor joined, for what it held before. A primary with no token for a
+ *       copy (new at a promotion, or with its {@link SyncState} unreadable) gives it one and trusts
+ *       it as before rule 8: rules 5 and 6 copy such copies whole anyway, in sync meanwhile.</li>
  * </ol>
  * This class keeps the epoch, this node's role, the config, the sync sequence and the in-sync set,
  * and changes them; its helpers do the rest, reading them: {@link ForwardedRequests} the client
@@ -159,7 +162,8 @@ final class ReplicatedVolume {
     /**
      * The token each copy's data file holds (rule 8), by node, as this primary gave it; none for a
      * copy not given one yet (its next PING gives it one). Kept in the {@link SyncState} and read
-     * back at a restart; kept across epochs (a copy's file keeps its token whoever is primary).
+     * back at a restart; kept across epochs while this node stays the primary, dropped when another
+     * is (or was) the primary in between, which gives the copies tokens of its own.
      */
     final Map<UUID, Long> tokens = new HashMap<>();
 
@@ -316,6 +320,10 @@ final class ReplicatedVolume {
             // last writes reached some and not others
             boolean promoted = reset && nowPrimary && !primary && !firstHere;
             if (reset) {
+                if (!(primary && nowPrimary)) {
+                    // another node was (or becomes) the primary: it gave the copies tokens of its own
+                    tokens.clear();
+                }
                 epoch = rc.epoch();
                 primary = nowPrimary;
                 fenced = false;

@@ -225,6 +225,12 @@ final class Replication implements AutoCloseable {
         return l;
     }
 
+    /** Tests: the id of the current connection of this node's link to {@code node}, 0 if it has none. */
+    long linkConnection(UUID node) {
+        ReplicaLink l = links.get(node);
+        return l == null || !l.isUp() ? 0 : l.connection();
+    }
+
     /** Tests: connections of primaries to this node's {@link ReplicationServer} that ended. */
     long connectionsEnded() {
         return server == null ? 0 : server.connectionsEnded();
@@ -283,7 +289,7 @@ final class Replication implements AutoCloseable {
         if ((q.flags() & ReplicationWire.FLAG_ADOPT) != 0 && token != 0) {
             try {
                 rv.store.adoptToken(token);
-                return ReplicationWire.OK;
+                return ReplicationWire.ADOPTED;
             } catch (IOException e) {
                 LOG.log(Level.WARNING, "volume {0}: cannot keep the copy token its primary gave: {1}", rv.id, e.toString());
                 return ReplicationWire.IO_ERROR;

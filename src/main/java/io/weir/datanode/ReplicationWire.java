@@ -25,7 +25,8 @@ import java.util.UUID;
  * {@link #STALE_EPOCH} learns the epoch that deposed it. {@link #PING} applies nothing: a primary
  * sends it to announce its epoch (a deposed primary that hears of a higher epoch stops serving the
  * volume) and to test a copy before it resyncs it. A PING's offset carries a copy token: with
- * {@link #FLAG_ADOPT} one the copy keeps with its data file from then on (before it answers),
+ * {@link #FLAG_ADOPT} one the copy keeps with its data file from then on (before it answers
+ * {@link #ADOPTED}),
  * else the one the primary expects it to hold (0: none expected). Every other request of a primary
  * that gave the copy a token carries {@link #FLAG_TOKENED}. A copy whose file holds another token
  * than a PING expects, or none where a request carries that flag, answers it {@link #NEW_COPY}:
@@ -66,6 +67,8 @@ final class ReplicationWire {
      * new (its data lost, its disk replaced) and holds none of what the primary sent before.
      */
     static final int NEW_COPY = 4;
+    /** The answer to an adopting PING of a copy that kept its token (one of a release before tokens answers OK). */
+    static final int ADOPTED = 5;
     /** Not a status on the wire: the link to the copy failed before the reply came. */
     static final int LINK_DOWN = -1;
 

@@ -1,6 +1,5 @@
 package io.weir.datanode;
 
-import com.sun.jna.LastErrorException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -213,10 +212,13 @@ final class VolumeStore implements AutoCloseable {
                 t = Long.parseLong(Files.readString(tokenFile(), java.nio.charset.StandardCharsets.US_ASCII).strip());
             } catch (java.nio.file.NoSuchFileException e) {
                 t = 0;
-            } catch (IOException | NumberFormatException e) {
+            } catch (NumberFormatException e) {
                 LOG.log(Level.WARNING, "volume " + exportName + ": its copy token is unreadable (" + e
                         + "); its primary will copy it whole");
                 t = 0;
+            } catch (IOException e) { // perhaps passing: not kept, read again next time
+                LOG.log(Level.WARNING, "volume " + exportName + ": its copy token cannot be read now: " + e);
+                return 0;
             }
             copyToken = t;
             return t;
@@ -542,14 +544,7 @@ final class VolumeStore implements AutoCloseable {
                 if (noHole) {
                     writeZeroBuffers(offset, length);
                 } else {
-                    try {
-                        holePuncher.punch(f, offset, length);
-                    } catch (LastErrorException e) {
-                        if (e.getErrorCode() != EOPNOTSUPP) {
-                            throw e; // a full disk is ENOSPC to the client (Nbd.errorOf)
-                        }
-                        writeZeroBuffers(offset, length); // a file system that cannot punch holes
-                    }
+                    holePuncher.punch(f, offset, length); // a full disk is ENOSPC to the client (Nbd.errorOf)
                 }
             } finally {
                 unlock(first, last);
@@ -655,9 +650,6 @@ final class VolumeStore implements AutoCloseable {
     interface HolePuncher {
         void punch(int fd, long offset, long length);
     }
-
-    /** Linux's errno for an operation the file system does not support. */
-    private static final int EOPNOTSUPP = 95;
 
     /** Tests: how WRITE_ZEROES punches its hole. */
     volatile HolePuncher holePuncher = LinuxFiles::punchHole;
@@ -1032,6 +1024,7 @@ final class VolumeStore implements AutoCloseable {
             Files.deleteIfExists(syncStateFile());
             Files.deleteIfExists(syncStateFile().resolveSibling(id + SyncState.SUFFIX + ".tmp"));
             Files.deleteIfExists(tokenFile());
+            Files.deleteIfExists(tokenFile().resolveSibling(id + TOKEN_SUFFIX + ".tmp"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -408,13 +408,16 @@ class ReplicationRestartTest extends ReplicationFixture {
         }
         assertThat(onCopy(n.b(), 0, data.length)).isEqualTo(data);
         long before = sequence(a);
+        long connection = a.replication().linkConnection(B);
         InetSocketAddress copyAt = HostPort.parse(n.b().replicationAddress());
         Path file = n.b().replication().volume(VOLUME).store.dataFile();
         stop(n.b());
         Files.delete(file); // its disk replaced: the volume's file is gone
 
         DataNode b = start("b", copyAt);
-        b.apply(configFor(B, 1, n.config())); // no write follows: only the new connection can tell
+        // a's link connects again before b has its config (b answers its PING NOT_A_COPY until then)
+        await().atMost(PATIENCE).until(() -> a.replication().linkConnection(B) > connection);
+        b.apply(configFor(B, 1, n.config())); // no write follows: only a's PINGs can tell
         await().atMost(PATIENCE).until(() -> java.util.Arrays.equals(onCopy(b, 0, data.length), data));
         await().atMost(PATIENCE).until(() -> copyStatus(a, B).state() == AgentMessage.CopyState.inSync);
         assertThat(sequence(a)).as("b left the set, and joined it again once copied").isGreaterThanOrEqualTo(before + 2);

@@ -1298,7 +1298,7 @@ class ReplicationTest extends ReplicationFixture {
             s.setSoTimeout((int) PATIENCE.toMillis());
             s.getOutputStream().write(out.array(), 0, out.position());
             assertThat(statusesByHandle(s, 4)).as("status by handle").containsExactlyInAnyOrderEntriesOf(java.util.Map.of(
-                    1L, ReplicationWire.NEW_COPY, 2L, ReplicationWire.OK, 3L, ReplicationWire.NEW_COPY, 4L, ReplicationWire.OK));
+                    1L, ReplicationWire.NEW_COPY, 2L, ReplicationWire.OK, 3L, ReplicationWire.NEW_COPY, 4L, ReplicationWire.ADOPTED));
 
             out.clear();
             send.accept(new ReplicationWire.Request(ReplicationWire.WRITE, tokened, 5, VOLUME, 1, 0, 4096), new byte[4096]);
