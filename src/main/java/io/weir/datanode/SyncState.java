@@ -3,13 +3,10 @@ package io.weir.datanode;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringWriter;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -31,7 +28,7 @@ import java.util.stream.Collectors;
  *
  * <p>Written at every new epoch of the primary and before every report of a new sequence (a
  * sequence whose state could not be written is not reported): to a temporary file, forced, then
- * renamed over the old one with the directory forced, so a crash leaves the old state or the new,
+ * renamed over the old one with the directory forced ({@link DurableFiles}), so a crash leaves the old state or the new,
  * never a mix. A {@link java.util.Properties} text file: {@code epoch}, {@code sequence},
  * {@code inSync} and {@code maybeInSync} (node ids, comma-separated; the version before kept no
  * {@code maybeInSync}: read as null, any copy), and {@code tokens}, the token each copy's data
@@ -133,15 +130,7 @@ record SyncState(long epoch, long sequence, Set<UUID> inSync, Set<UUID> maybeInS
                 .collect(Collectors.joining(",")));
         StringWriter text = new StringWriter();
         p.store(text, "the in-sync set this node last reported as the volume's primary");
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.writeString(tmp, text.toString(), StandardCharsets.UTF_8);
-        try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            c.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
-            dir.force(true);
-        }
+        DurableFiles.replace(file, text.toString());
     }
 
     private static String ids(Set<UUID> nodes) {

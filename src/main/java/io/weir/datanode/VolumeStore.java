@@ -161,7 +161,7 @@ final class VolumeStore implements AutoCloseable {
         if (!Files.exists(v.data) && Files.deleteIfExists(v.tokenFile())) {
             // a new file holds none of the data a primary gave the one it replaces: its token
             // goes first (durably), so that a crash cannot leave the token beside the new file
-            forceDirectory(dir);
+            DurableFiles.forceDirectory(dir);
         }
         try (RandomAccessFile f = new RandomAccessFile(v.data.toFile(), "rw")) {
             if (f.length() < size) {
@@ -209,7 +209,7 @@ final class VolumeStore implements AutoCloseable {
                 return t;
             }
             try {
-                t = Long.parseLong(Files.readString(tokenFile(), java.nio.charset.StandardCharsets.US_ASCII).strip());
+                t = Long.parseLong(Files.readString(tokenFile()).strip());
             } catch (java.nio.file.NoSuchFileException e) {
                 t = 0;
             } catch (NumberFormatException e) {
@@ -228,25 +228,8 @@ final class VolumeStore implements AutoCloseable {
     /** Keeps {@code token} as the data file's copy token, durably, before it is answered for. */
     void adoptToken(long token) throws IOException {
         synchronized (tokenLock) {
-            writeToken(token);
+            DurableFiles.replace(tokenFile(), token + "\n");
             copyToken = token;
-        }
-    }
-
-    private void writeToken(long token) throws IOException {
-        Path tmp = tokenFile().resolveSibling(id + TOKEN_SUFFIX + ".tmp");
-        Files.writeString(tmp, Long.toString(token) + "\n", java.nio.charset.StandardCharsets.US_ASCII);
-        try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-            c.force(true);
-        }
-        Files.move(tmp, tokenFile(), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        forceDirectory(data.getParent());
-    }
-
-    private static void forceDirectory(Path dir) throws IOException {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
         }
     }
 
@@ -694,9 +677,7 @@ final class VolumeStore implements AutoCloseable {
         if (!entriesDurable) {
             // The files' directory entries: a volume created (or moved back from orphans/) since
             // the node started would otherwise be lost whole in a power cut, flushed data and all.
-            try (FileChannel d = FileChannel.open(data.getParent(), StandardOpenOption.READ)) {
-                d.force(true);
-            }
+            DurableFiles.forceDirectory(data.getParent());
             entriesDurable = true;
         }
     }
@@ -1022,9 +1003,9 @@ final class VolumeStore implements AutoCloseable {
             Files.deleteIfExists(data);
             Files.deleteIfExists(checksums);
             Files.deleteIfExists(syncStateFile());
-            Files.deleteIfExists(syncStateFile().resolveSibling(id + SyncState.SUFFIX + ".tmp"));
+            Files.deleteIfExists(DurableFiles.temporary(syncStateFile()));
             Files.deleteIfExists(tokenFile());
-            Files.deleteIfExists(tokenFile().resolveSibling(id + TOKEN_SUFFIX + ".tmp"));
+            Files.deleteIfExists(DurableFiles.temporary(tokenFile()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -47,7 +47,8 @@
  *       connections hold of the primaries' requests and write payloads), {@code ReplicationWire},
  *       {@code ReplicationTls}, {@code SyncState}.
  *       {@code LinuxFiles}: {@code fallocate}, {@code lseek(SEEK_DATA/SEEK_HOLE)} and
- *       {@code sync_file_range} through JNA. {@code HostPort}: the one parser of {@code host:port}
+ *       {@code sync_file_range} through JNA. {@code DurableFiles}: small state files (a primary's
+ *       {@code SyncState}, a copy's token) replaced whole and durably. {@code HostPort}: the one parser of {@code host:port}
  *       (the listen options and the copies' replication addresses).</li>
  * </ul>
  *
