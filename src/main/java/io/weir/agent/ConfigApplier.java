@@ -175,13 +175,13 @@ final class ConfigApplier {
             unsaved = null;
             saveFailed = false;
         } catch (IOException | RuntimeException e) {
+            String message = "revision " + config.revision() + " is applied but could not be saved to " + store.file()
+                    + " (tried again at each heartbeat): " + e;
             if (!saveFailed) {
                 saveFailed = true;
-                agent.error(Level.ERROR, "revision " + config.revision() + " is applied but could not be saved to "
-                        + store.file() + " (tried again at each heartbeat): " + e);
+                agent.error(Level.ERROR, message);
             } else {
-                agent.lastError("revision " + config.revision() + " is applied but could not be saved to " + store.file()
-                        + ": " + e);
+                agent.lastError(message); // logged once while it fails
             }
         }
     }

@@ -414,8 +414,9 @@ public final class QosAgent implements AutoCloseable {
             return;
         }
         if (message instanceof AgentMessage.ConfigPush push) {
-            applying = c;
-            pingWhileApplying(c, ++applies);
+            Applying a = new Applying(c);
+            applying = a;
+            pingWhileApplying(a);
             try {
                 applier.apply(c, push.config());
             } finally {
@@ -488,23 +489,25 @@ public final class QosAgent implements AutoCloseable {
     }
 
     /**
-     * The connection whose config push the event thread is applying, else null. An apply may take
+     * The config push the event thread is applying, else null. An apply may take
      * longer than the control plane's idle timeout (thousands of new volume files on a slow disk),
      * and the heartbeat's pings wait behind it (the timer runs on the event thread too): the
      * control plane then heard nothing, closed the session, and could fail the node's replicated
-     * volumes over. So while it applies, {@code c} is pinged each heartbeat interval from the
-     * common pool.
+     * volumes over. So while it applies, its connection is pinged each heartbeat interval from the
+     * common pool, for as long as that apply (this object, not an equal one) is the one under way.
      */
-    private volatile AgentConnection applying;
-    /** Config pushes applied so far (event thread writes): which apply a ping loop is for. */
-    private volatile long applies;
+    private volatile Applying applying;
 
-    private void pingWhileApplying(AgentConnection c, long apply) {
+    /** One apply of a config push, on {@code connection}. */
+    private record Applying(AgentConnection connection) {
+    }
+
+    private void pingWhileApplying(Applying a) {
         java.util.concurrent.CompletableFuture.delayedExecutor(heartbeatInterval.toMillis(), TimeUnit.MILLISECONDS)
                 .execute(() -> {
-                    if (applying == c && applies == apply && !closed) {
-                        c.pingFromAnyThread();
-                        pingWhileApplying(c, apply);
+                    if (applying == a && !closed) {
+                        a.connection().pingFromAnyThread();
+                        pingWhileApplying(a);
                     }
                 });
     }

@@ -487,11 +487,9 @@ final class NbdConnection implements ReplyBatch.Sink {
                 state = State.DISCARD;
                 return true;
             }
-            r.payload = pool.tryAcquire((int) length, volume.requestBytes.get());
-            if (r.payload == null) {
+            if (!r.acquireShared((int) length)) {
                 return awaitBudget();
             }
-            r.share();
             int n = Math.min(in.remaining(), (int) length);
             int lim = in.limit();
             in.limit(in.position() + n);
@@ -506,8 +504,9 @@ final class NbdConnection implements ReplyBatch.Sink {
         }
         if (type == Nbd.CMD_READ && r.validate(exportSize, options.structured(), options.metaContext()) == 0) {
             // the reply buffer is taken here, within the node's budget, as a write's payload is
+            boolean acquired;
             try {
-                r.payload = pool.tryAcquire(replyHeaderBytes() + (int) length, volume.requestBytes.get());
+                acquired = r.acquireShared(replyHeaderBytes() + (int) length);
             } catch (OutOfMemoryError e) {
                 if (!OutOfMemory.isDirect(e)) {
                     throw e;
@@ -515,10 +514,9 @@ final class NbdConnection implements ReplyBatch.Sink {
                 r.replyError(Nbd.ENOMEM, "out of memory: " + e.getMessage());
                 return true;
             }
-            if (r.payload == null) {
+            if (!acquired) {
                 return awaitBudget();
             }
-            r.share();
         }
         if (type == Nbd.CMD_DISC) {
             r.release();

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
 /**
@@ -385,12 +386,19 @@ final class NbdRequest implements Callable<Void>, BiConsumer<Void, Throwable>, R
     }
 
     /**
-     * Selector thread: counts the payload just taken from the budget in its volume's share
-     * ({@link VolumeStore#requestBytes}) until it is released or handed to the reply.
+     * Selector thread: takes {@link #payload} of {@code size} bytes from the node's budget within
+     * its volume's share, and counts it in that share ({@link VolumeStore#requestBytes}) until it
+     * is released or handed to the reply; false, with nothing taken, if there is no room now.
      */
-    void share() {
+    boolean acquireShared(int size) {
+        AtomicLong share = conn.volume().requestBytes;
+        payload = conn.pool.tryAcquire(size, share.get());
+        if (payload == null) {
+            return false;
+        }
         shared = payload.capacity();
-        conn.volume().requestBytes.addAndGet(shared);
+        share.addAndGet(shared);
+        return true;
     }
 
     private void unshare() {

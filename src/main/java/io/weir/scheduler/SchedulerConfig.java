@@ -102,8 +102,7 @@ public final class SchedulerConfig {
      * the stop.
      */
     public SchedulerConfig withoutLimits() {
-        Builder b = new Builder();
-        tasks.forEach(b::task);
+        Builder b = toBuilder();
         tenants.forEach(t -> b.tenant(new TenantSpec(t.id(), t.weight(), 0, 0, 0, 0)));
         volumes.forEach(v -> b.volume(new VolumeSpec(v.id(), v.tenantId(), v.weight(), v.minIops(), 0, 0, 0, 0,
                 v.costModel(), v.queueCapacity())));
