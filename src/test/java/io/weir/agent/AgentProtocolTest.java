@@ -96,6 +96,15 @@ class AgentProtocolTest {
      * where a question queued behind the running task would wait for itself. The cached config
      * is applied inside {@code start()}, so a hang there would hold the caller of start for good.
      */
+    /**
+     * An agent of this test's node and executor, its state in {@code stateDir}, on a control plane
+     * of its own at {@code port} (reconnecting quickly).
+     */
+    private QosAgent.Builder agentOn(Path stateDir, int port) {
+        return agentOn(stateDir).controlPlane(URI.create("http://127.0.0.1:" + port))
+                .backoff(Duration.ofMillis(20), Duration.ofMillis(200));
+    }
+
     /** An agent of this test's node, control plane and executor, its state in {@code stateDir}. */
     private QosAgent.Builder agentOn(Path stateDir) {
         return QosAgent.builder()
@@ -302,8 +311,7 @@ class AgentProtocolTest {
         Path inTheWay = dir.resolve(StateStore.TEMP_NAME);
         Files.createDirectories(inTheWay); // the snapshot cannot be written
         try (ScriptedControlPlane cp = new ScriptedControlPlane();
-                QosAgent unsaved = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
-                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(100))
+                QosAgent unsaved = agentOn(dir, cp.port()).heartbeatInterval(Duration.ofMillis(100))
                         .build()) {
             unsaved.start();
             Peer peer = cp.nextPeer(WAIT);
@@ -331,8 +339,7 @@ class AgentProtocolTest {
         java.util.concurrent.CountDownLatch inApply = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         try (ScriptedControlPlane cp = new ScriptedControlPlane(); io.weir.support.TcpProxy proxy = new io.weir.support.TcpProxy(cp.port());
-                QosAgent slow = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + proxy.port()))
-                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).heartbeatInterval(Duration.ofMillis(100))
+                QosAgent slow = agentOn(dir, proxy.port()).heartbeatInterval(Duration.ofMillis(100))
                         .listener(new AgentListener() {
                             @Override
                             public void applying(DesiredConfig config) {
@@ -385,8 +392,7 @@ class AgentProtocolTest {
     void aListenerThatFailsWithAnErrorVetoesTheSnapshot() throws Exception {
         Path dir = stateDir.resolve("error-listener");
         try (ScriptedControlPlane cp = new ScriptedControlPlane();
-                QosAgent failing = agentOn(dir).controlPlane(URI.create("http://127.0.0.1:" + cp.port()))
-                        .backoff(Duration.ofMillis(20), Duration.ofMillis(200)).listener(new AgentListener() {
+                QosAgent failing = agentOn(dir, cp.port()).listener(new AgentListener() {
                             @Override
                             public void applying(DesiredConfig config) {
                                 if (config.revision() == 4) {

@@ -1238,15 +1238,9 @@ class ReplicationTest extends ReplicationFixture {
 
     /** The handles of the next {@code n} replies on {@code s}, each of which must be OK. */
     private static List<Long> handlesOfOkReplies(java.net.Socket s, int n) throws java.io.IOException {
-        java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
-        List<Long> handles = new java.util.ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
-            assertThat(in.readInt()).as("status").isEqualTo(ReplicationWire.OK);
-            handles.add(in.readLong());
-            in.readLong(); // epoch
-        }
-        return handles;
+        java.util.Map<Long, Integer> statuses = statusesByHandle(s, n);
+        assertThat(statuses.values()).as("status").containsOnly(ReplicationWire.OK);
+        return List.copyOf(statuses.keySet());
     }
 
     /**
@@ -1311,14 +1305,15 @@ class ReplicationTest extends ReplicationFixture {
         assertThat(b.replication().volume(VOLUME).store.copyToken()).isEqualTo(42);
     }
 
-    /** The statuses of the next {@code n} replies on {@code s}, by handle. */
+    /** The statuses of the next {@code n} replies on {@code s}, by handle (each handle once). */
     private static java.util.Map<Long, Integer> statusesByHandle(java.net.Socket s, int n) throws java.io.IOException {
         java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
-        java.util.Map<Long, Integer> statuses = new java.util.HashMap<>();
+        java.util.Map<Long, Integer> statuses = new java.util.LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             assertThat(in.readInt()).isEqualTo(ReplicationWire.REPLY_MAGIC);
             int status = in.readInt();
-            statuses.put(in.readLong(), status);
+            long handle = in.readLong();
+            assertThat(statuses.put(handle, status)).as("a second reply to handle %d", handle).isNull();
             in.readLong(); // epoch
         }
         return statuses;
